@@ -1,0 +1,38 @@
+# execgraph — two entry points: `make demo` and `make test`. Each sets up what it needs.
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+EXTRAS := dev,postgres,browser,openai
+
+.PHONY: demo test lint typecheck unit system-deps clean
+
+$(STAMP): pyproject.toml requirements.lock
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -c requirements.lock -e ".[$(EXTRAS)]"
+	@touch $(STAMP)
+
+# Debian packages the real-adapter tests drive (Chromium for the browser adapter,
+# PostgreSQL server binaries for the Postgres store and database adapter).
+system-deps:
+	@bash scripts/system-deps.sh
+
+demo: $(STAMP)
+	$(BIN)/execgraph demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+unit: $(STAMP) system-deps
+	$(BIN)/python -m pytest -q
+
+test: lint typecheck unit
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

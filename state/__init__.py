@@ -1,0 +1,61 @@
+"""Contracts, state schema, reducers, events, errors and the execution store.
+
+This package imports nothing else from the project.
+"""
+
+from state.contracts import (
+    Actor,
+    ApprovalDecision,
+    ApprovalRequest,
+    BudgetKind,
+    Decision,
+    DecisionKind,
+    Evidence,
+    ObservationStatus,
+    Outcome,
+    PartialProgress,
+    RunStatus,
+    SideEffect,
+    SuccessCheck,
+    TaskContract,
+    TaskSpec,
+    Timing,
+    ToolError,
+    ToolExecutionRequest,
+    ToolRef,
+    ToolResult,
+    Workspace,
+)
+from state.events import Event, EventType, make_event
+from state.schema import ExecutorInput, ExecutorOutput, ExecutorState, RunState
+
+__all__ = [
+    "Actor",
+    "ApprovalDecision",
+    "ApprovalRequest",
+    "BudgetKind",
+    "Decision",
+    "DecisionKind",
+    "Event",
+    "EventType",
+    "Evidence",
+    "ExecutorInput",
+    "ExecutorOutput",
+    "ExecutorState",
+    "ObservationStatus",
+    "Outcome",
+    "PartialProgress",
+    "RunState",
+    "RunStatus",
+    "SideEffect",
+    "SuccessCheck",
+    "TaskContract",
+    "TaskSpec",
+    "Timing",
+    "ToolError",
+    "ToolExecutionRequest",
+    "ToolRef",
+    "ToolResult",
+    "Workspace",
+    "make_event",
+]

@@ -1,0 +1,294 @@
+"""Pydantic models at execgraph's trust boundaries.
+
+Everything that crosses a boundary (user -> runtime, model -> runtime, runtime -> tool,
+runtime -> person) is one of these frozen models. Inside, code passes them around as is or
+as plain dicts in graph state (``model_dump(mode="json")``) so checkpoints stay portable.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from state.errors import ObservationStatus, Phase
+
+__all__ = [
+    "Actor",
+    "ApprovalDecision",
+    "ApprovalRequest",
+    "BudgetKind",
+    "Decision",
+    "DecisionKind",
+    "Evidence",
+    "ObservationStatus",
+    "Outcome",
+    "PartialProgress",
+    "RunStatus",
+    "SideEffect",
+    "SuccessCheck",
+    "TaskContract",
+    "TaskSpec",
+    "Timing",
+    "ToolError",
+    "ToolExecutionRequest",
+    "ToolRef",
+    "ToolResult",
+    "Workspace",
+]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class RunStatus(StrEnum):
+    """Where a run stands. Only the verifier may set COMPLETED."""
+
+    RUNNING = "RUNNING"
+    COMPLETED = "COMPLETED"
+    FAILED = "FAILED"
+    CANCELLED = "CANCELLED"
+    BUDGET_EXHAUSTED = "BUDGET_EXHAUSTED"
+    WAITING = "WAITING"
+    PARTIAL = "PARTIAL"
+
+    @property
+    def terminal(self) -> bool:
+        """True for statuses a run never leaves (WAITING and RUNNING may move on)."""
+        return self not in (RunStatus.RUNNING, RunStatus.WAITING)
+
+
+class BudgetKind(StrEnum):
+    """Budgets are counted per kind, never as one 'step' number."""
+
+    MODEL_CALLS = "model_calls"
+    TOOL_CALLS = "tool_calls"
+    TOKENS_IN = "tokens_in"
+    TOKENS_OUT = "tokens_out"
+    WALL_TIME_S = "wall_time_s"
+    COST_USD = "cost_usd"
+
+
+class Outcome(StrEnum):
+    """What happened to the world, as far as the runtime can prove."""
+
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    PARTIAL = "partial"
+    UNKNOWN = "unknown"
+    CANCELLED = "cancelled"
+
+
+class DecisionKind(StrEnum):
+    """What a model may propose. Every kind is a candidate, not an act."""
+
+    TOOL_CALL = "tool_call"
+    ANSWER = "answer"
+    ASK_USER = "ask_user"
+    REQUEST_APPROVAL = "request_approval"
+    REVISE_PLAN = "revise_plan"
+    WAIT = "wait"
+    FINISH = "finish"
+    ABORT = "abort"
+
+
+# --------------------------------------------------------------------------- task
+
+
+class Actor(_Frozen):
+    """Who a run acts for."""
+
+    user_id: str = "local-user"
+    agent_id: str = "execgraph"
+
+
+class Workspace(_Frozen):
+    """The directory every file path of a run is confined to."""
+
+    id: str = "default"
+    root: str
+
+
+class SuccessCheck(_Frozen):
+    """One acceptance check, decided on evidence only.
+
+    Kinds: ``tool_succeeded`` (a call of ``target`` tool succeeded), ``evidence`` (evidence of
+    kind ``target`` exists), ``file_contains`` (file ``target`` holds ``value``),
+    ``output_contains`` (the final output holds ``value``).
+    """
+
+    kind: Literal["tool_succeeded", "evidence", "file_contains", "output_contains"]
+    target: str | None = None
+    value: str | None = None
+    description: str = ""
+
+
+class TaskSpec(_Frozen):
+    """What a user asks for. Admission turns it into a :class:`TaskContract`."""
+
+    goal: str = Field(min_length=1)
+    deliverables: list[str] = Field(default_factory=list)
+    allowed_actions: list[str] | None = None
+    success_checks: list[SuccessCheck] = Field(default_factory=list)
+    stop_conditions: list[str] = Field(default_factory=list)
+    budgets: dict[BudgetKind, float] = Field(default_factory=dict)
+    deadline_s: float | None = Field(default=None, gt=0)
+    approval_rules: list[dict[str, Any]] = Field(default_factory=list)
+    data_scope: list[str] = Field(default_factory=list)
+    actor: Actor = Field(default_factory=Actor)
+
+
+class TaskContract(_Frozen):
+    """An admitted task: the fixed frame a run works inside."""
+
+    run_id: str
+    actor: Actor
+    goal: str
+    deliverables: list[str]
+    allowed_actions: list[str]
+    success_checks: list[SuccessCheck]
+    stop_conditions: list[str]
+    budgets: dict[BudgetKind, float]
+    deadline: float | None
+    approval_rules: list[dict[str, Any]]
+    data_scope: list[str]
+    workspace: Workspace
+
+
+# --------------------------------------------------------------------------- decisions
+
+
+class Decision(_Frozen):
+    """One parsed model proposal."""
+
+    decision_id: str
+    kind: DecisionKind
+    tool_name: str | None = None
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    call_id: str | None = None
+    content: str = ""
+    reason_code: str = ""
+
+
+# --------------------------------------------------------------------------- execution
+
+
+class ToolRef(_Frozen):
+    """The tool a request names; ``requested_version`` None means the newest enabled."""
+
+    name: str
+    requested_version: str | None = None
+
+
+class ToolExecutionRequest(_Frozen):
+    """A normalized candidate action, bound to run, actor, workspace and deadline."""
+
+    run_id: str
+    turn_id: str
+    call_id: str
+    tool: ToolRef
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    actor: Actor = Field(default_factory=Actor)
+    workspace: Workspace
+    deadline: float | None = None
+    cancellation_token: str = ""
+    idempotency_key: str | None = None
+    approval_token: str | None = None
+    expected_state: dict[str, str] = Field(default_factory=dict)
+    data_scope: list[str] = Field(default_factory=list)
+    step_id: str | None = None
+    decision_id: str | None = None
+
+
+class ToolError(_Frozen):
+    """A typed failure; ``message`` is always written by execgraph."""
+
+    type: str
+    phase: Phase
+    retryable: bool = False
+    message: str
+    retry_after_s: float | None = None
+
+
+class SideEffect(_Frozen):
+    """Whether the world was touched. ``committed`` None means nobody can tell yet."""
+
+    attempted: bool = False
+    committed: bool | None = False
+    summary: str = ""
+
+
+class Evidence(_Frozen):
+    """A fact observed about the world, keyed by ``source_id`` (newer version wins)."""
+
+    source_id: str
+    kind: str
+    value: str = ""
+    ref: str | None = None
+    version: int = 1
+    call_id: str | None = None
+    verified: bool = False
+    observed_at: float = 0.0
+
+
+class Timing(_Frozen):
+    """Milliseconds spent waiting for a lock and in the adapter."""
+
+    queued_ms: int = 0
+    running_ms: int = 0
+
+
+class PartialProgress(_Frozen):
+    """For a partial outcome: which items are done and which are not."""
+
+    committed: list[str] = Field(default_factory=list)
+    pending: list[str] = Field(default_factory=list)
+
+
+class ToolResult(_Frozen):
+    """The normalized result of one call; the only thing a model ever observes of a tool."""
+
+    call_id: str
+    tool_name: str
+    tool_version: str = ""
+    outcome: Outcome
+    status: ObservationStatus
+    data: Any = None
+    error: ToolError | None = None
+    side_effect: SideEffect = Field(default_factory=SideEffect)
+    evidence: list[Evidence] = Field(default_factory=list)
+    timing: Timing = Field(default_factory=Timing)
+    truncated: bool = False
+    partial: PartialProgress | None = None
+    idempotency_key: str | None = None
+    attempt_id: str | None = None
+    reconciled: bool = False
+
+
+# --------------------------------------------------------------------------- approval
+
+
+class ApprovalRequest(_Frozen):
+    """The interrupt payload: exactly what a person is asked to approve."""
+
+    kind: Literal["approval"] = "approval"
+    run_id: str
+    call_id: str
+    tool: str
+    version: str
+    effect: str
+    arguments: dict[str, Any]
+    args_hash: str
+    reason: str
+    expires_at: float | None = None
+
+
+class ApprovalDecision(_Frozen):
+    """The resume value for an approval interrupt."""
+
+    action: Literal["approve", "reject", "edit"]
+    arguments: dict[str, Any] | None = None
+    reason: str = ""
+    approver: str = "human"

@@ -1,0 +1,269 @@
+"""One error tree for execgraph.
+
+Every failure the runtime can name is a subclass of :class:`ExecGraphError`. Each carries
+the pipeline ``phase`` it belongs to, whether a retry may help, and the observation status
+the model will see. Messages are written by execgraph itself, never copied from a foreign
+exception, so no secret or stack trace can reach a model or a user through them::
+
+    ExecGraphError
+    ├── AdmissionError            task cannot become a contract (no model call spent)
+    ├── ModelOutputError          model output cannot be parsed into decisions
+    ├── ResolutionError           phase=resolve: nothing happened
+    │   ├── UnknownToolError
+    │   ├── ToolDisabledError
+    │   └── IncompatibleVersionError
+    ├── ArgumentError             phase=validate: nothing happened
+    │   ├── SchemaViolation
+    │   ├── DomainViolation
+    │   ├── StateGuardMismatch    expected_state (compare-and-swap) does not hold
+    │   └── DeadlineExceeded
+    ├── PolicyError               phase=policy: nothing happened
+    │   ├── PolicyDenied
+    │   ├── ApprovalRejected
+    │   ├── ApprovalStale         approved request no longer matches the world
+    │   └── ApprovalTokenInvalid  forged, expired or already used token
+    ├── AdapterError              phase=execute
+    │   ├── PathEscapeError       outside the workspace / data scope
+    │   ├── TargetNotFound
+    │   ├── TransientError        retryable (rate limit, busy)
+    │   ├── PermanentError
+    │   ├── ResponseLostError     effect may have happened: outcome unknown
+    │   ├── ToolCancelled
+    │   └── ToolRaised            a tool raised something unnamed (text withheld)
+    ├── VerificationError         phase=verify: read-after-write does not hold
+    └── StoreError                phase=commit
+        └── LockTimeout
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import ClassVar
+
+__all__ = [
+    "AdapterError",
+    "AdmissionError",
+    "ApprovalRejected",
+    "ApprovalStale",
+    "ApprovalTokenInvalid",
+    "ArgumentError",
+    "DeadlineExceeded",
+    "DomainViolation",
+    "ExecGraphError",
+    "IncompatibleVersionError",
+    "LockTimeout",
+    "ModelOutputError",
+    "ObservationStatus",
+    "PathEscapeError",
+    "PermanentError",
+    "Phase",
+    "PolicyDenied",
+    "PolicyError",
+    "ResolutionError",
+    "ResponseLostError",
+    "SchemaViolation",
+    "StateGuardMismatch",
+    "StoreError",
+    "TargetNotFound",
+    "ToolCancelled",
+    "ToolDisabledError",
+    "ToolRaised",
+    "TransientError",
+    "UnknownToolError",
+    "VerificationError",
+]
+
+
+class Phase(StrEnum):
+    """Pipeline phase an error belongs to (ToolResult.error.phase)."""
+
+    RESOLVE = "resolve"
+    VALIDATE = "validate"
+    POLICY = "policy"
+    EXECUTE = "execute"
+    VERIFY = "verify"
+    COMMIT = "commit"
+
+
+class ObservationStatus(StrEnum):
+    """What the model is told about a call, independent of how the world was touched."""
+
+    OK = "OK"
+    NOT_FOUND = "NOT_FOUND"
+    DENIED = "DENIED"
+    RETRYABLE_ERROR = "RETRYABLE_ERROR"
+    PERMANENT_ERROR = "PERMANENT_ERROR"
+    PARTIAL = "PARTIAL"
+    UNKNOWN = "UNKNOWN"
+    CANCELLED = "CANCELLED"
+
+
+class ExecGraphError(Exception):
+    """Base of every execgraph error; its message is safe to show a model or a user."""
+
+    phase: ClassVar[Phase] = Phase.EXECUTE
+    retryable: ClassVar[bool] = False
+    status: ClassVar[ObservationStatus] = ObservationStatus.PERMANENT_ERROR
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    @property
+    def type(self) -> str:
+        """Stable machine-readable error type (the class name)."""
+        return type(self).__name__
+
+
+class AdmissionError(ExecGraphError):
+    """The task cannot be admitted into a contract; no model call was spent."""
+
+    phase = Phase.VALIDATE
+
+
+class ModelOutputError(ExecGraphError):
+    """The model's output could not be parsed into decisions (after bounded repair)."""
+
+    phase = Phase.VALIDATE
+
+
+class ResolutionError(ExecGraphError):
+    """The registry cannot give the exact tool asked for; nothing happened."""
+
+    phase = Phase.RESOLVE
+
+
+class UnknownToolError(ResolutionError):
+    """No tool of that name is registered."""
+
+    status = ObservationStatus.NOT_FOUND
+
+
+class ToolDisabledError(ResolutionError):
+    """The tool exists but is disabled."""
+
+    status = ObservationStatus.DENIED
+
+
+class IncompatibleVersionError(ResolutionError):
+    """The requested version is not registered and no compatible one is."""
+
+
+class ArgumentError(ExecGraphError):
+    """The arguments do not hold; nothing happened."""
+
+    phase = Phase.VALIDATE
+
+
+class SchemaViolation(ArgumentError):
+    """Arguments do not match the tool's input schema."""
+
+
+class DomainViolation(ArgumentError):
+    """Arguments are well formed but outside the tool's domain."""
+
+
+class StateGuardMismatch(ArgumentError):
+    """An expected_state (compare-and-swap) condition does not hold."""
+
+    retryable = True
+    status = ObservationStatus.RETRYABLE_ERROR
+
+
+class DeadlineExceeded(ArgumentError):
+    """The request's deadline passed before the effect started."""
+
+
+class PolicyError(ExecGraphError):
+    """Authorization refused; nothing happened."""
+
+    phase = Phase.POLICY
+    status = ObservationStatus.DENIED
+
+
+class PolicyDenied(PolicyError):
+    """A policy rule denies this call."""
+
+
+class ApprovalRejected(PolicyError):
+    """A person rejected the call."""
+
+
+class ApprovalStale(PolicyError):
+    """What was approved no longer matches the tool version, arguments or state."""
+
+
+class ApprovalTokenInvalid(PolicyError):
+    """An approval token is forged, expired, bound to other arguments, or already used."""
+
+
+class AdapterError(ExecGraphError):
+    """The adapter could not do what was asked."""
+
+    phase = Phase.EXECUTE
+
+
+class PathEscapeError(AdapterError):
+    """A path leaves the workspace or the data scope."""
+
+    status = ObservationStatus.DENIED
+
+
+class TargetNotFound(AdapterError):
+    """The object the tool acts on does not exist."""
+
+    status = ObservationStatus.NOT_FOUND
+
+
+class TransientError(AdapterError):
+    """A failure a later retry may not meet (rate limit, busy); nothing was committed."""
+
+    retryable = True
+    status = ObservationStatus.RETRYABLE_ERROR
+
+    def __init__(self, message: str, *, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class PermanentError(AdapterError):
+    """A failure a retry will meet again."""
+
+
+class ResponseLostError(AdapterError):
+    """The effect may have happened but no response proves it: the outcome is unknown."""
+
+    status = ObservationStatus.UNKNOWN
+
+
+class ToolCancelled(AdapterError):
+    """The call was cancelled before it finished."""
+
+    status = ObservationStatus.CANCELLED
+
+
+class ToolRaised(AdapterError):
+    """A tool raised an exception execgraph cannot name; its text is withheld."""
+
+    @classmethod
+    def from_exception(cls, exc: BaseException) -> ToolRaised:
+        """Wrap a foreign exception, keeping only its type name (never its text)."""
+        return cls(f"the tool failed with {type(exc).__name__}; details withheld")
+
+
+class VerificationError(ExecGraphError):
+    """Read-after-write verification does not hold."""
+
+    phase = Phase.VERIFY
+
+
+class StoreError(ExecGraphError):
+    """The execution store could not record or read."""
+
+    phase = Phase.COMMIT
+    retryable = True
+    status = ObservationStatus.RETRYABLE_ERROR
+
+
+class LockTimeout(StoreError):
+    """A resource lock was not granted before the deadline."""

@@ -1,0 +1,131 @@
+"""Named, pure, two-argument reducers for :mod:`state.schema`.
+
+LangGraph calls a channel's reducer with the current value and one update. Parallel
+branches (one executor call per ``Send``) write the same channels in one superstep, so
+every reducer here is order-insensitive for distinct keys and idempotent for a replayed
+update: a charge, an event or a piece of evidence seen twice counts once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+__all__ = [
+    "REPLAY_WINDOW",
+    "add_budget",
+    "dedupe_events",
+    "merge_evidence",
+    "merge_results",
+    "replace_plan_if_newer",
+    "sticky_status",
+]
+
+# How many recent charge / event ids a channel remembers to recognise a replay. Replays
+# arrive within a superstep or two, so a bounded window keeps state O(1) in run length.
+REPLAY_WINDOW = 256
+
+_TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "BUDGET_EXHAUSTED", "PARTIAL"}
+
+
+def _evidence_items(update: Mapping[str, Any] | Iterable[Mapping[str, Any]] | None) -> list:
+    if update is None:
+        return []
+    if isinstance(update, Mapping):
+        return list(update.values())
+    return list(update)
+
+
+def merge_evidence(
+    left: Mapping[str, dict[str, Any]] | None,
+    right: Mapping[str, dict[str, Any]] | Iterable[Mapping[str, Any]] | None,
+) -> dict[str, dict[str, Any]]:
+    """Merge evidence as a set keyed by ``source_id``.
+
+    A higher ``version`` replaces a lower one. The same version with a different
+    ``value`` is a conflict: the first value stays, the other is kept under
+    ``conflicts`` and the item is flagged, so contrary evidence is never silently lost.
+    """
+    merged: dict[str, dict[str, Any]] = dict(left or {})
+    for item in _evidence_items(right):
+        key = item["source_id"]
+        current = merged.get(key)
+        if current is None or item.get("version", 1) > current.get("version", 1):
+            merged[key] = dict(item)
+        elif item.get("version", 1) == current.get("version", 1) and item.get(
+            "value"
+        ) != current.get("value"):
+            conflicts = list(current.get("conflicts", []))
+            if item.get("value") not in conflicts:
+                conflicts.append(item.get("value"))
+            merged[key] = {**current, "conflicts": sorted(conflicts, key=str), "conflict": True}
+    return merged
+
+
+def add_budget(
+    left: Mapping[str, Any] | None, right: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """Add budget usage per kind; an update whose charge ids were all seen is a replay.
+
+    Value and update share one shape: ``{"used": {kind: amount}, "charges": [ids]}``.
+    """
+    base = {"used": dict((left or {}).get("used", {})), "charges": list((left or {}).get("charges", []))}
+    if not right:
+        return base
+    charges = list(right.get("charges", []))
+    seen = set(base["charges"])
+    if charges and all(c in seen for c in charges):
+        return base
+    for kind, amount in right.get("used", {}).items():
+        base["used"][kind] = base["used"].get(kind, 0) + amount
+    base["charges"] = (base["charges"] + [c for c in charges if c not in seen])[-REPLAY_WINDOW:]
+    return base
+
+
+def merge_results(
+    left: Mapping[str, dict[str, Any]] | None, right: Mapping[str, dict[str, Any]] | None
+) -> dict[str, dict[str, Any]]:
+    """Merge ToolResults by ``call_id``; a later result for a call (a reconciliation) wins."""
+    merged = dict(left or {})
+    merged.update(right or {})
+    return merged
+
+
+def dedupe_events(
+    left: Mapping[str, Any] | None, right: Mapping[str, Any] | Iterable[str] | None
+) -> dict[str, Any]:
+    """Count events by id, ignoring ids already seen; keep a bounded tail of recent ids.
+
+    The value is ``{"count": n, "recent": [event ids]}``; an update may be the same shape
+    or a plain list of event ids. The full events live in the execution store.
+    """
+    count = int((left or {}).get("count", 0))
+    recent = list((left or {}).get("recent", []))
+    if right is None:
+        return {"count": count, "recent": recent}
+    ids = right.get("recent", []) if isinstance(right, Mapping) else list(right)
+    seen = set(recent)
+    for event_id in ids:
+        if event_id not in seen:
+            seen.add(event_id)
+            recent.append(event_id)
+            count += 1
+    return {"count": count, "recent": recent[-REPLAY_WINDOW:]}
+
+
+def sticky_status(left: str | None, right: str | None) -> str | None:
+    """Take the newer status unless the current one is terminal: terminal is sticky."""
+    if left in _TERMINAL:
+        return left
+    return right if right is not None else left
+
+
+def replace_plan_if_newer(
+    left: Mapping[str, Any] | None, right: Mapping[str, Any] | None
+) -> dict[str, Any] | None:
+    """Replace the plan only with one of a higher ``version``."""
+    if right is None:
+        return dict(left) if left is not None else None
+    if left is None or right.get("version", 0) > left.get("version", 0):
+        return dict(right)
+    return dict(left)

@@ -1,0 +1,59 @@
+"""Graph state: one TypedDict per graph, one named reducer per shared field.
+
+Everything in state is JSON-like (dicts of ``model_dump(mode="json")``) so a checkpoint
+written by one process is readable by any other. Bulky outputs live in the execution
+store as artifacts; state keeps refs, so a step costs the same at step 1,000 as at 10.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, TypedDict
+
+from state.reducers import (
+    add_budget,
+    dedupe_events,
+    merge_evidence,
+    merge_results,
+    replace_plan_if_newer,
+    sticky_status,
+)
+
+__all__ = ["ExecutorInput", "ExecutorOutput", "ExecutorState", "RunState", "SharedFields"]
+
+
+class SharedFields(TypedDict, total=False):
+    """The fields every graph shares and the executor writes back (reducers merge them)."""
+
+    results: Annotated[dict[str, dict[str, Any]], merge_results]
+    evidence: Annotated[dict[str, dict[str, Any]], merge_evidence]
+    budget: Annotated[dict[str, Any], add_budget]
+    events: Annotated[dict[str, Any], dedupe_events]
+
+
+class RunState(SharedFields, total=False):
+    """State of a run under any of the four architectures."""
+
+    task: dict[str, Any]
+    contract: dict[str, Any] | None
+    status: Annotated[str | None, sticky_status]
+    plan: Annotated[dict[str, Any] | None, replace_plan_if_newer]
+    output: str | None
+    error: dict[str, Any] | None
+
+
+class ExecutorInput(TypedDict):
+    """What a caller sends the executor: one ToolExecutionRequest as a dict."""
+
+    request: dict[str, Any]
+
+
+class ExecutorOutput(SharedFields, total=False):
+    """What the executor returns: reducer fields only, so parallel calls never collide."""
+
+
+class ExecutorState(ExecutorInput, ExecutorOutput, total=False):
+    """The executor subgraph's private state between its durability boundaries."""
+
+    prepared: dict[str, Any] | None
+    failure: dict[str, Any] | None
+    approval: dict[str, Any] | None

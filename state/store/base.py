@@ -1,0 +1,135 @@
+"""ExecutionStore: the durable record of what the runtime did to the world.
+
+LangGraph's checkpointer remembers where a graph is; the execution store remembers what
+was done: one execution record per idempotency key (written *before* any side effect and
+committed with its result in one transaction), resource locks with leases, the versioned
+append-only event log, artifacts for bulky outputs, and single-use approval tokens.
+Every backend (SQLite embedded, PostgreSQL scale-out) passes one conformance suite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from state.events import Event
+
+__all__ = ["ExecutionRecord", "ExecutionStore", "RecordState", "Reservation"]
+
+RecordState = Literal["started", "committed"]
+
+
+@dataclass(frozen=True)
+class ExecutionRecord:
+    """One call's durable record, keyed by its idempotency key."""
+
+    idempotency_key: str
+    run_id: str
+    call_id: str
+    tool: str
+    version: str
+    args_hash: str
+    attempt_id: str
+    attempts: int
+    state: RecordState
+    result: dict[str, Any] | None
+    created_at: float
+    updated_at: float
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """The outcome of :meth:`ExecutionStore.reserve`.
+
+    ``fresh`` is True when this call created the record and may start the side effect.
+    Otherwise ``record`` is the existing one: committed (return its result as is) or
+    started-but-uncommitted (reconcile before anything runs again).
+    """
+
+    record: ExecutionRecord
+    fresh: bool
+
+
+@runtime_checkable
+class ExecutionStore(Protocol):
+    """Durable execution records, locks, events, artifacts and approval tokens."""
+
+    def reserve(
+        self,
+        key: str,
+        *,
+        run_id: str,
+        call_id: str,
+        tool: str,
+        version: str,
+        args_hash: str,
+        attempt_id: str,
+    ) -> Reservation:
+        """Create a ``started`` record for ``key`` unless one exists; durable on return."""
+        ...
+
+    def restart(self, key: str, attempt_id: str) -> ExecutionRecord:
+        """Start a new attempt on an uncommitted record (after reconcile proved no effect)."""
+        ...
+
+    def get(self, key: str) -> ExecutionRecord | None:
+        """The record for ``key``, if any."""
+        ...
+
+    def pending(self, run_id: str | None = None) -> list[ExecutionRecord]:
+        """Records started but not committed (to reconcile after a crash)."""
+        ...
+
+    def commit(
+        self,
+        key: str,
+        result: dict[str, Any],
+        *,
+        events: Sequence[Event] = (),
+        release: Sequence[str] = (),
+        owner: str = "",
+    ) -> ExecutionRecord:
+        """In one transaction: store the result, mark committed, append events, release locks.
+
+        Committing a key that is already committed changes nothing and returns the
+        existing record (the first commit wins).
+        """
+        ...
+
+    def acquire_locks(
+        self, keys: Sequence[str], owner: str, *, lease_s: float, timeout_s: float
+    ) -> None:
+        """Take every lock in ``keys`` or none (LockTimeout); expired leases may be taken over.
+
+        Re-acquiring a lock the owner already holds renews its lease.
+        """
+        ...
+
+    def release_locks(self, keys: Sequence[str], owner: str) -> None:
+        """Release the owner's locks (others' locks are untouched)."""
+        ...
+
+    def append_events(self, events: Sequence[Event]) -> list[str]:
+        """Append events, ignoring ids already logged; returns the ids newly appended."""
+        ...
+
+    def events(self, run_id: str, *, call_id: str | None = None) -> list[Event]:
+        """A run's events in append order (optionally one call's)."""
+        ...
+
+    def put_artifact(self, data: bytes, *, kind: str, run_id: str = "") -> str:
+        """Store bulky bytes; returns a content-addressed ref (``sha256:...``)."""
+        ...
+
+    def get_artifact(self, ref: str) -> bytes:
+        """Bytes for a ref (KeyError when unknown)."""
+        ...
+
+    def use_approval_token(self, token_id: str) -> bool:
+        """Mark a token used; True only the first time (tokens are single-use)."""
+        ...
+
+    def close(self) -> None:
+        """Release connections."""
+        ...

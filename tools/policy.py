@@ -1,0 +1,93 @@
+"""PolicyEngine: allow, require approval, or deny a normalized call — before any effect.
+
+Rules are declarative (dicts or :class:`PolicyRule`); every rule that matches a call is
+considered and the most restrictive wins (deny > require_approval > allow), so adding a
+rule can only tighten what another allows. With no matching rule the defaults apply:
+``read`` → allow; ``write`` → allow inside the contract's data scope, deny outside;
+``irreversible`` → require approval.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from state.contracts import ToolExecutionRequest
+from tools.paths import in_scope
+from tools.spec import ToolSpec
+
+__all__ = ["PolicyDecision", "PolicyEngine", "PolicyRule", "Verdict"]
+
+Verdict = Literal["allow", "require_approval", "deny"]
+_RANK: dict[str, int] = {"allow": 0, "require_approval": 1, "deny": 2}
+
+
+@dataclass(frozen=True)
+class PolicyRule:
+    """One declarative rule; ``*`` globs match names, actors and paths."""
+
+    decision: Verdict
+    tool: str = "*"
+    effect: str | None = None
+    actor: str = "*"
+    path: str | None = None
+    reason: str = ""
+
+    @classmethod
+    def parse(cls, raw: PolicyRule | Mapping[str, Any]) -> PolicyRule:
+        """Accept a rule or its dict form (``{"tool": "publish", "decision": "deny"}``)."""
+        if isinstance(raw, PolicyRule):
+            return raw
+        if raw.get("decision") not in _RANK:
+            raise ValueError(f"policy rule needs decision in {sorted(_RANK)}: {dict(raw)!r}")
+        return cls(**dict(raw))
+
+    def matches(self, spec: ToolSpec, paths: list[str], actor: str) -> bool:
+        """True when tool, effect, actor and (if given) every path match."""
+        if not fnmatch.fnmatchcase(spec.name, self.tool):
+            return False
+        if self.effect is not None and self.effect != spec.effect:
+            return False
+        if not fnmatch.fnmatchcase(actor, self.actor):
+            return False
+        return self.path is None or (bool(paths) and all(fnmatch.fnmatchcase(p, self.path) for p in paths))
+
+
+@dataclass(frozen=True)
+class PolicyDecision:
+    """The verdict for one call and why."""
+
+    verdict: Verdict
+    reason: str
+    rule: str | None = None
+
+
+class PolicyEngine:
+    """Decides allow / require_approval / deny from rules and the effect defaults."""
+
+    def __init__(self, rules: Iterable[PolicyRule | Mapping[str, Any]] = ()) -> None:
+        self.rules = tuple(PolicyRule.parse(r) for r in rules)
+
+    def with_rules(self, rules: Iterable[PolicyRule | Mapping[str, Any]]) -> PolicyEngine:
+        """A new engine with extra rules (a contract's approval rules, say)."""
+        return PolicyEngine((*self.rules, *(PolicyRule.parse(r) for r in rules)))
+
+    def decide(
+        self, spec: ToolSpec, arguments: Mapping[str, Any], request: ToolExecutionRequest
+    ) -> PolicyDecision:
+        """Verdict for ``spec`` called with normalized ``arguments``."""
+        paths = [str(arguments[a]) for a in spec.path_args if arguments.get(a) is not None]
+        matched = [r for r in self.rules if r.matches(spec, paths, request.actor.user_id)]
+        if matched:
+            worst = max(matched, key=lambda r: _RANK[r.decision])
+            label = f"{worst.tool}:{worst.decision}"
+            return PolicyDecision(worst.decision, worst.reason or f"rule {label}", label)
+        if spec.effect == "read":
+            return PolicyDecision("allow", "read-only tool")
+        if spec.effect == "irreversible":
+            return PolicyDecision("require_approval", "irreversible effect needs a person")
+        if all(in_scope(p, request.data_scope) for p in paths):
+            return PolicyDecision("allow", "write inside the data scope")
+        return PolicyDecision("deny", "write outside the contract's data scope")

@@ -1,0 +1,119 @@
+"""A versioned tool registry.
+
+Several versions of one tool may be registered; a request names a tool and optionally a
+version. Resolution is exact when the version is registered, otherwise the newest
+registered version of the same major that is at least the requested one; anything else —
+unknown name, disabled tool, incompatible version — is a typed resolution error raised
+before anything happens. LangChain ``BaseTool`` objects and adapters register directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from langchain_core.tools import BaseTool
+from pydantic import BaseModel
+
+from state.errors import IncompatibleVersionError, ToolDisabledError, UnknownToolError
+from tools.adapters.base import Adapter, AdapterOutput, InvokeContext
+from tools.spec import Effect, ToolSpec
+
+__all__ = ["ToolRegistry", "from_langchain"]
+
+
+def _semver(version: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(part) for part in version.split("."))
+    except ValueError:
+        return (0,)
+
+
+def from_langchain(
+    tool: BaseTool, *, effect: Effect = "read", version: str = "1.0.0", **extra: Any
+) -> ToolSpec:
+    """Wrap a LangChain ``BaseTool`` as a ToolSpec (its args schema becomes the input model)."""
+    schema = tool.get_input_schema()
+
+    def run(args: BaseModel, ctx: InvokeContext) -> AdapterOutput:
+        value = tool.invoke(args.model_dump())
+        return AdapterOutput(data=value, committed=effect != "read")
+
+    return ToolSpec(
+        name=tool.name,
+        version=version,
+        description=tool.description or tool.name,
+        input_model=schema,
+        effect=effect,
+        run=run,
+        **extra,
+    )
+
+
+ToolLike = ToolSpec | BaseTool | Adapter
+
+
+class ToolRegistry:
+    """Holds every registered version of every tool."""
+
+    def __init__(self, tools: Iterable[ToolLike] = ()) -> None:
+        self._versions: dict[str, dict[str, ToolSpec]] = {}
+        for item in tools:
+            self.register(item)
+
+    def register(self, item: ToolLike) -> None:
+        """Add a ToolSpec, a LangChain tool, or every tool of an adapter."""
+        if isinstance(item, ToolSpec):
+            self._versions.setdefault(item.name, {})[item.version] = item
+        elif isinstance(item, BaseTool):
+            self.register(from_langchain(item))
+        elif isinstance(item, Adapter):
+            for spec in item.tools():
+                self.register(spec)
+        else:
+            raise TypeError(f"cannot register {type(item).__name__} as a tool")
+
+    def disable(self, name: str, version: str | None = None) -> None:
+        """Disable one version, or every version, of a tool."""
+        versions = self._versions.get(name, {})
+        for v, spec in list(versions.items()):
+            if version is None or v == version:
+                versions[v] = spec.with_(disabled=True)
+
+    def resolve(self, name: str, requested_version: str | None = None) -> ToolSpec:
+        """The exact tool version a request will run, or a ResolutionError."""
+        versions = self._versions.get(name)
+        if not versions:
+            raise UnknownToolError(f"no tool named {name!r} is registered")
+        if requested_version is None:
+            spec = versions[max(versions, key=_semver)]
+        elif requested_version in versions:
+            spec = versions[requested_version]
+        else:
+            wanted = _semver(requested_version)
+            compatible = [
+                v for v in versions if _semver(v)[:1] == wanted[:1] and _semver(v) >= wanted
+            ]
+            if not compatible:
+                raise IncompatibleVersionError(
+                    f"tool {name!r} has no version compatible with {requested_version!r}"
+                )
+            spec = versions[max(compatible, key=_semver)]
+        if spec.disabled:
+            raise ToolDisabledError(f"tool {spec.key} is disabled")
+        return spec
+
+    def names(self) -> list[str]:
+        """Names with at least one enabled version."""
+        return sorted(n for n, vs in self._versions.items() if any(not s.disabled for s in vs.values()))
+
+    def latest(self) -> list[ToolSpec]:
+        """The newest enabled version of every tool (what a model is offered)."""
+        out = []
+        for name in self.names():
+            enabled = {v: s for v, s in self._versions[name].items() if not s.disabled}
+            out.append(enabled[max(enabled, key=_semver)])
+        return out
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._versions

@@ -1,0 +1,190 @@
+"""ToolSpec: everything the executor must know about a tool before it may act.
+
+A tool is a name, an exact version, an input model, an effect class (``read``, ``write``
+or ``irreversible``), the resource locks it needs, and optional hooks: ``verify``
+(read-after-write evidence), ``reconcile`` (a probe that tells whether an interrupted or
+unknown call took effect) and ``read_state`` (current values for ``expected_state``
+compare-and-swap checks). :func:`tool_spec` builds one from a plain function.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal, get_type_hints
+
+from pydantic import BaseModel, ConfigDict, create_model
+
+from state.contracts import Evidence
+from tools.adapters.base import AdapterOutput, InvokeContext
+
+__all__ = [
+    "Effect",
+    "ReadState",
+    "Reconcile",
+    "Runner",
+    "ToolSpec",
+    "Verify",
+    "tool_spec",
+]
+
+Effect = Literal["read", "write", "irreversible"]
+Runner = Callable[[BaseModel, InvokeContext], AdapterOutput]
+Verify = Callable[[BaseModel, AdapterOutput, InvokeContext], list[Evidence]]
+Reconcile = Callable[[BaseModel, InvokeContext], AdapterOutput | None]
+ReadState = Callable[[str, BaseModel, Path], str | None]
+
+_EFFECTS = ("read", "write", "irreversible")
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A versioned, typed, effect-classified tool.
+
+    Attributes:
+        name: Registry name the model calls.
+        version: Exact semantic version (``"1.2.0"``); approvals bind to it.
+        description: What the model is told the tool does.
+        input_model: Pydantic model the arguments must satisfy (extra keys are refused).
+        effect: ``read``, ``write`` or ``irreversible``; drives the default policy.
+        run: ``(args, ctx) -> AdapterOutput``; raises typed errors from ``state.errors``.
+        locks: Lock-key templates formatted with the normalized arguments (``file:{path}``).
+        path_args: Argument names holding workspace paths (normalized and confined).
+        aliases: Accepted alternative argument names -> canonical names.
+        verify: Read-after-write probe returning evidence.
+        reconcile: Probe for an interrupted or unknown call; None from it means "cannot tell".
+        read_state: Current value for an ``expected_state`` key, for compare-and-swap.
+        timeout_s: Default deadline for one call when the request gives none.
+        disabled: A disabled tool resolves to an error.
+        deprecated: Still resolvable; flagged in resolution events.
+    """
+
+    name: str
+    version: str
+    description: str
+    input_model: type[BaseModel]
+    effect: Effect
+    run: Runner
+    locks: tuple[str, ...] = ()
+    path_args: tuple[str, ...] = ()
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    verify: Verify | None = None
+    reconcile: Reconcile | None = None
+    read_state: ReadState | None = None
+    timeout_s: float | None = None
+    disabled: bool = False
+    deprecated: bool = False
+
+    def __post_init__(self) -> None:
+        if self.effect not in _EFFECTS:
+            raise ValueError(f"effect must be one of {_EFFECTS}, got {self.effect!r}")
+        if not self.name.isidentifier():
+            raise ValueError(f"tool name must be an identifier, got {self.name!r}")
+
+    @property
+    def key(self) -> str:
+        """``name@version``: the exact identity approvals and records bind to."""
+        return f"{self.name}@{self.version}"
+
+    def with_(self, **changes: Any) -> ToolSpec:
+        """A copy with some fields changed (a new version, a disabled flag)."""
+        return replace(self, **changes)
+
+    def json_schema(self) -> dict[str, Any]:
+        """OpenAI-style function schema, for ``bind_tools``."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.input_model.model_json_schema(),
+            },
+        }
+
+
+def _input_model(func: Callable[..., Any], name: str) -> tuple[type[BaseModel], bool]:
+    """Build a strict pydantic model from ``func``'s signature; report if it takes ``ctx``."""
+    hints = get_type_hints(func)
+    fields: dict[str, Any] = {}
+    wants_ctx = False
+    for param in inspect.signature(func).parameters.values():
+        if param.name == "ctx" or hints.get(param.name) is InvokeContext:
+            wants_ctx = True
+            continue
+        annotation = hints.get(param.name, Any)
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[param.name] = (annotation, default)
+    model = create_model(  # type: ignore[call-overload]
+        f"{name}_input",
+        __config__=ConfigDict(extra="forbid", frozen=True),
+        **fields,
+    )
+    return model, wants_ctx
+
+
+def _function_runner(func: Callable[..., Any], effect: Effect, wants_ctx: bool) -> Runner:
+    """Adapt a plain function: its return value is the data; a write counts as committed."""
+
+    def run(args: BaseModel, ctx: InvokeContext) -> AdapterOutput:
+        kwargs = dict(args)
+        if wants_ctx:
+            kwargs["ctx"] = ctx
+        value = func(**kwargs)
+        if isinstance(value, AdapterOutput):
+            return value
+        return AdapterOutput(data=value, committed=effect != "read")
+
+    return run
+
+
+def tool_spec(
+    func: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    version: str = "1.0.0",
+    effect: Effect = "read",
+    locks: list[str] | tuple[str, ...] = (),
+    description: str | None = None,
+    path_args: list[str] | tuple[str, ...] = (),
+    aliases: Mapping[str, str] | None = None,
+    verify: Verify | None = None,
+    reconcile: Reconcile | None = None,
+    read_state: ReadState | None = None,
+    timeout_s: float | None = None,
+) -> Any:
+    """Declare a plain function as a tool; usable bare or with arguments.
+
+    Example:
+        >>> @tool_spec(effect="write", version="1.0.0", locks=["file:{path}"])
+        ... def write_note(path: str, text: str) -> str:
+        ...     "Write a note."
+        ...     return "ok"
+        >>> write_note.key
+        'write_note@1.0.0'
+
+    A parameter named ``ctx`` (or typed ``InvokeContext``) receives the call's context and
+    is hidden from the model.
+    """
+
+    def build(fn: Callable[..., Any]) -> ToolSpec:
+        tool_name = name or fn.__name__
+        model, wants_ctx = _input_model(fn, tool_name)
+        return ToolSpec(
+            name=tool_name,
+            version=version,
+            description=(description or inspect.getdoc(fn) or tool_name).strip(),
+            input_model=model,
+            effect=effect,
+            run=_function_runner(fn, effect, wants_ctx),
+            locks=tuple(locks),
+            path_args=tuple(path_args),
+            aliases=dict(aliases or {}),
+            verify=verify,
+            reconcile=reconcile,
+            read_state=read_state,
+            timeout_s=timeout_s,
+        )
+
+    return build(func) if func is not None else build
