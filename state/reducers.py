@@ -62,24 +62,21 @@ def merge_evidence(
     return merged
 
 
-def add_budget(
-    left: Mapping[str, Any] | None, right: Mapping[str, Any] | None
-) -> dict[str, Any]:
+def add_budget(left: Mapping[str, Any] | None, right: Mapping[str, Any] | None) -> dict[str, Any]:
     """Add budget usage per kind; an update whose charge ids were all seen is a replay.
 
     Value and update share one shape: ``{"used": {kind: amount}, "charges": [ids]}``.
     """
-    base = {"used": dict((left or {}).get("used", {})), "charges": list((left or {}).get("charges", []))}
-    if not right:
-        return base
-    charges = list(right.get("charges", []))
-    seen = set(base["charges"])
-    if charges and all(c in seen for c in charges):
-        return base
+    used: dict[str, float] = dict((left or {}).get("used", {}))
+    history: list[str] = list((left or {}).get("charges", []))
+    charges = list((right or {}).get("charges", []))
+    seen = set(history)
+    if not right or (charges and all(c in seen for c in charges)):
+        return {"used": used, "charges": history}
     for kind, amount in right.get("used", {}).items():
-        base["used"][kind] = base["used"].get(kind, 0) + amount
-    base["charges"] = (base["charges"] + [c for c in charges if c not in seen])[-REPLAY_WINDOW:]
-    return base
+        used[kind] = used.get(kind, 0) + amount
+    history = (history + [c for c in charges if c not in seen])[-REPLAY_WINDOW:]
+    return {"used": used, "charges": history}
 
 
 def merge_results(

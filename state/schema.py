@@ -57,3 +57,4 @@ class ExecutorState(ExecutorInput, ExecutorOutput, total=False):
     prepared: dict[str, Any] | None
     failure: dict[str, Any] | None
     approval: dict[str, Any] | None
+    round: int

@@ -10,7 +10,7 @@ before anything happens. LangChain ``BaseTool`` objects and adapters register di
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
@@ -33,7 +33,7 @@ def from_langchain(
     tool: BaseTool, *, effect: Effect = "read", version: str = "1.0.0", **extra: Any
 ) -> ToolSpec:
     """Wrap a LangChain ``BaseTool`` as a ToolSpec (its args schema becomes the input model)."""
-    schema = tool.get_input_schema()
+    schema = cast(type[BaseModel], tool.get_input_schema())
 
     def run(args: BaseModel, ctx: InvokeContext) -> AdapterOutput:
         value = tool.invoke(args.model_dump())
@@ -105,7 +105,9 @@ class ToolRegistry:
 
     def names(self) -> list[str]:
         """Names with at least one enabled version."""
-        return sorted(n for n, vs in self._versions.items() if any(not s.disabled for s in vs.values()))
+        return sorted(
+            n for n, vs in self._versions.items() if any(not s.disabled for s in vs.values())
+        )
 
     def latest(self) -> list[ToolSpec]:
         """The newest enabled version of every tool (what a model is offered)."""

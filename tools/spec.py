@@ -116,7 +116,7 @@ def _input_model(func: Callable[..., Any], name: str) -> tuple[type[BaseModel], 
         annotation = hints.get(param.name, Any)
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[param.name] = (annotation, default)
-    model = create_model(  # type: ignore[call-overload]
+    model = create_model(
         f"{name}_input",
         __config__=ConfigDict(extra="forbid", frozen=True),
         **fields,

@@ -1,0 +1,58 @@
+"""Stage 9 — evidence: collect what the adapter observed and verify writes by reading back.
+
+An HTTP 200 or a returned "ok" is an observation; a read-after-write that finds the
+intended state is evidence. A failed verification turns success into a typed failure
+(the effect is committed but not as intended), never into silence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from langgraph.errors import GraphBubbleUp
+from pydantic import BaseModel
+
+from nodes.executor.outcome import error_of
+from nodes.executor.reconcile import reconcile_settled
+from nodes.executor.results import Settled
+from state.contracts import Outcome
+from state.errors import ExecGraphError, ObservationStatus, VerificationError
+from tools.adapters.base import AdapterOutput, InvokeContext
+from tools.spec import ToolSpec
+
+__all__ = ["gather_evidence"]
+
+
+def gather_evidence(
+    spec: ToolSpec,
+    args: BaseModel,
+    settled: Settled,
+    output: AdapterOutput | None,
+    ctx: InvokeContext,
+) -> Settled:
+    """Add read-after-write evidence to a successful write; reconcile an unknown outcome."""
+    settled = reconcile_settled(spec, args, settled, ctx)
+    if (
+        settled.outcome is not Outcome.SUCCEEDED
+        or spec.verify is None
+        or output is None
+        or settled.reconciled
+    ):
+        return settled
+    try:
+        extra = tuple(spec.verify(args, output, ctx))
+    except GraphBubbleUp:
+        raise
+    except Exception as exc:
+        err = (
+            exc
+            if isinstance(exc, ExecGraphError)
+            else VerificationError("read-after-write verification could not run")
+        )
+        return replace(
+            settled,
+            outcome=Outcome.FAILED,
+            status=ObservationStatus.PERMANENT_ERROR,
+            error=error_of(VerificationError(err.message)),
+        )
+    return replace(settled, evidence=settled.evidence + extra)

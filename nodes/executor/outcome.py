@@ -1,0 +1,123 @@
+"""Stage 8 — outcome: raw adapter result -> a stable, typed settlement.
+
+The rules that keep "executed" and "succeeded" apart: a typed error means nothing was
+committed; a lost response or a deadline hit while a write ran means the effect is
+*unknown*; a read that timed out is merely retryable; bulky data goes to the artifact
+store and the result keeps a bounded preview and the ref.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from pydantic_core import to_jsonable_python
+
+from nodes.executor.results import Invoked, Settled
+from state.contracts import Outcome, SideEffect, ToolError
+from state.errors import ExecGraphError, ObservationStatus, Phase, ResponseLostError
+from tools.spec import ToolSpec
+
+__all__ = ["bound_data", "error_of", "settle"]
+
+
+def error_of(exc: ExecGraphError) -> ToolError:
+    """The ToolError for a typed exception (its message is ours, never foreign text)."""
+    return ToolError(
+        type=exc.type,
+        phase=exc.phase,
+        retryable=exc.retryable,
+        message=exc.message,
+        retry_after_s=getattr(exc, "retry_after_s", None),
+    )
+
+
+def bound_data(
+    data: Any, budget: int, put_artifact: Callable[[bytes, str], str]
+) -> tuple[Any, bool]:
+    """JSON-safe data within ``budget`` bytes; larger data is stored and previewed."""
+    safe = to_jsonable_python(data, fallback=str)
+    text = json.dumps(safe, ensure_ascii=False, default=str)
+    if len(text.encode()) <= budget:
+        return safe, False
+    ref = put_artifact(text.encode(), "tool_data")
+    return {"artifact": ref, "preview": text[: max(0, budget // 4)]}, True
+
+
+def _timed_out(spec: ToolSpec) -> Settled:
+    if spec.effect == "read":
+        return Settled(
+            Outcome.FAILED,
+            ObservationStatus.RETRYABLE_ERROR,
+            SideEffect(attempted=True, committed=False, summary="read timed out"),
+            error=ToolError(
+                type="DeadlineExceeded",
+                phase=Phase.EXECUTE,
+                retryable=True,
+                message="the tool did not finish before its deadline",
+            ),
+        )
+    lost = ResponseLostError("the deadline passed while the tool ran; its effect is unknown")
+    return Settled(
+        Outcome.UNKNOWN,
+        ObservationStatus.UNKNOWN,
+        SideEffect(attempted=True, committed=None, summary="timed out during a write"),
+        error=error_of(lost),
+    )
+
+
+def settle(
+    spec: ToolSpec, invoked: Invoked, budget: int, put_artifact: Callable[[bytes, str], str]
+) -> Settled:
+    """Classify what the adapter did."""
+    if invoked.timed_out:
+        return _timed_out(spec)
+    exc = invoked.error
+    if isinstance(exc, ExecGraphError):
+        if exc.status is ObservationStatus.UNKNOWN:
+            effect = SideEffect(attempted=True, committed=None, summary="response lost")
+            return Settled(Outcome.UNKNOWN, exc.status, effect, error=error_of(exc))
+        if exc.status is ObservationStatus.CANCELLED:
+            committed = False if spec.effect == "read" else None
+            effect = SideEffect(attempted=True, committed=committed, summary="cancelled")
+            return Settled(Outcome.CANCELLED, exc.status, effect, error=error_of(exc))
+        effect = SideEffect(attempted=True, committed=False, summary="failed before committing")
+        return Settled(Outcome.FAILED, exc.status, effect, error=error_of(exc))
+    output = invoked.output
+    assert output is not None  # invoke() returns an output, an error, or timed_out
+    data, truncated = bound_data(output.data, budget, put_artifact)
+    truncated = truncated or output.truncated
+    if output.partial is not None:
+        effect = SideEffect(attempted=True, committed=True, summary=output.summary or "partial")
+        return Settled(
+            Outcome.PARTIAL,
+            ObservationStatus.PARTIAL,
+            effect,
+            data=data,
+            evidence=output.evidence,
+            truncated=truncated,
+            partial=output.partial,
+        )
+    if output.committed is None and spec.effect != "read":
+        effect = SideEffect(attempted=True, committed=None, summary=output.summary or "unconfirmed")
+        return Settled(
+            Outcome.UNKNOWN,
+            ObservationStatus.UNKNOWN,
+            effect,
+            data=data,
+            evidence=output.evidence,
+            truncated=truncated,
+        )
+    committed = bool(output.committed) if spec.effect != "read" else False
+    effect = SideEffect(
+        attempted=spec.effect != "read", committed=committed, summary=output.summary
+    )
+    return Settled(
+        Outcome.SUCCEEDED,
+        ObservationStatus.OK,
+        effect,
+        data=data,
+        evidence=output.evidence,
+        truncated=truncated,
+    )

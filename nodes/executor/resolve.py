@@ -1,0 +1,18 @@
+"""Stage 1 — resolve: the exact tool version a request runs (or a resolution error)."""
+
+from __future__ import annotations
+
+from state.contracts import ToolExecutionRequest
+from tools.registry import ToolRegistry
+from tools.spec import ToolSpec
+
+__all__ = ["resolve"]
+
+
+def resolve(request: ToolExecutionRequest, registry: ToolRegistry) -> ToolSpec:
+    """Look the tool up by name and requested version; nothing has happened if this fails.
+
+    Raises:
+        ResolutionError: unknown, disabled, or no compatible version.
+    """
+    return registry.resolve(request.tool.name, request.tool.requested_version)

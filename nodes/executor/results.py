@@ -1,0 +1,116 @@
+"""Typed results passed between executor stages, and the executor's dependencies."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from state.contracts import Evidence, Outcome, PartialProgress, SideEffect, ToolError
+from state.errors import ObservationStatus
+from state.store.base import ExecutionRecord, ExecutionStore
+from tools.adapters.base import DEFAULT_OUTPUT_BUDGET, AdapterOutput
+from tools.policy import PolicyDecision, PolicyEngine
+from tools.registry import ToolRegistry
+from tools.spec import ToolSpec
+
+__all__ = [
+    "Authorized",
+    "ExecutorDeps",
+    "Invoked",
+    "Locked",
+    "Normalized",
+    "Reserved",
+    "Settled",
+    "Validated",
+]
+
+
+@dataclass(frozen=True)
+class ExecutorDeps:
+    """What the executor pipeline works with; bound into its nodes when the graph is built."""
+
+    registry: ToolRegistry
+    policy: PolicyEngine
+    store: ExecutionStore
+    approval_secret: bytes
+    approval_ttl_s: float = 24 * 3600.0
+    output_budget: int = DEFAULT_OUTPUT_BUDGET
+    lock_timeout_s: float = 30.0
+    default_timeout_s: float = 300.0
+    pool: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(max_workers=32, thread_name_prefix="tool")
+    )
+
+
+@dataclass(frozen=True)
+class Normalized:
+    """Arguments after aliases, path canonicalization and defaults; hashes before and after."""
+
+    arguments: dict[str, Any]
+    hash_before: str
+    args_hash: str
+    paths: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Validated:
+    """Arguments that passed schema, domain, state-guard and runtime checks."""
+
+    args: BaseModel
+    normalized: Normalized
+
+
+@dataclass(frozen=True)
+class Authorized:
+    """A validated call and the policy's verdict for it."""
+
+    spec: ToolSpec
+    validated: Validated
+    decision: PolicyDecision
+    token_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Reserved:
+    """The idempotency reservation: fresh, already committed, or in doubt (crash)."""
+
+    key: str
+    kind: str  # "fresh" | "committed" | "in_doubt"
+    record: ExecutionRecord
+
+
+@dataclass(frozen=True)
+class Locked:
+    """Locks held for the call and the time spent waiting for them."""
+
+    keys: tuple[str, ...]
+    owner: str
+    queued_ms: int
+
+
+@dataclass(frozen=True)
+class Invoked:
+    """What the adapter did: an output or a typed error, and how long it ran."""
+
+    output: AdapterOutput | None
+    error: Exception | None
+    running_ms: int
+    timed_out: bool = False
+
+
+@dataclass(frozen=True)
+class Settled:
+    """The outcome of one call before evidence and commit."""
+
+    outcome: Outcome
+    status: ObservationStatus
+    side_effect: SideEffect
+    data: Any = None
+    error: ToolError | None = None
+    evidence: tuple[Evidence, ...] = ()
+    truncated: bool = False
+    partial: PartialProgress | None = None
+    reconciled: bool = False

@@ -1,0 +1,63 @@
+"""Stage 3 — validate: schema, domain, state guard (compare-and-swap), runtime.
+
+A schema pass only says the input is well formed; the state guard says the world is still
+what the caller saw (``expected_state``), and the runtime check says there is still time.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from nodes.executor.results import Normalized, Validated
+from state.contracts import ToolExecutionRequest
+from state.errors import DeadlineExceeded, DomainViolation, SchemaViolation, StateGuardMismatch
+from tools.paths import confine_path
+from tools.spec import ToolSpec
+
+__all__ = ["schema_message", "validate"]
+
+
+def schema_message(exc: ValidationError, limit: int = 5) -> str:
+    """A safe summary of a pydantic error: field locations and kinds, never input values."""
+    parts = []
+    for err in exc.errors(include_input=False, include_url=False, include_context=False)[:limit]:
+        loc = ".".join(str(p) for p in err["loc"]) or "arguments"
+        parts.append(f"{loc}: {err['msg']}")
+    more = len(exc.errors()) - limit
+    return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
+
+
+def validate(
+    request: ToolExecutionRequest,
+    spec: ToolSpec,
+    normalized: Normalized,
+    *,
+    now: float | None = None,
+) -> Validated:
+    """Check the normalized arguments against schema, workspace, expected state and deadline.
+
+    Raises:
+        SchemaViolation, PathEscapeError, DomainViolation, StateGuardMismatch, DeadlineExceeded.
+    """
+    try:
+        args = spec.input_model.model_validate(normalized.arguments)
+    except ValidationError as exc:
+        raise SchemaViolation(f"arguments do not match {spec.key}: {schema_message(exc)}") from None
+    root = Path(request.workspace.root)
+    for rel in normalized.paths:
+        confine_path(root, rel)  # symlink escapes are only visible against the real tree
+    for key, expected in sorted(request.expected_state.items()):
+        if spec.read_state is None:
+            raise DomainViolation(f"{spec.key} cannot check expected_state {key!r}")
+        current = spec.read_state(key, args, root)
+        if current != expected:
+            raise StateGuardMismatch(
+                f"expected_state {key!r} no longer holds (the target changed since it was read)"
+            )
+    current_time = time.time() if now is None else now
+    if request.deadline is not None and current_time >= request.deadline:
+        raise DeadlineExceeded("the request's deadline passed before the call could start")
+    return Validated(args=args, normalized=normalized)
