@@ -52,7 +52,9 @@ class PolicyRule:
             return False
         if not fnmatch.fnmatchcase(actor, self.actor):
             return False
-        return self.path is None or (bool(paths) and all(fnmatch.fnmatchcase(p, self.path) for p in paths))
+        return self.path is None or (
+            bool(paths) and all(fnmatch.fnmatchcase(p, self.path) for p in paths)
+        )
 
 
 @dataclass(frozen=True)
