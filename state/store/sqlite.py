@@ -56,8 +56,8 @@ CREATE TABLE IF NOT EXISTS locks (
     owner TEXT NOT NULL,
     lease_until REAL NOT NULL
 );
--- payload holds the whole event (Event.model_dump_json) so every id round-trips;
--- the other columns are copies for filtering.
+-- payload holds the whole event (Event.model_dump_json) so every id round-trips, and
+-- the other columns are copies for filtering. (No semicolons in comments: split on them.)
 CREATE TABLE IF NOT EXISTS events (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     event_id TEXT NOT NULL UNIQUE,
