@@ -154,19 +154,14 @@ def approval_node(state: ExecutorState, *, deps: ExecutorDeps) -> dict[str, Any]
     request = ToolExecutionRequest.model_validate(state["request"])
     asked = ApprovalRequest.model_validate(state["approval"])
     round_ = state.get("round", 0)
-    _log(
-        deps,
-        [
-            _event(
-                request,
-                EventType.APPROVAL_REQUESTED,
-                seq=round_,
-                payload=asked.model_dump(mode="json"),
-            )
-        ],
+    # Logged before the pause (idempotent by id), and returned with the answer, so the
+    # store shows a waiting approval and the state's count still matches the store.
+    asked_event = _event(
+        request, EventType.APPROVAL_REQUESTED, seq=round_, payload=asked.model_dump(mode="json")
     )
+    deps.store.append_events([asked_event])
     decision = parse_decision(interrupt(asked.model_dump(mode="json")))
-    resolved = _event(
+    answered = _event(
         request,
         EventType.APPROVAL_RESOLVED,
         seq=round_,
@@ -176,11 +171,12 @@ def approval_node(state: ExecutorState, *, deps: ExecutorDeps) -> dict[str, Any]
             "reason": decision.reason,
         },
     )
+    resolved = [asked_event, answered]
     if decision.action == "reject":
         exc = ApprovalRejected(
             f"{asked.tool} was rejected" + (f": {decision.reason}" if decision.reason else "")
         )
-        return {"failure": _failure(exc), "prepared": None, "events": _log(deps, [resolved])}
+        return {"failure": _failure(exc), "prepared": None, "events": _log(deps, resolved)}
     if decision.action == "edit":
         edited = request.model_copy(update={"arguments": decision.arguments or {}})
         return {
@@ -188,16 +184,16 @@ def approval_node(state: ExecutorState, *, deps: ExecutorDeps) -> dict[str, Any]
             "prepared": None,
             "approval": None,
             "round": round_ + 1,
-            "events": _log(deps, [resolved]),
+            "events": _log(deps, resolved),
         }
     try:
         current = _check(request, deps)
         check_fresh(asked, current)
     except ExecGraphError as exc:
-        return {"failure": _failure(exc), "prepared": None, "events": _log(deps, [resolved])}
+        return {"failure": _failure(exc), "prepared": None, "events": _log(deps, resolved)}
     return {
         "prepared": _prepared(current, approved_by=decision.approver),
-        "events": _log(deps, [resolved]),
+        "events": _log(deps, resolved),
     }
 
 

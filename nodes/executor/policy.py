@@ -6,8 +6,8 @@ tool version and normalized arguments it was issued for; it never overrides a de
 
 from __future__ import annotations
 
-from nodes.executor.tokens import verify_token
 from nodes.executor.results import Authorized, Validated
+from nodes.executor.tokens import verify_token
 from state.contracts import ToolExecutionRequest
 from state.errors import PolicyDenied
 from tools.policy import PolicyDecision, PolicyEngine
