@@ -1,0 +1,137 @@
+"""Bounded, hashed readers for a child's output pipes.
+
+Each pipe is drained by its own thread so a child blocked on a full stderr pipe can never
+deadlock one writing stdout. Only the first ``budget`` bytes are kept (and streamed as
+events); the rest is counted and hashed, then dropped, so a 50 MB output costs a fixed
+amount of memory while its evidence hash still covers every byte.
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import os
+import select
+import threading
+from collections.abc import Callable
+from typing import IO, TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from tools.adapters.base import InvokeContext
+
+__all__ = ["StreamReader", "attach_output", "store_artifact"]
+
+E = TypeVar("E", bound=BaseException)
+
+_CHUNK = 64 * 1024
+_SELECT_S = 0.1
+
+
+class StreamReader(threading.Thread):
+    """Drain one pipe: keep up to ``budget`` bytes, hash and count everything."""
+
+    def __init__(
+        self,
+        name: str,
+        pipe: IO[bytes],
+        budget: int,
+        emit: Callable[[dict[str, Any]], None],
+    ) -> None:
+        super().__init__(name=f"execgraph-{name}-reader", daemon=True)
+        self.stream = name
+        self.total = 0
+        self.truncated = False
+        self.abandoned = False
+        self.done = threading.Event()
+        self._pipe = pipe
+        self._budget = max(0, budget)
+        self._kept = bytearray()
+        self._sha = hashlib.sha256()
+        self._emit = emit
+        self._emit_ok = True
+        self._stop = threading.Event()
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def stop(self) -> None:
+        """Stop reading even without EOF (a holder of the pipe escaped the process group)."""
+        self.abandoned = True
+        self._stop.set()
+        self.done.wait(1.0)
+
+    def run(self) -> None:
+        fd = self._pipe.fileno()
+        try:
+            while not self._stop.is_set():
+                ready, _, _ = select.select([fd], [], [], _SELECT_S)
+                if not ready:
+                    continue
+                chunk = os.read(fd, _CHUNK)
+                if not chunk:
+                    break
+                self._take(chunk)
+        except (OSError, ValueError):
+            pass  # the pipe was closed under us: what was read so far stands
+        finally:
+            tail = self._decoder.decode(b"", final=True)
+            if tail:
+                self._send({"stream": self.stream, "chunk": tail})
+            self.done.set()
+
+    def _take(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        self._sha.update(chunk)
+        room = self._budget - len(self._kept)
+        if room > 0:
+            part = chunk[:room]
+            self._kept += part
+            text = self._decoder.decode(part)
+            if text:
+                self._send({"stream": self.stream, "chunk": text})
+        if len(chunk) > room and not self.truncated:
+            self.truncated = True
+            self._send({"stream": self.stream, "chunk": "", "truncated": True})
+
+    def _send(self, payload: dict[str, Any]) -> None:
+        if not self._emit_ok:
+            return
+        try:
+            self._emit(payload)
+        except Exception:
+            # A failing event sink must not stop the draining, or the child would block.
+            self._emit_ok = False
+
+    def kept_bytes(self) -> bytes:
+        """The kept prefix (at most ``budget`` bytes)."""
+        return bytes(self._kept)
+
+    def kept_len(self) -> int:
+        """How many bytes are held in memory."""
+        return len(self._kept)
+
+    def text(self) -> str:
+        """The kept prefix as text (invalid UTF-8 replaced)."""
+        return bytes(self._kept).decode("utf-8", "replace")
+
+    def hexdigest(self) -> str:
+        """sha256 of every byte read, kept or not."""
+        return self._sha.hexdigest()
+
+
+def attach_output(error: E, output: object) -> E:
+    """Hang what was observed before the failure on a typed error as ``.output``.
+
+    The error tree's classes take only a message; the executor may still want the bounded
+    streams, status and evidence of a failed call, so they travel on the instance.
+    """
+    error.__dict__["output"] = output
+    return error
+
+
+def store_artifact(ctx: InvokeContext, data: bytes, kind: str) -> str | None:
+    """Store bytes as an artifact when the context has a store; None otherwise."""
+    if not data:
+        return None
+    try:
+        return ctx.put_artifact(data, kind)
+    except Exception:  # no store attached, or the store refused: the inline copy remains
+        return None

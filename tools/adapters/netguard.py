@@ -1,0 +1,211 @@
+"""Network guards for adapters that reach out: host allow-lists and address-range checks.
+
+A URL from a model is hostile until proven otherwise. Before any connection is opened the
+host must match the adapter's allow-list, and every address it stands for must be public:
+private, loopback, link-local, unspecified, multicast and reserved ranges are refused, and
+so are the same addresses hidden in IPv4-mapped, 6to4, Teredo or NAT64 IPv6 forms, or
+written the way ``inet_aton`` still accepts them (``2130706433``, ``0177.0.0.1``,
+``0x7f.1``, ``127.1``). :mod:`ipaddress` rejects those legacy forms, so they are parsed
+here, exactly as the C library would parse them when connecting.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import socket
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from state.errors import PolicyDenied, TargetNotFound, TransientError
+
+__all__ = [
+    "HostPattern",
+    "IPAddress",
+    "address_forbidden",
+    "host_allowed",
+    "parse_host_patterns",
+    "parse_numeric_host",
+    "resolve_public",
+]
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+Resolver = Callable[..., list[tuple[Any, ...]]]
+
+_NUMERIC_PART = re.compile(r"0[xX][0-9a-fA-F]*|[0-9]+")
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
+@dataclass(frozen=True)
+class HostPattern:
+    """One allow-list entry: ``*``, ``example.com``, ``*.example.com``, optional ``:port``."""
+
+    host: str
+    port: int | None = None
+    subdomains: bool = False
+
+    def matches(self, host: str, port: int) -> bool:
+        """True when ``host`` (canonical, lower case) and ``port`` fit this entry."""
+        if self.port is not None and self.port != port:
+            return False
+        if self.host == "*":
+            return True
+        if self.subdomains:
+            return host.endswith("." + self.host)
+        return host == self.host
+
+
+def _canonical_host(host: str) -> str:
+    """Lower-case, strip brackets and a trailing dot; numeric hosts become their IP."""
+    text = host.strip().lower().strip("[]").rstrip(".")
+    try:
+        ip = parse_numeric_host(text)
+    except ValueError:
+        return text
+    return str(ip) if ip is not None else text
+
+
+def parse_host_patterns(entries: Sequence[str]) -> tuple[HostPattern, ...]:
+    """Parse allow-list entries once, at adapter construction (bad entries fail loudly)."""
+    patterns: list[HostPattern] = []
+    for raw in entries:
+        text = raw.strip().lower()
+        if not text:
+            raise ValueError("empty allowed-host entry")
+        port: int | None = None
+        bracketed = re.fullmatch(r"\[([^\]]+)\](?::(\d+))?", text)
+        if bracketed:
+            text, port_text = bracketed.group(1), bracketed.group(2)
+            port = int(port_text) if port_text else None
+        elif text.count(":") == 1:
+            text, port_text = text.split(":")
+            port = int(port_text)
+        subdomains = text.startswith("*.")
+        host = text[2:] if subdomains else text
+        if host != "*":
+            host = _canonical_host(host)
+        patterns.append(HostPattern(host=host, port=port, subdomains=subdomains))
+    return tuple(patterns)
+
+
+def host_allowed(host: str, port: int, patterns: Sequence[HostPattern]) -> bool:
+    """True when any allow-list entry admits ``host:port``."""
+    canonical = _canonical_host(host)
+    return any(p.matches(canonical, port) for p in patterns)
+
+
+def parse_numeric_host(host: str) -> IPAddress | None:
+    """The address a numeric host denotes, None for a name, ValueError for a bad number.
+
+    Accepts everything ``inet_aton`` accepts (one to four parts, each decimal, octal with a
+    leading ``0`` or hex with ``0x``; the last part fills the remaining bytes) plus IPv6.
+    """
+    text = host.strip().strip("[]").rstrip(".")
+    try:
+        return ipaddress.ip_address(text)
+    except ValueError:
+        pass
+    parts = text.split(".")
+    if not all(_NUMERIC_PART.fullmatch(p) for p in parts):
+        return None
+    if len(parts) > 4:
+        raise ValueError("too many parts in a numeric host")
+    numbers: list[int] = []
+    for part in parts:
+        if part[:2].lower() == "0x":
+            numbers.append(int(part[2:] or "0", 16))
+        elif len(part) > 1 and part.startswith("0"):
+            numbers.append(int(part, 8))  # ValueError on 8/9: inet_aton refuses those too
+        else:
+            numbers.append(int(part))
+    *head, last = numbers
+    if any(n > 255 for n in head) or last >= 256 ** (4 - len(head)):
+        raise ValueError("numeric host out of range")
+    value = 0
+    for n in head:
+        value = value * 256 + n
+    value = value * 256 ** (4 - len(head)) + last
+    return ipaddress.IPv4Address(value)
+
+
+def _embedded_ipv4(ip: IPAddress) -> list[ipaddress.IPv4Address]:
+    """IPv4 addresses an IPv6 address carries (mapped, 6to4, Teredo, NAT64)."""
+    if not isinstance(ip, ipaddress.IPv6Address):
+        return []
+    found: list[ipaddress.IPv4Address] = []
+    if ip.ipv4_mapped is not None:
+        found.append(ip.ipv4_mapped)
+    if ip.sixtofour is not None:
+        found.append(ip.sixtofour)
+    if ip.teredo is not None:
+        found.extend(ip.teredo)
+    if ip in _NAT64:
+        found.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
+    return found
+
+
+def address_forbidden(ip: IPAddress) -> bool:
+    """True for any address that is not plainly public (or hides a non-public one)."""
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped  # ::ffff:0:0/96 itself counts as non-global; judge the IPv4 inside
+    for candidate in (ip, *_embedded_ipv4(ip)):
+        if (
+            candidate.is_private
+            or candidate.is_loopback
+            or candidate.is_link_local
+            or candidate.is_unspecified
+            or candidate.is_multicast
+            or candidate.is_reserved
+            or not candidate.is_global
+        ):
+            return True
+    return False
+
+
+def resolve_public(
+    host: str,
+    port: int,
+    *,
+    allow_private: bool,
+    resolver: Resolver = socket.getaddrinfo,
+) -> list[IPAddress]:
+    """Every address ``host`` stands for, all checked; the caller connects to these only.
+
+    Connecting to a checked address (instead of letting the HTTP client resolve the name
+    again) closes the DNS-rebinding gap between the check and the connection.
+
+    Raises:
+        PolicyDenied: a malformed numeric host, or any address in a refused range.
+        TargetNotFound: the name does not resolve.
+        TransientError: the resolver failed temporarily.
+    """
+    text = host.strip().strip("[]").rstrip(".")
+    try:
+        numeric = parse_numeric_host(text)
+    except ValueError:
+        raise PolicyDenied("the URL's numeric host address is malformed") from None
+    if numeric is not None:
+        addresses: list[IPAddress] = [numeric]
+    else:
+        try:
+            infos = resolver(text, port, type=socket.SOCK_STREAM)
+        except socket.gaierror as exc:
+            if exc.errno == socket.EAI_AGAIN:
+                raise TransientError(f"name lookup for {text!r} failed temporarily") from None
+            raise TargetNotFound(f"host {text!r} does not resolve") from None
+        except (UnicodeError, OSError):
+            raise TargetNotFound(f"host {text!r} does not resolve") from None
+        addresses = []
+        for info in infos:
+            ip = ipaddress.ip_address(str(info[4][0]).split("%")[0])
+            if ip not in addresses:
+                addresses.append(ip)
+        if not addresses:
+            raise TargetNotFound(f"host {text!r} does not resolve")
+    if not allow_private and any(address_forbidden(ip) for ip in addresses):
+        raise PolicyDenied(
+            f"host {text!r} is or resolves to a private, loopback, link-local or otherwise "
+            "non-public address; this adapter does not allow those"
+        )
+    return addresses

@@ -1,0 +1,391 @@
+"""The process adapter: run an allow-listed program, never a shell, and leave nothing behind.
+
+Security (DESIGN §10): the program must be on the adapter's allow-list and runs by absolute
+path from an argv list (``shell=False``), so ``;``, ``$(...)``, backticks and ``|`` in
+arguments are inert text. The child gets a scrubbed environment (allow-listed variables plus
+a fixed ``PATH``), a working directory confined to the workspace, no stdin, and its own
+session, so the whole process group can be signalled at once.
+
+Outcome mapping (the model must see a clear status):
+
+========================================  =============================================
+what happened                              result
+========================================  =============================================
+program not on the allow-list              ``PolicyDenied`` (DENIED; nothing ran)
+``cwd`` outside the workspace              ``PathEscapeError`` (DENIED; nothing ran)
+``cwd`` missing / program not installed    ``TargetNotFound`` (nothing ran)
+cancelled or out of time before the start  ``ToolCancelled`` / ``DeadlineExceeded``
+exit status 0                              ``AdapterOutput`` (committed unless effect=read)
+non-zero exit status                       ``ProcessExitError`` (a ``PermanentError``,
+                                           PERMANENT_ERROR, exit code in the message);
+                                           ``on_nonzero="data"`` returns it as data instead
+cancelled while running                    group killed, ``ToolCancelled`` (CANCELLED)
+time limit hit while running               group killed; effect ``read``: ``TransientError``;
+                                           ``write``/``irreversible``: ``ResponseLostError``
+                                           (UNKNOWN: it may have acted half-way; reconcile)
+========================================  =============================================
+
+Every error raised after the child started carries ``.output`` (an :class:`AdapterOutput`
+with the bounded streams and the evidence) for the executor to record.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from state.contracts import Evidence
+from state.errors import (
+    DeadlineExceeded,
+    PermanentError,
+    PolicyDenied,
+    ResponseLostError,
+    TargetNotFound,
+    ToolCancelled,
+    TransientError,
+)
+from tools.adapters._streams import StreamReader, attach_output, store_artifact
+from tools.adapters.base import AdapterOutput, InvokeContext
+from tools.paths import confine_path
+from tools.spec import Effect, ToolSpec
+
+__all__ = [
+    "DEFAULT_ENV_ALLOW",
+    "DEFAULT_PATH",
+    "ProcessAdapter",
+    "ProcessExitError",
+    "RunProcessArgs",
+]
+
+DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
+DEFAULT_ENV_ALLOW = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
+_POLL_S = 0.02
+_MAX_ARG_BYTES = 128 * 1024
+
+
+class ProcessExitError(PermanentError):
+    """The program ran to completion and reported failure with a non-zero exit status."""
+
+    def __init__(self, message: str, *, exit_code: int, output: AdapterOutput) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+        self.output = output
+
+
+class RunProcessArgs(BaseModel):
+    """Arguments of ``run_process``: an argv list, never a command line."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    program: str = Field(min_length=1, max_length=4096, description="Allow-listed program name")
+    args: list[str] = Field(default_factory=list, max_length=1024, description="argv[1:]")
+    cwd: str = Field(default=".", description="Workspace-relative working directory")
+    timeout_s: float | None = Field(default=None, gt=0, description="Time limit in seconds")
+
+    @field_validator("args")
+    @classmethod
+    def _plain_strings(cls, value: list[str]) -> list[str]:
+        if any("\x00" in arg for arg in value):
+            raise ValueError("arguments must not contain NUL bytes")
+        if sum(len(arg.encode()) for arg in value) > _MAX_ARG_BYTES:
+            raise ValueError("arguments are too long")
+        return value
+
+
+def _resolve_programs(allowed: Mapping[str, str] | Sequence[str], path: str) -> dict[str, str]:
+    """name -> absolute executable path; fails at construction, not at call time."""
+    pairs = list(allowed.items()) if isinstance(allowed, Mapping) else [(p, p) for p in allowed]
+    table: dict[str, str] = {}
+    for name, target in pairs:
+        found = target if os.path.isabs(target) else shutil.which(target, path=path)
+        if found is None or not os.path.isfile(found) or not os.access(found, os.X_OK):
+            raise ValueError(f"allowed program {target!r} is not an executable file")
+        found = os.path.abspath(found)
+        table[name] = found
+        table.setdefault(os.path.basename(name), found)
+    return table
+
+
+def _exited(pid: int) -> bool:
+    """True once the child has exited, WITHOUT reaping it.
+
+    While the leader stays an unreaped zombie its pid (= the process group id) cannot be
+    reused, so signalling the group afterwards can never hit an unrelated process.
+    """
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+class ProcessAdapter:
+    """Runs allow-listed programs in the workspace as the ``run_process`` tool.
+
+    Args:
+        allowed_programs: Names or absolute paths (``["git", "/usr/bin/python3"]``), or a
+            mapping of tool-visible name to absolute path (``{"python": sys.executable}``).
+            A call may name a program by its key, its base name or its exact resolved path.
+        env_allow: Variables copied from this process's environment; nothing else leaks.
+        path: The fixed ``PATH`` the child sees (also used to resolve bare names).
+        grace_s: Time between SIGTERM and SIGKILL when the group is stopped.
+        effect: Effect class of ``run_process`` (drives policy and outcome mapping).
+        default_timeout_s: Limit when the call gives none; ``max_timeout_s`` caps any.
+        on_nonzero: ``"error"`` raises :class:`ProcessExitError`; ``"data"`` returns it.
+        version: Tool version approvals bind to.
+    """
+
+    name = "process"
+
+    def __init__(
+        self,
+        allowed_programs: Mapping[str, str] | Sequence[str],
+        *,
+        env_allow: Sequence[str] = DEFAULT_ENV_ALLOW,
+        path: str = DEFAULT_PATH,
+        grace_s: float = 2.0,
+        effect: Effect = "write",
+        default_timeout_s: float = 60.0,
+        max_timeout_s: float = 3600.0,
+        on_nonzero: Literal["error", "data"] = "error",
+        version: str = "1.0.0",
+    ) -> None:
+        self._programs = _resolve_programs(allowed_programs, path)
+        self._env_allow = tuple(env_allow)
+        self._path = path
+        self._grace_s = grace_s
+        self._effect: Effect = effect
+        self._default_timeout_s = default_timeout_s
+        self._max_timeout_s = max_timeout_s
+        self._on_nonzero = on_nonzero
+        self._version = version
+
+    def tools(self) -> list[ToolSpec]:
+        """The single ``run_process`` tool."""
+        names = ", ".join(sorted(k for k in self._programs if not os.path.isabs(k)))
+        return [
+            ToolSpec(
+                name="run_process",
+                version=self._version,
+                description=(
+                    "Run an allow-listed program with an argument list (no shell) in a "
+                    f"workspace directory. Allowed programs: {names}."
+                ),
+                input_model=RunProcessArgs,
+                effect=self._effect,
+                run=self._run,
+                timeout_s=self._default_timeout_s,
+            )
+        ]
+
+    def close(self) -> None:
+        """Nothing to release: every call reaps its own process group before returning."""
+
+    # ------------------------------------------------------------------ preparation
+
+    def _program(self, requested: str) -> str:
+        found = self._programs.get(requested)
+        if found is None and requested in self._programs.values():
+            found = requested
+        if found is None:
+            raise PolicyDenied(f"program {requested!r} is not on this adapter's allow-list")
+        return found
+
+    def _cwd(self, root: Path, raw: str) -> Path:
+        if raw.strip() in ("", ".", "./"):
+            cwd = Path(os.path.realpath(root))
+        else:
+            cwd = confine_path(root, raw)
+        if not cwd.is_dir():
+            raise TargetNotFound(f"working directory {raw!r} does not exist in the workspace")
+        return cwd
+
+    def _env(self) -> dict[str, str]:
+        env = {k: os.environ[k] for k in self._env_allow if k in os.environ}
+        env["PATH"] = self._path
+        return env
+
+    def _deadline(self, timeout_s: float | None, ctx: InvokeContext) -> float:
+        limit = min(timeout_s or self._default_timeout_s, self._max_timeout_s)
+        deadline = time.time() + limit
+        return deadline if ctx.deadline is None else min(deadline, ctx.deadline)
+
+    # ------------------------------------------------------------------ execution
+
+    def _run(self, args: BaseModel, ctx: InvokeContext) -> AdapterOutput:
+        assert isinstance(args, RunProcessArgs)
+        program = self._program(args.program)
+        cwd = self._cwd(ctx.workspace_root, args.cwd)
+        if ctx.cancel.is_set():
+            raise ToolCancelled("cancelled before the process started; nothing ran")
+        deadline = self._deadline(args.timeout_s, ctx)
+        if deadline <= time.time():
+            raise DeadlineExceeded("no time left to start the process; nothing ran")
+        try:
+            proc = subprocess.Popen(  # argv list, allow-listed absolute path: no shell
+                [program, *args.args],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=cwd,
+                env=self._env(),
+                shell=False,
+                close_fds=True,
+                start_new_session=True,
+            )
+        except FileNotFoundError:
+            raise TargetNotFound(f"program {args.program!r} is not installed") from None
+        except OSError as exc:
+            raise PermanentError(
+                f"program {args.program!r} could not be started ({type(exc).__name__})"
+            ) from None
+        return self._supervise(proc, args, ctx, deadline)
+
+    def _supervise(
+        self,
+        proc: subprocess.Popen[bytes],
+        args: RunProcessArgs,
+        ctx: InvokeContext,
+        deadline: float,
+    ) -> AdapterOutput:
+        assert proc.stdout is not None and proc.stderr is not None
+        emit_lock = threading.Lock()
+        seq = [0]
+
+        def emit(payload: dict[str, Any]) -> None:
+            with emit_lock:  # one total order across both streams
+                seq[0] += 1
+                ctx.emit("tool.output", {**payload, "call_id": ctx.call_id, "seq": seq[0]})
+
+        readers = [
+            StreamReader("stdout", proc.stdout, ctx.output_budget, emit),
+            StreamReader("stderr", proc.stderr, ctx.output_budget, emit),
+        ]
+        for reader in readers:
+            reader.start()
+        stopped: str | None = None
+        try:
+            while not _exited(proc.pid):
+                if ctx.cancel.is_set():
+                    stopped = "cancelled"
+                    break
+                left = deadline - time.time()
+                if left <= 0:
+                    stopped = "deadline"
+                    break
+                ctx.cancel.wait(min(_POLL_S, left))
+        finally:
+            # Whatever happened (even an exception in this thread), nothing outlives the call.
+            self._stop_group(proc, readers)
+        return self._result(proc, args, ctx, readers, stopped)
+
+    def _stop_group(self, proc: subprocess.Popen[bytes], readers: list[StreamReader]) -> None:
+        """SIGTERM the group, wait up to ``grace_s``, SIGKILL it, reap the leader, drain."""
+        pgid = proc.pid  # start_new_session: the child leads its own group
+        _signal_group(pgid, signal.SIGTERM)
+        give_up = time.time() + self._grace_s
+        # Wait for the leader and every pipe holder (grandchildren) to go, within the grace.
+        while time.time() < give_up and not (
+            _exited(proc.pid) and all(r.done.is_set() for r in readers)
+        ):
+            time.sleep(_POLL_S)
+        _signal_group(pgid, signal.SIGKILL)
+        proc.wait()  # reap; after SIGKILL this returns promptly
+        for reader in readers:
+            # EOF arrives once the last holder of the pipe is dead. A process that escaped
+            # the group (its own setsid) could hold it forever: stop reading after a bound.
+            if not reader.done.wait(self._grace_s + 1.0):
+                reader.stop()
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+
+    def _result(
+        self,
+        proc: subprocess.Popen[bytes],
+        args: RunProcessArgs,
+        ctx: InvokeContext,
+        readers: list[StreamReader],
+        stopped: str | None,
+    ) -> AdapterOutput:
+        out, err = readers
+        code = proc.returncode
+        data = {
+            "program": args.program,
+            "args": list(args.args),
+            "exit_code": code,
+            "stopped": stopped,
+            "stdout": out.text(),
+            "stderr": err.text(),
+            "stdout_bytes": out.total,
+            "stderr_bytes": err.total,
+            "stdout_truncated": out.truncated,
+            "stderr_truncated": err.truncated,
+        }
+        now = time.time()
+        evidence = [
+            Evidence(
+                source_id=f"process:{ctx.call_id}:exit_code",
+                kind="exit_code",
+                value=str(code),
+                call_id=ctx.call_id,
+                verified=stopped is None,
+                observed_at=now,
+            )
+        ]
+        for reader in readers:
+            evidence.append(
+                Evidence(
+                    source_id=f"process:{ctx.call_id}:{reader.stream}",
+                    kind=f"{reader.stream}_sha256",
+                    value=reader.hexdigest(),
+                    ref=store_artifact(ctx, reader.kept_bytes(), reader.stream),
+                    call_id=ctx.call_id,
+                    verified=stopped is None and not reader.abandoned,
+                    observed_at=now,
+                )
+            )
+        acted = self._effect != "read"
+        name = args.program
+        output = AdapterOutput(
+            data=data,
+            # Killed mid-way, a write may have acted part-way: nobody can tell.
+            committed=acted if stopped is None else (None if acted else False),
+            summary=f"{name} exited with status {code}" if stopped is None else f"{name} {stopped}",
+            evidence=tuple(evidence),
+            truncated=out.truncated or err.truncated,
+        )
+        if stopped is None and (code == 0 or self._on_nonzero == "data"):
+            return output
+        error: Exception
+        if stopped == "cancelled":
+            error = ToolCancelled(
+                f"cancelled while {name!r} was running; its process group was killed"
+                + ("; effects it had already made are unknown" if acted else "")
+            )
+        elif stopped == "deadline" and acted:
+            error = ResponseLostError(
+                f"{name!r} ran out of time and its process group was killed; it may have "
+                "acted part-way, so the outcome is unknown and must be reconciled"
+            )
+        elif stopped == "deadline":
+            error = TransientError(f"{name!r} ran out of time and was killed")
+        else:
+            error = ProcessExitError(
+                f"{name!r} exited with status {code}", exit_code=code, output=output
+            )
+        raise attach_output(error, output)
