@@ -1,0 +1,490 @@
+"""FileAdapter: read, list, write and patch files confined to a workspace root.
+
+Every path is confined with :func:`tools.paths.confine_path` against the call's workspace
+root before any file is opened, so ``..``, absolute paths and symlink escapes never reach
+the filesystem. Writes are atomic (temp file in the same directory, fsync, ``os.replace``)
+so a crash leaves either the old or the new content, never a torn file; that is what makes
+``reconcile`` able to answer by comparing hashes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import errno
+import fnmatch
+import hashlib
+import os
+import tempfile
+import threading
+import time
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from state.contracts import Evidence
+from state.errors import (
+    DeadlineExceeded,
+    PathEscapeError,
+    PermanentError,
+    TargetNotFound,
+    ToolCancelled,
+    TransientError,
+    VerificationError,
+)
+from tools.adapters.base import AdapterOutput, InvokeContext
+from tools.paths import confine_path, normalize_relpath
+from tools.spec import Effect, Runner, ToolSpec
+
+__all__ = [
+    "ABSENT",
+    "FileAdapter",
+    "ListFilesArgs",
+    "PatchFileArgs",
+    "ReadFileArgs",
+    "WriteFileArgs",
+]
+
+ABSENT = "absent"
+"""The ``sha256`` state of a file that does not exist (for compare-and-swap)."""
+
+_CHUNK = 1 << 20
+_DIFF_LINES = 60
+_DIFF_CHARS = 4000
+_DIFF_MAX_INPUT = 256 * 1024
+_JOURNAL_SIZE = 4096
+_READ_DOC = "Read a UTF-8 workspace file; page with offset when it exceeds the output budget."
+_LIST_DOC = "List workspace files matching a glob; '**' spans directories."
+_WRITE_DOC = "Atomically replace a workspace file with content, creating parent directories."
+_PATCH_DOC = "Replace one exact, unique occurrence of `old` with `new` in a workspace file."
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ReadFileArgs(_Args):
+    """Arguments of ``read_file``; ``offset`` pages through files larger than the budget."""
+
+    path: str = Field(description="workspace-relative file path")
+    offset: int = Field(default=0, ge=0, description="byte offset to start reading at")
+
+
+class ListFilesArgs(_Args):
+    """Arguments of ``list_files``; ``**`` matches any number of directories."""
+
+    pattern: str = Field(default="**/*", description="glob, e.g. 'src/**/*.py'")
+    limit: int = Field(default=1000, ge=1, le=100_000, description="most names returned")
+
+
+class WriteFileArgs(_Args):
+    """Arguments of ``write_file``: the whole new UTF-8 content."""
+
+    path: str = Field(description="workspace-relative file path")
+    content: str = Field(description="complete new file content")
+
+
+class PatchFileArgs(_Args):
+    """Arguments of ``patch_file``: ``old`` must occur exactly once."""
+
+    path: str = Field(description="workspace-relative file path")
+    old: str = Field(min_length=1, description="exact text to replace (must be unique)")
+    new: str = Field(description="replacement text")
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _check_running(ctx: InvokeContext) -> None:
+    """Refuse to start (or continue) once cancelled or past the deadline."""
+    if ctx.cancel.is_set():
+        raise ToolCancelled("the call was cancelled")
+    if ctx.deadline is not None and ctx.remaining_s() == 0:
+        raise DeadlineExceeded("the deadline passed before the file operation started")
+
+
+def _os_error(exc: OSError, rel: str, verb: str) -> Exception:
+    """Translate an OSError into a typed error whose text we wrote ourselves."""
+    if exc.errno in (errno.ENOENT, errno.ENOTDIR) and verb == "read":
+        return TargetNotFound(f"no file at {rel!r}")
+    if exc.errno == errno.EISDIR:
+        return PermanentError(f"{rel!r} is a directory, not a file")
+    if exc.errno == errno.ENOTDIR:
+        return PermanentError(f"a parent of {rel!r} is not a directory")
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return PermanentError(f"permission denied to {verb} {rel!r}")
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EAGAIN, errno.EBUSY):
+        return TransientError(f"the filesystem is busy or full; could not {verb} {rel!r}")
+    return PermanentError(f"could not {verb} {rel!r} (OS error {exc.errno})")
+
+
+def _file_state(path: Path) -> tuple[str, int]:
+    """(sha256 or ABSENT, mtime_ns) of ``path``; a directory is not a file."""
+    try:
+        with open(path, "rb") as fh:
+            digest = hashlib.sha256()
+            while chunk := fh.read(_CHUNK):
+                digest.update(chunk)
+            return digest.hexdigest(), os.fstat(fh.fileno()).st_mtime_ns
+    except FileNotFoundError:
+        return ABSENT, 0
+
+
+def _decode(data: bytes) -> tuple[str, bool]:
+    """UTF-8 text of ``data`` (a cut multibyte tail is dropped); True when binary."""
+    for cut in range(4):
+        try:
+            return data[: len(data) - cut].decode("utf-8"), False
+        except UnicodeDecodeError:
+            continue
+    return data.decode("utf-8", errors="replace"), True
+
+
+def _diff(rel: str, before: bytes, after: bytes) -> tuple[str, str]:
+    """(bounded summary, full unified diff) of a change, cheap for huge files."""
+    if len(before) > _DIFF_MAX_INPUT or len(after) > _DIFF_MAX_INPUT:
+        summary = f"{rel}: {len(before)} -> {len(after)} bytes (too large to diff)"
+        return summary, summary
+    old = _decode(before)[0].splitlines(keepends=True)
+    new = _decode(after)[0].splitlines(keepends=True)
+    lines = list(difflib.unified_diff(old, new, f"a/{rel}", f"b/{rel}", n=2))
+    full = "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+    added = sum(1 for ln in lines if ln.startswith("+") and not ln.startswith("+++"))
+    removed = sum(1 for ln in lines if ln.startswith("-") and not ln.startswith("---"))
+    head = f"{rel}: +{added} -{removed} lines\n"
+    body = "".join(ln if ln.endswith("\n") else ln + "\n" for ln in lines[:_DIFF_LINES])
+    summary = head + body[:_DIFF_CHARS]
+    if len(lines) > _DIFF_LINES or len(body) > _DIFF_CHARS:
+        summary += "... (diff truncated)\n"
+    return summary, full
+
+
+def _match_parts(parts: list[str], pat: list[str]) -> bool:
+    """Segment-wise glob match where a ``**`` segment spans zero or more directories."""
+    if not pat:
+        return not parts
+    if pat[0] == "**":
+        return any(_match_parts(parts[i:], pat[1:]) for i in range(len(parts) + 1))
+    return (
+        bool(parts) and fnmatch.fnmatchcase(parts[0], pat[0]) and _match_parts(parts[1:], pat[1:])
+    )
+
+
+def _ev(
+    ctx: InvokeContext,
+    source_id: str,
+    kind: str,
+    value: str,
+    *,
+    verified: bool = False,
+    version: int | None = None,
+    ref: str | None = None,
+) -> Evidence:
+    """One evidence item for this call (version defaults to now, so newer wins)."""
+    return Evidence(
+        source_id=source_id,
+        kind=kind,
+        value=value,
+        ref=ref,
+        call_id=ctx.call_id,
+        verified=verified,
+        observed_at=time.time(),
+        version=version or time.time_ns(),
+    )
+
+
+def _try_artifact(ctx: InvokeContext, data: bytes, kind: str) -> str | None:
+    """Store ``data`` as an artifact if the context has a store attached."""
+    try:
+        return ctx.put_artifact(data, kind)
+    except RuntimeError:  # the default context has no artifact store; inline output only
+        return None
+
+
+class FileAdapter:
+    """Workspace file tools: ``read_file``, ``list_files``, ``write_file``, ``patch_file``.
+
+    Args:
+        root: Default workspace root; each call uses ``ctx.workspace_root`` so one adapter
+            can serve every run.
+        max_read_bytes: The most bytes one read loads into memory (inline plus artifact).
+    """
+
+    name = "files"
+
+    def __init__(self, root: Path | str, *, max_read_bytes: int = 8 * 1024 * 1024) -> None:
+        self.root = Path(root)
+        self.max_read_bytes = max_read_bytes
+        # call_id -> (pre-image hash, intended hash): lets reconcile tell "not yet" from
+        # "done" for a lost response within this process's lifetime.
+        self._journal: OrderedDict[str, tuple[str, str]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ helpers
+
+    def _root(self, ctx: InvokeContext | None) -> Path:
+        return Path(ctx.workspace_root) if ctx is not None and ctx.workspace_root else self.root
+
+    def _remember(self, call_id: str, pre: str, intended: str) -> None:
+        with self._lock:
+            self._journal[call_id] = (pre, intended)
+            while len(self._journal) > _JOURNAL_SIZE:
+                self._journal.popitem(last=False)
+
+    # ------------------------------------------------------------------ read tools
+
+    def _read(self, args: BaseModel, ctx: InvokeContext) -> AdapterOutput:
+        assert isinstance(args, ReadFileArgs)
+        _check_running(ctx)
+        rel = normalize_relpath(args.path)
+        path = confine_path(self._root(ctx), args.path)
+        window = min(max(ctx.output_budget, 0), self.max_read_bytes)
+        digest = hashlib.sha256()
+        captured = bytearray()
+        try:
+            with open(path, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                pos = 0
+                while chunk := fh.read(_CHUNK):
+                    if ctx.cancel.is_set():
+                        raise ToolCancelled("the read was cancelled")
+                    digest.update(chunk)
+                    lo, hi = max(args.offset - pos, 0), self.max_read_bytes + args.offset - pos
+                    if hi > 0 and lo < len(chunk):
+                        captured += chunk[lo:hi]
+                    pos += len(chunk)
+        except OSError as exc:
+            raise _os_error(exc, rel, "read") from None
+        sha, size = digest.hexdigest(), st.st_size
+        inline = bytes(captured[:window])
+        text, binary = _decode(inline)
+        shown = len(text.encode("utf-8")) if not binary else len(inline)
+        truncated = args.offset + shown < size
+        version = max(st.st_mtime_ns, 1)
+        evidence = [_ev(ctx, f"file:{rel}", "file_hash", sha, verified=True, version=version)]
+        if truncated and len(captured) > shown:
+            ref = _try_artifact(ctx, bytes(captured), "file")
+            if ref is not None:
+                source = f"content:{rel}@{args.offset}"
+                evidence.append(_ev(ctx, source, "file_content", sha, ref=ref, version=version))
+        data = {
+            "path": rel,
+            "content": text,
+            "sha256": sha,
+            "size": size,
+            "binary": binary,
+            "offset": args.offset,
+            "next_offset": args.offset + shown if truncated else None,
+        }
+        summary = f"read {shown} of {size} bytes of {rel}"
+        return AdapterOutput(data, False, summary, tuple(evidence), truncated)
+
+    def _list(self, args: BaseModel, ctx: InvokeContext) -> AdapterOutput:
+        assert isinstance(args, ListFilesArgs)
+        _check_running(ctx)
+        pattern = normalize_relpath(args.pattern).split("/")
+        base = Path(os.path.realpath(self._root(ctx)))
+        if not base.is_dir():
+            raise TargetNotFound("the workspace root does not exist")
+        found: list[str] = []
+        # followlinks=False: a symlinked directory could loop or leave the root.
+        for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
+            if ctx.cancel.is_set():
+                raise ToolCancelled("the listing was cancelled")
+            dirnames.sort()
+            reldir = os.path.relpath(dirpath, base)
+            for fname in sorted(filenames):
+                rel = fname if reldir == "." else f"{reldir}/{fname}"
+                if not _match_parts(rel.split("/"), pattern):
+                    continue
+                try:
+                    confine_path(base, rel)
+                except PathEscapeError:
+                    continue  # a symlink pointing outside the workspace is not listed
+                found.append(rel)
+        files, used = [], 0
+        for rel in found[: args.limit]:
+            used += len(rel) + 1
+            if used > ctx.output_budget:
+                break
+            files.append(rel)
+        truncated = len(files) < len(found)
+        listing = "\n".join(files)
+        digest = _sha(listing.encode())
+        evidence = _ev(ctx, f"list:{args.pattern}", "file_listing", digest, verified=True)
+        data = {"files": files, "count": len(files), "total": len(found)}
+        summary = f"{len(found)} files match {args.pattern!r}"
+        return AdapterOutput(data, False, summary, (evidence,), truncated)
+
+    # ------------------------------------------------------------------ write tools
+
+    def _commit(
+        self, ctx: InvokeContext, rel: str, path: Path, before: bytes | None, after: bytes
+    ) -> AdapterOutput:
+        """Atomically replace ``path`` with ``after`` and describe the change."""
+        pre = _sha(before) if before is not None else ABSENT
+        intended = _sha(after)
+        self._remember(ctx.call_id, pre, intended)
+        _check_running(ctx)  # last point at which nothing has happened yet
+        fd, tmp = -1, ""
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if confine_path(self._root(ctx), rel) != path:  # a directory was swapped
+                raise PathEscapeError("the path changed while being written")
+            mode = path.stat().st_mode & 0o7777 if before is not None else 0o644
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            with os.fdopen(fd, "wb") as fh:
+                fd = -1
+                fh.write(after)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(tmp, mode)
+            os.replace(tmp, path)
+            tmp = ""
+            _fsync_dir(path.parent)
+        except OSError as exc:
+            raise _os_error(exc, rel, "write") from None
+        finally:
+            if fd >= 0:
+                os.close(fd)
+            if tmp:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+        summary, full = _diff(rel, before or b"", after)
+        ref = _try_artifact(ctx, full.encode(), "diff") if len(full) > len(summary) else None
+        evidence = (
+            _ev(ctx, f"write:{rel}:{ctx.call_id}", "file_write", f"{pre}->{intended}"),
+            _ev(ctx, f"diff:{rel}:{ctx.call_id}", "file_diff", summary, ref=ref),
+        )
+        data = {
+            "path": rel,
+            "sha256_before": pre,
+            "sha256_after": intended,
+            "bytes": len(after),
+            "changed": pre != intended,
+            "diff": summary,
+        }
+        return AdapterOutput(data, True, f"wrote {len(after)} bytes to {rel}", evidence)
+
+    def _load(self, path: Path, rel: str, verb: str) -> bytes | None:
+        try:
+            return path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise _os_error(exc, rel, verb) from None
+
+    def _write(self, args: BaseModel, ctx: InvokeContext) -> AdapterOutput:
+        assert isinstance(args, WriteFileArgs)
+        rel = normalize_relpath(args.path)
+        path = confine_path(self._root(ctx), args.path)
+        return self._commit(
+            ctx, rel, path, self._load(path, rel, "write"), args.content.encode("utf-8")
+        )
+
+    def _patch(self, args: BaseModel, ctx: InvokeContext) -> AdapterOutput:
+        assert isinstance(args, PatchFileArgs)
+        rel = normalize_relpath(args.path)
+        path = confine_path(self._root(ctx), args.path)
+        before = self._load(path, rel, "read")
+        if before is None:
+            raise TargetNotFound(f"no file at {rel!r} to patch")
+        text, binary = _decode(before)
+        if binary or len(text.encode("utf-8")) != len(before):
+            raise PermanentError(f"{rel!r} is not UTF-8 text; it cannot be patched")
+        count = text.count(args.old)
+        if count == 0:
+            raise TargetNotFound(f"the text to replace does not occur in {rel!r}")
+        if count > 1:
+            raise PermanentError(
+                f"the text to replace occurs {count} times in {rel!r}; include more context"
+            )
+        return self._commit(ctx, rel, path, before, text.replace(args.old, args.new).encode())
+
+    # ------------------------------------------------------------------ hooks
+
+    def _verify(self, args: BaseModel, out: AdapterOutput, ctx: InvokeContext) -> list[Evidence]:
+        """Read-after-write: the file on disk must hash to what the write produced."""
+        rel = normalize_relpath(getattr(args, "path", ""))
+        expected = out.data.get("sha256_after") if isinstance(out.data, dict) else None
+        try:
+            sha, mtime = _file_state(confine_path(self._root(ctx), rel))
+        except OSError:
+            raise VerificationError(f"{rel!r} could not be re-read after the write") from None
+        if expected is None or sha != expected:
+            raise VerificationError(f"{rel!r} does not hold the content just written")
+        return [_ev(ctx, f"file:{rel}", "file_hash", sha, verified=True, version=max(mtime, 1))]
+
+    def _reconcile(self, args: BaseModel, ctx: InvokeContext) -> AdapterOutput | None:
+        """Did an interrupted write land? Compare the file to the pre-image and the intent."""
+        rel = normalize_relpath(getattr(args, "path", ""))
+        try:
+            sha, _ = _file_state(confine_path(self._root(ctx), rel))
+        except OSError:
+            return None
+        with self._lock:
+            pre, intended = self._journal.get(ctx.call_id, (None, None))
+        if isinstance(args, WriteFileArgs):
+            intended = _sha(args.content.encode("utf-8"))  # known from the arguments alone
+        data = {"path": rel, "sha256": sha}
+        if intended is not None and sha == intended:
+            return AdapterOutput(data, True, f"{rel} holds the intended content")
+        if pre is not None and sha == pre:
+            return AdapterOutput(data, False, f"{rel} still holds its previous content")
+        return None
+
+    def _read_state(self, key: str, args: BaseModel, root: Path) -> str | None:
+        """``sha256`` of the ``path`` argument's file (or ``absent``), for compare-and-swap."""
+        if key != "sha256" or not hasattr(args, "path"):
+            return None
+        try:
+            return _file_state(confine_path(root or self.root, args.path))[0]
+        except IsADirectoryError:
+            return None
+        except OSError as exc:
+            raise _os_error(exc, normalize_relpath(args.path), "read") from None
+
+    # ------------------------------------------------------------------ adapter
+
+    def tools(self) -> list[ToolSpec]:
+        """The four file tools, bound to this adapter."""
+        hooks: dict[str, Any] = {
+            "path_args": ("path",),
+            "read_state": self._read_state,
+        }
+        writes = {
+            **hooks,
+            "locks": ("file:{path}",),
+            "verify": self._verify,
+            "reconcile": self._reconcile,
+        }
+        table: list[tuple[str, str, type[BaseModel], Effect, Runner, dict[str, Any]]] = [
+            ("read_file", _READ_DOC, ReadFileArgs, "read", self._read, hooks),
+            ("list_files", _LIST_DOC, ListFilesArgs, "read", self._list, {}),
+            ("write_file", _WRITE_DOC, WriteFileArgs, "write", self._write, writes),
+            ("patch_file", _PATCH_DOC, PatchFileArgs, "write", self._patch, writes),
+        ]
+        return [
+            ToolSpec(name, "1.0.0", doc, model, effect, run, **extra)
+            for name, doc, model, effect, run, extra in table
+        ]
+
+    def close(self) -> None:
+        """Nothing to release: files are opened and closed per call."""
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Persist the rename itself; best effort where directories cannot be opened."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
