@@ -1,0 +1,410 @@
+"""SQLite and PostgreSQL transactions for :mod:`tools.adapters.database`.
+
+Private helper: each backend compiles a declared ``:name`` statement for its driver, opens
+one connection per call with the read-only mode, deadline and cancellation wired in, and
+maps driver failures onto :mod:`state.errors` with messages written here (driver text can
+carry data values, SQL or connection details, so it never leaves this module).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from datetime import date, datetime
+from datetime import time as dtime
+from decimal import Decimal
+from enum import Enum
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+from state.errors import (
+    DomainViolation,
+    ExecGraphError,
+    PermanentError,
+    PolicyDenied,
+    ResponseLostError,
+    TargetNotFound,
+    ToolCancelled,
+    TransientError,
+)
+from tools.adapters.base import InvokeContext
+
+__all__ = ["Backend", "PostgresBackend", "SqliteBackend", "Statement"]
+
+_POSTGRES_HINT = 'pip install "execgraph[postgres]"'
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_DOLLAR_TAG = re.compile(r"\$(?:[A-Za-z_][A-Za-z0-9_]*)?\$")
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A declared statement in its driver's placeholder style, with its parameter names."""
+
+    text: str
+    names: tuple[str, ...]
+
+    def bind(self, values: dict[str, Any]) -> dict[str, Any]:
+        """Only the statement's own parameters, by name: the driver binds them."""
+        return {n: values[n] for n in self.names}
+
+
+def scan_sql(sql: str, dialect: str) -> Statement:
+    """Find ``:name`` placeholders outside literals and comments.
+
+    For PostgreSQL they become psycopg's ``%(name)s`` and every other ``%`` is doubled, so
+    the text the user declared is exactly the text the server parses. Positional styles are
+    refused: mixing them with named binding is how values end up in the wrong column.
+    """
+    out: list[str] = []
+    names: list[str] = []
+    pg = dialect == "postgresql"
+    i, n = 0, len(sql)
+
+    def verbatim(end: int) -> None:
+        nonlocal i
+        chunk = sql[i:end]
+        out.append(chunk.replace("%", "%%") if pg else chunk)
+        i = end
+
+    while i < n:
+        ch = sql[i]
+        if ch in "'\"":
+            j = i + 1
+            while True:
+                j = sql.find(ch, j)
+                if j == -1:
+                    raise ValueError("sql has an unterminated quote")
+                if sql.startswith(ch * 2, j):
+                    j += 2
+                    continue
+                break
+            verbatim(j + 1)
+        elif sql.startswith("--", i):
+            j = sql.find("\n", i)
+            verbatim(n if j == -1 else j)
+        elif sql.startswith("/*", i):
+            j = sql.find("*/", i + 2)
+            if j == -1:
+                raise ValueError("sql has an unterminated comment")
+            verbatim(j + 2)
+        elif ch == "$" and (tag := _DOLLAR_TAG.match(sql, i)) and pg:
+            j = sql.find(tag.group(0), tag.end())
+            if j == -1:
+                raise ValueError("sql has an unterminated dollar quote")
+            verbatim(j + len(tag.group(0)))
+        elif (ch == "$" and sql[i + 1 : i + 2].isdigit()) or (ch == "?" and not pg):
+            raise ValueError("positional placeholders are not supported; use :name")
+        elif sql.startswith("::", i):
+            out.append("::")
+            i += 2
+        elif ch == ":" and (m := _IDENT.match(sql, i + 1)):
+            names.append(m.group(0))
+            out.append(f"%({m.group(0)})s" if pg else sql[i : m.end()])
+            i = m.end()
+        else:
+            out.append("%%" if pg and ch == "%" else ch)
+            i += 1
+    return Statement("".join(out), tuple(dict.fromkeys(names)))
+
+
+def _jsonable(value: Any) -> Any:
+    """Column values as JSON-safe scalars (Decimal as text: no silent float rounding)."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, datetime | date | dtime):
+        return value.isoformat()
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).hex()
+    if isinstance(value, dict | list):
+        return json.loads(json.dumps(value, default=str))
+    return str(value)
+
+
+def bounded(rows: Iterable[Row], budget: int, max_rows: int | None) -> tuple[list[Row], bool]:
+    """Take rows while their JSON size fits ``budget`` bytes; True when some were left."""
+    out: list[Row] = []
+    used = 2
+    for row in rows:
+        clean = {k: _jsonable(v) for k, v in row.items()}
+        size = len(json.dumps(clean, default=str)) + 2  # ", " between rows
+        if (max_rows is not None and len(out) >= max_rows) or used + size > budget:
+            return out, True
+        out.append(clean)
+        used += size
+    return out, False
+
+
+# --------------------------------------------------------------------------- SQLite
+
+_SQLITE_READ_ACTIONS = frozenset(
+    (sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION,
+     sqlite3.SQLITE_RECURSIVE, sqlite3.SQLITE_TRANSACTION)
+)  # fmt: skip
+
+
+def _read_only_authorizer(action: int, *_: object) -> int:
+    # Third layer after mode=ro and query_only: ATTACH, PRAGMA and temp tables are refused
+    # too, so a read tool cannot write anywhere, not even to another file.
+    return sqlite3.SQLITE_OK if action in _SQLITE_READ_ACTIONS else sqlite3.SQLITE_DENY
+
+
+def _sqlite_value(value: Any) -> Any:
+    if isinstance(value, Enum):
+        value = value.value
+    if isinstance(value, datetime | date | dtime):
+        return value.isoformat()
+    if isinstance(value, Decimal | UUID):
+        return str(value)
+    return value
+
+
+def _sqlite_error(exc: sqlite3.Error, ctx: InvokeContext, tool: str) -> ExecGraphError:
+    code = getattr(exc, "sqlite_errorcode", None)
+    primary = code & 0xFF if isinstance(code, int) else None
+    label = getattr(exc, "sqlite_errorname", None) or type(exc).__name__
+    if primary == sqlite3.SQLITE_INTERRUPT:
+        if ctx.cancel.is_set():
+            return ToolCancelled(f"{tool} was cancelled; nothing was committed")
+        return TransientError(f"{tool} exceeded its deadline; nothing was committed")
+    if primary in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_AUTH):
+        return PolicyDenied(f"{tool} runs read-only and may not change the database")
+    if primary == sqlite3.SQLITE_CONSTRAINT or isinstance(exc, sqlite3.IntegrityError):
+        return PermanentError(f"{tool} violates a database constraint ({label})")
+    if primary in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+        return TransientError("the database is busy; nothing was committed", retry_after_s=0.5)
+    if primary == sqlite3.SQLITE_CANTOPEN:
+        return TargetNotFound("the database file does not exist or cannot be opened")
+    return PermanentError(f"the database refused {tool} ({label})")
+
+
+class _SqliteTx:
+    def __init__(self, conn: sqlite3.Connection, read_only: bool) -> None:
+        self._conn = conn
+        self._read_only = read_only
+
+    def execute(
+        self, stmt: Statement, params: dict[str, Any], budget: int, max_rows: int | None = None
+    ) -> tuple[list[Row], bool, int]:
+        cur = self._conn.execute(stmt.text, {k: _sqlite_value(v) for k, v in params.items()})
+        cols = [d[0] for d in cur.description or ()]
+        stream = (dict(zip(cols, raw, strict=True)) for raw in cur)
+        if self._read_only:  # lazy: a huge or endless result is never fully read
+            rows, truncated = bounded(stream, budget, max_rows)
+            return rows, truncated, len(rows)
+        returned = list(stream)  # rowcount of INSERT ... RETURNING is final only when drained
+        rows, truncated = bounded(returned, budget, max_rows)
+        return rows, truncated, max(cur.rowcount, len(returned))
+
+    def commit(self) -> None:
+        self._conn.execute("COMMIT")
+
+
+class SqliteBackend:
+    """``sqlite:///relative.db`` or ``sqlite:////absolute.db`` (SQLAlchemy's convention)."""
+
+    dialect = "sqlite"
+
+    def __init__(self, url: str) -> None:
+        if not url.startswith("sqlite:///"):
+            raise ValueError("sqlite url must look like sqlite:///path/to/file.db")
+        raw = url[len("sqlite:///") :].split("?", 1)[0]
+        if raw in ("", ":memory:"):
+            # Every call opens its own connection, so an in-memory database would be empty.
+            raise ValueError("in-memory SQLite is not supported; give a file path")
+        self._path = Path(raw).absolute()
+
+    def compile(self, sql: str) -> Statement:
+        """Validate placeholders; SQLite binds ``:name`` natively."""
+        return scan_sql(sql, self.dialect)
+
+    @contextmanager
+    def transaction(self, *, read_only: bool, ctx: InvokeContext, tool: str) -> Iterator[_SqliteTx]:
+        """mode=ro + query_only + authorizer for reads; BEGIN IMMEDIATE for writes."""
+        uri = f"{self._path.as_uri()}?mode={'ro' if read_only else 'rw'}"
+        remaining = ctx.remaining_s()
+        busy_s = 5.0 if remaining is None else min(remaining, 30.0)
+        try:
+            conn = sqlite3.connect(
+                uri, uri=True, timeout=busy_s, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise _sqlite_error(exc, ctx, tool) from None
+        deadline = ctx.deadline
+
+        def stop() -> int:
+            # Runs every 1000 VM steps: the only way to interrupt SQLite mid-statement.
+            return int(ctx.cancel.is_set() or (deadline is not None and time.time() > deadline))
+
+        try:
+            conn.set_progress_handler(stop, 1000)
+            if read_only:
+                conn.execute("PRAGMA query_only = ON")
+                conn.set_authorizer(_read_only_authorizer)
+            # IMMEDIATE takes the write lock up front: busy surfaces before any work.
+            conn.execute("BEGIN" if read_only else "BEGIN IMMEDIATE")
+            yield _SqliteTx(conn, read_only)
+        except sqlite3.Error as exc:
+            raise _sqlite_error(exc, ctx, tool) from None
+        finally:
+            conn.close()  # an uncommitted transaction is rolled back
+
+
+# --------------------------------------------------------------------------- PostgreSQL
+
+
+class _CancelWatch:
+    """Forwards ``ctx.cancel`` to ``connection.cancel()`` while a call runs."""
+
+    def __init__(self, event: threading.Event, cancel: Callable[[], None]) -> None:
+        self._done = threading.Event()
+
+        def watch() -> None:
+            while not self._done.is_set():
+                if event.wait(0.05):
+                    if not self._done.is_set():
+                        with suppress(Exception):
+                            cancel()
+                    return
+
+        self._thread = threading.Thread(target=watch, name="execgraph-db-cancel", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join()
+
+
+class _PgTx:
+    def __init__(self, conn: Any, read_only: bool, ctx: InvokeContext, tool: str) -> None:
+        self._conn = conn
+        self._read_only = read_only
+        self._ctx = ctx
+        self._tool = tool
+        self.committing = False
+
+    def _check_cancel(self) -> None:
+        # conn.cancel() only interrupts a running statement; between statements, look here.
+        if self._ctx.cancel.is_set():
+            raise ToolCancelled(f"{self._tool} was cancelled; nothing was committed")
+
+    def execute(
+        self, stmt: Statement, params: dict[str, Any], budget: int, max_rows: int | None = None
+    ) -> tuple[list[Row], bool, int]:
+        self._check_cancel()
+        with self._conn.cursor() as cur:
+            if self._read_only:
+                stream = cur.stream(stmt.text, params)
+                try:  # row by row: a huge result is never loaded whole
+                    rows, truncated = bounded(stream, budget, max_rows)
+                finally:
+                    stream.close()
+                return rows, truncated, len(rows)
+            cur.execute(stmt.text, params)
+            affected = max(cur.rowcount, 0)
+            returned = cur.fetchall() if cur.description else []
+            rows, truncated = bounded(returned, budget, max_rows)
+            return rows, truncated, affected
+
+    def commit(self) -> None:
+        self._check_cancel()
+        self.committing = True
+        self._conn.commit()
+        self.committing = False
+
+
+def _pg_error(
+    exc: Exception, psycopg: Any, ctx: InvokeContext, tool: str, committing: bool
+) -> ExecGraphError:
+    state = getattr(exc, "sqlstate", None) or ""
+    connection_lost = isinstance(exc, psycopg.OperationalError) and (
+        not state or state.startswith("08")
+    )
+    if committing and connection_lost:
+        return ResponseLostError(
+            f"the connection failed while committing {tool}; the write may or may not have happened"
+        )
+    if state == "57014":  # query_canceled: our cancel() or statement_timeout
+        if ctx.cancel.is_set():
+            return ToolCancelled(f"{tool} was cancelled; nothing was committed")
+        return TransientError(f"{tool} exceeded its deadline; nothing was committed")
+    if state == "25006":  # read_only_sql_transaction
+        return PolicyDenied(f"{tool} runs read-only and may not change the database")
+    if state == "42501":
+        return PolicyDenied(f"the database role may not run {tool}")
+    if state.startswith("23"):
+        return PermanentError(f"{tool} violates a database constraint (SQLSTATE {state})")
+    if state in ("40001", "40P01", "55P03") or state.startswith(("53", "57P")):
+        return TransientError(
+            f"{tool} met a conflict or a busy server (SQLSTATE {state}); nothing was committed",
+            retry_after_s=0.2,
+        )
+    if state.startswith("22"):
+        return DomainViolation(f"an argument of {tool} is outside what the column accepts")
+    if connection_lost:
+        return TransientError("the database connection failed; nothing was committed")
+    return PermanentError(f"the database refused {tool} (SQLSTATE {state or 'none'})")
+
+
+class PostgresBackend:
+    """``postgresql://...`` through psycopg 3; one connection per call."""
+
+    dialect = "postgresql"
+
+    def __init__(self, url: str) -> None:
+        try:
+            import psycopg
+        except ImportError:
+            raise ImportError(
+                f"the PostgreSQL database adapter needs psycopg: {_POSTGRES_HINT}"
+            ) from None
+        self._psycopg = psycopg
+        self._url = url
+
+    def compile(self, sql: str) -> Statement:
+        """``:name`` → ``%(name)s``, literal ``%`` doubled."""
+        return scan_sql(sql, self.dialect)
+
+    @contextmanager
+    def transaction(self, *, read_only: bool, ctx: InvokeContext, tool: str) -> Iterator[_PgTx]:
+        """BEGIN [READ ONLY]; statement_timeout from the deadline; cancel → conn.cancel()."""
+        psycopg = self._psycopg
+        from psycopg.rows import dict_row
+
+        remaining = ctx.remaining_s()
+        try:
+            conn = psycopg.connect(
+                self._url,
+                autocommit=False,
+                row_factory=dict_row,
+                connect_timeout=max(2, math.ceil(remaining if remaining is not None else 10)),
+                application_name="execgraph",
+            )
+        except psycopg.Error:
+            raise TransientError("could not connect to the database") from None
+        watch = _CancelWatch(ctx.cancel, conn.cancel)
+        tx = _PgTx(conn, read_only, ctx, tool)
+        try:
+            conn.read_only = read_only  # psycopg then opens with BEGIN READ ONLY
+            timeout_ms = 0 if remaining is None else max(1, int(remaining * 1000))
+            # Always run this first: it opens the transaction and takes its snapshot, after
+            # which PostgreSQL refuses SET TRANSACTION READ WRITE from a read tool's SQL.
+            conn.execute("SELECT set_config('statement_timeout', %s, true)", (str(timeout_ms),))
+            yield tx
+        except psycopg.Error as exc:
+            raise _pg_error(exc, psycopg, ctx, tool, tx.committing) from None
+        finally:
+            watch.stop()
+            with suppress(Exception):
+                conn.close()  # an uncommitted transaction is rolled back
+
+
+Backend = SqliteBackend | PostgresBackend
