@@ -16,10 +16,16 @@ from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
-from state.errors import LockTimeout, StoreError
+from state.errors import StoreError
 from state.events import Event
 from state.store.base import ExecutionRecord, Reservation
-from state.store.sqlite import _RECORD_COLUMNS, _record, artifact_ref
+from state.store.sqlite import (
+    _RECORD_COLUMNS,
+    _event_row,
+    _poll_locks,
+    _record,
+    artifact_ref,
+)
 
 try:
     import psycopg
@@ -39,7 +45,6 @@ _T = TypeVar("_T")
 _Cursor = psycopg.Cursor[tuple[Any, ...]]
 
 _RETRIES = 5
-_LOCK_POLL_S = (0.005, 0.1)  # first and longest pause between lock attempts
 _MIGRATION_LOCK = 0x65786563_67726170  # advisory lock id ("execgrap"): one migrator at a time
 # Server clocks: leases compare against the wall clock now, records use the transaction time
 # (so a new record has created_at == updated_at).
@@ -188,15 +193,7 @@ class PostgresExecutionStore:
                 "(event_id, run_id, call_id, type, schema_version, ts, payload) "
                 "VALUES (%s, %s, %s, %s, %s, %s, %s) "
                 "ON CONFLICT (event_id) DO NOTHING RETURNING event_id",
-                (
-                    event.event_id,
-                    event.run_id,
-                    event.call_id,
-                    str(event.type),
-                    event.schema_version,
-                    event.ts,
-                    event.model_dump_json(),
-                ),
+                _event_row(event),
             ).fetchone()
             if row is not None:
                 added.append(event.event_id)
@@ -364,16 +361,7 @@ class PostgresExecutionStore:
         wanted = sorted(set(keys))
         if not wanted:
             return
-        deadline = time.monotonic() + max(timeout_s, 0.0)
-        pause = _LOCK_POLL_S[0]
-        while not self._try_acquire(wanted, owner, lease_s):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise LockTimeout(
-                    f"locks {', '.join(wanted)} were not granted within {timeout_s:g}s"
-                )
-            time.sleep(min(pause, remaining))
-            pause = min(pause * 2, _LOCK_POLL_S[1])
+        _poll_locks(lambda: self._try_acquire(wanted, owner, lease_s), wanted, timeout_s)
 
     def release_locks(self, keys: Sequence[str], owner: str) -> None:
         """Release the owner's locks (others' locks are untouched)."""

@@ -93,6 +93,24 @@ def _record(row: tuple[Any, ...]) -> ExecutionRecord:
     return ExecutionRecord(**values)
 
 
+def _event_row(event: Event) -> tuple[Any, ...]:
+    """The events-table row (event_id, run_id, call_id, type, schema_version, ts, payload)."""
+    e, body = event, event.model_dump_json()
+    return (e.event_id, e.run_id, e.call_id, e.type.value, e.schema_version, e.ts, body)
+
+
+def _poll_locks(try_once: Callable[[], bool], wanted: list[str], timeout_s: float) -> None:
+    """Call ``try_once`` with growing pauses until it succeeds or ``timeout_s`` passes."""
+    deadline = time.monotonic() + max(timeout_s, 0.0)
+    pause = _LOCK_POLL_S[0]
+    while not try_once():
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise LockTimeout(f"locks {', '.join(wanted)} were not granted within {timeout_s:g}s")
+        time.sleep(min(pause, remaining))
+        pause = min(pause * 2, _LOCK_POLL_S[1])
+
+
 def artifact_ref(data: bytes) -> str:
     """The content address of ``data`` (same bytes, same ref, in every backend)."""
     return "sha256:" + hashlib.sha256(data).hexdigest()
@@ -196,15 +214,7 @@ class SqliteExecutionStore:
                 "INSERT OR IGNORE INTO events "
                 "(event_id, run_id, call_id, type, schema_version, ts, payload) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    event.event_id,
-                    event.run_id,
-                    event.call_id,
-                    str(event.type),
-                    event.schema_version,
-                    event.ts,
-                    event.model_dump_json(),
-                ),
+                _event_row(event),
             )
             if cur.rowcount == 1:
                 added.append(event.event_id)
@@ -359,16 +369,7 @@ class SqliteExecutionStore:
         wanted = sorted(set(keys))
         if not wanted:
             return
-        deadline = time.monotonic() + max(timeout_s, 0.0)
-        pause = _LOCK_POLL_S[0]
-        while not self._try_acquire(wanted, owner, lease_s):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise LockTimeout(
-                    f"locks {', '.join(wanted)} were not granted within {timeout_s:g}s"
-                )
-            time.sleep(min(pause, remaining))
-            pause = min(pause * 2, _LOCK_POLL_S[1])
+        _poll_locks(lambda: self._try_acquire(wanted, owner, lease_s), wanted, timeout_s)
 
     def release_locks(self, keys: Sequence[str], owner: str) -> None:
         """Release the owner's locks (others' locks are untouched)."""

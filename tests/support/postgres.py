@@ -177,7 +177,9 @@ def postgres_database(postgres_dsn: str) -> Iterator[str]:
 
     name = f"test_{uuid.uuid4().hex[:16]}"
     with psycopg.connect(postgres_dsn, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
+        # FILE_COPY (PostgreSQL 15+) is faster than WAL_LOG for an empty template.
+        strategy = " STRATEGY FILE_COPY" if conn.info.server_version >= 150000 else ""
+        conn.execute(f'CREATE DATABASE "{name}"{strategy}')
     base = postgres_dsn.rsplit("/", 1)[0]
     yield f"{base}/{name}"
     with psycopg.connect(postgres_dsn, autocommit=True) as conn:
