@@ -12,14 +12,15 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import overload
 
 import pytest
 
 from state.errors import LockTimeout, StoreError
-from state.events import EventType, make_event
+from state.events import Event, EventType, make_event
 from state.store import ExecutionStore, Reservation, open_store
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -180,6 +181,51 @@ def test_result_must_be_json(store: ExecutionStore) -> None:
     with pytest.raises(StoreError):
         store.commit("k1", {"bad": object()})
     assert store.get("k1") is not None and store.get("k1").state == "started"  # type: ignore[union-attr]
+
+
+class _FailsMidway(Sequence[Event]):
+    """An event list whose second item cannot be read: a fault in the middle of commit."""
+
+    def __init__(self, first: Event) -> None:
+        self._first = first
+
+    def __len__(self) -> int:
+        return 2
+
+    @overload
+    def __getitem__(self, index: int) -> Event: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Event]: ...
+    def __getitem__(self, index: int | slice) -> Event | Sequence[Event]:
+        if index == 0:
+            return self._first
+        raise RuntimeError("injected fault")
+
+
+def test_failed_commit_changes_nothing(store: ExecutionStore, open_new: Opener) -> None:
+    reserve(store)
+    store.acquire_locks(["file:a"], "worker-1", lease_s=60, timeout_s=0)
+    ev = make_event(EventType.TOOL_COMPLETED, "run-1", call_id="call-1")
+    with pytest.raises(RuntimeError, match="injected"):
+        store.commit("k1", {"v": 1}, events=_FailsMidway(ev), release=["file:a"], owner="worker-1")
+    other = open_new()
+    assert other.get("k1") is not None and other.get("k1").state == "started"  # type: ignore[union-attr]
+    assert other.events("run-1") == []
+    with pytest.raises(LockTimeout):
+        other.acquire_locks(["file:a"], "worker-2", lease_s=60, timeout_s=0)
+    assert store.commit("k1", {"v": 1}, events=[ev]).state == "committed"  # still usable
+
+
+def test_text_survives_round_trip(store: ExecutionStore, open_new: Opener) -> None:
+    text = 'nul\x00 ünïcödé 🚀 "quoted" \\ back'
+    reserve(store)
+    store.commit("k1", {"stdout": text, "n": 1.0000000000000002})
+    ev = make_event(EventType.TOOL_OUTPUT, "run-1", call_id="call-1", payload={"chunk": text})
+    store.append_events([ev])
+    reader = open_new()
+    assert reader.get("k1") is not None
+    assert reader.get("k1").result == {"stdout": text, "n": 1.0000000000000002}  # type: ignore[union-attr]
+    assert reader.events("run-1") == [ev]
 
 
 # -- locks --------------------------------------------------------------------------
@@ -383,3 +429,13 @@ def test_processes_racing_to_reserve_one_fresh(store_url: str, tmp_path: Path) -
         lines.append(out.split())
     assert [line[0] for line in lines].count("fresh") == 1
     assert len({line[1] for line in lines}) == 1
+
+
+def test_postgres_unreachable_is_a_store_error_without_the_dsn() -> None:
+    from state.store.postgres import PostgresExecutionStore
+
+    with pytest.raises(StoreError) as info:
+        PostgresExecutionStore(
+            "postgresql://user:s3cret@127.0.0.1:1/nowhere", connect_timeout_s=0.5
+        )
+    assert "s3cret" not in info.value.message
