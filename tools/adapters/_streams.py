@@ -16,10 +16,12 @@ import threading
 from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
+from tools.adapters.base import AdapterOutput
+
 if TYPE_CHECKING:
     from tools.adapters.base import InvokeContext
 
-__all__ = ["StreamReader", "attach_output", "store_artifact"]
+__all__ = ["StreamReader", "attach_output", "output_of", "store_artifact"]
 
 E = TypeVar("E", bound=BaseException)
 
@@ -117,7 +119,7 @@ class StreamReader(threading.Thread):
         return self._sha.hexdigest()
 
 
-def attach_output(error: E, output: object) -> E:
+def attach_output(error: E, output: AdapterOutput) -> E:
     """Hang what was observed before the failure on a typed error as ``.output``.
 
     The error tree's classes take only a message; the executor may still want the bounded
@@ -125,6 +127,12 @@ def attach_output(error: E, output: object) -> E:
     """
     error.__dict__["output"] = output
     return error
+
+
+def output_of(error: BaseException) -> AdapterOutput | None:
+    """What an adapter observed before raising ``error`` (None if nothing was observed)."""
+    output = error.__dict__.get("output")
+    return output if isinstance(output, AdapterOutput) else None
 
 
 def store_artifact(ctx: InvokeContext, data: bytes, kind: str) -> str | None:

@@ -23,6 +23,7 @@ from state.errors import PolicyDenied, TargetNotFound, TransientError
 __all__ = [
     "HostPattern",
     "IPAddress",
+    "Resolver",
     "address_forbidden",
     "host_allowed",
     "parse_host_patterns",

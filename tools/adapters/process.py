@@ -25,8 +25,9 @@ time limit hit while running               group killed; effect ``read``: ``Tran
                                            (UNKNOWN: it may have acted half-way; reconcile)
 ========================================  =============================================
 
-Every error raised after the child started carries ``.output`` (an :class:`AdapterOutput`
-with the bounded streams and the evidence) for the executor to record.
+Every error raised after the child started carries what was observed (an
+:class:`AdapterOutput` with the bounded streams and the evidence): read it with
+:func:`output_of`.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ from state.errors import (
     ToolCancelled,
     TransientError,
 )
-from tools.adapters._streams import StreamReader, attach_output, store_artifact
+from tools.adapters._streams import StreamReader, attach_output, output_of, store_artifact
 from tools.adapters.base import AdapterOutput, InvokeContext
 from tools.paths import confine_path
 from tools.spec import Effect, ToolSpec
@@ -65,6 +66,7 @@ __all__ = [
     "ProcessAdapter",
     "ProcessExitError",
     "RunProcessArgs",
+    "output_of",
 ]
 
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"

@@ -26,7 +26,7 @@ from state.errors import (
     TransientError,
 )
 from tools.adapters.base import AdapterOutput, InvokeContext
-from tools.adapters.process import DEFAULT_PATH, ProcessAdapter, ProcessExitError
+from tools.adapters.process import DEFAULT_PATH, ProcessAdapter, ProcessExitError, output_of
 
 # A child that starts a grandchild (which ignores SIGTERM), reports both pids, then hangs.
 HANG = r"""
@@ -115,6 +115,12 @@ def _call(adapter: ProcessAdapter, ctx: InvokeContext, **args: Any) -> AdapterOu
     return spec.run(spec.input_model(**args), ctx)
 
 
+def _observed(error: BaseException) -> AdapterOutput:
+    out = output_of(error)
+    assert out is not None
+    return out
+
+
 def _evidence(out: AdapterOutput) -> dict[str, str]:
     return {e.kind: e.value for e in out.evidence}
 
@@ -145,8 +151,8 @@ def test_cancel_kills_the_whole_group(
     spawned.extend(rec.pids)
     assert len(rec.pids) == 2
     assert _all_gone(rec.pids)
-    assert info.value.output.data["stopped"] == "cancelled"
-    assert info.value.output.committed is None  # a write killed mid-way: nobody can tell
+    assert _observed(info.value).data["stopped"] == "cancelled"
+    assert _observed(info.value).committed is None  # a write killed mid-way: nobody can tell
 
 
 def test_deadline_kills_the_whole_group_and_write_outcome_is_unknown(
@@ -160,7 +166,7 @@ def test_deadline_kills_the_whole_group_and_write_outcome_is_unknown(
     spawned.extend(rec.pids)
     assert len(rec.pids) == 2
     assert _all_gone(rec.pids)
-    assert info.value.output.data["stopped"] == "deadline"
+    assert _observed(info.value).data["stopped"] == "deadline"
 
 
 def test_context_deadline_on_a_read_tool_is_transient(tmp_path: Path, spawned: list[int]) -> None:
@@ -287,7 +293,7 @@ def test_nonzero_exit_is_a_permanent_error_with_the_code(tmp_path: Path) -> None
     with pytest.raises(ProcessExitError) as info:
         _call(_adapter(), _ctx(tmp_path), program="python", args=["-c", script])
     assert info.value.exit_code == 3 and "status 3" in info.value.message
-    assert info.value.output.data["stderr"] == "boom"
+    assert _observed(info.value).data["stderr"] == "boom"
     out = _call(_adapter(on_nonzero="data"), _ctx(tmp_path), program="python", args=["-c", script])
     assert out.data["exit_code"] == 3 and _evidence(out)["exit_code"] == "3"
 

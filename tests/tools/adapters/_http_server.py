@@ -1,0 +1,139 @@
+"""A real ThreadingHTTPServer on 127.0.0.1 for the HTTP adapter tests.
+
+Routes: ``/ok``, ``/limited`` (429 + Retry-After seconds), ``/unavailable`` (503 +
+Retry-After HTTP-date), ``/redirect?to=``, ``/loop``, ``/stream`` (up to 50 MB, stops when
+the client goes), ``/orders`` (POST/PUT/DELETE: commits, then answers, ``?drop`` closes the
+connection without answering, ``?slow`` never answers), ``/orders/status?key=``, ``/fail``.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from email.utils import formatdate
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+__all__ = ["STREAM_BLOCK", "STREAM_BLOCKS", "Server", "ServerState"]
+
+STREAM_BLOCK = b"y" * 65536
+STREAM_BLOCKS = 800  # 50 MB if nobody stops reading
+
+
+class ServerState:
+    """What the server saw, for assertions."""
+
+    def __init__(self) -> None:
+        self.hits: list[tuple[str, str]] = []
+        self.keys: list[str | None] = []
+        self.bodies: list[bytes] = []
+        self.orders: dict[str, bytes] = {}
+        self.stream_sent = 0
+        self.stream_done = threading.Event()
+        self.stop = threading.Event()
+
+
+def _handler(state: ServerState) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return None
+
+        def _reply(self, code: int, body: bytes = b"", headers: dict[str, str] | None = None):
+            self.send_response(code)
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _route(self) -> tuple[str, dict[str, list[str]]]:
+            parts = urlsplit(self.path)
+            state.hits.append((self.command, parts.path))
+            return parts.path, parse_qs(parts.query)
+
+        def do_GET(self) -> None:
+            path, query = self._route()
+            if path == "/ok":
+                headers = {"Content-Type": "application/json", "X-Request-Id": "req-42"}
+                self._reply(200, b'{"hello": "world"}', headers)
+            elif path == "/limited":
+                self._reply(429, b"slow down", {"Retry-After": "7"})
+            elif path == "/unavailable":
+                self._reply(503, b"", {"Retry-After": formatdate(time.time() + 3600, usegmt=True)})
+            elif path == "/redirect":
+                self._reply(302, b"", {"Location": query["to"][0]})
+            elif path == "/loop":
+                self._reply(302, b"", {"Location": "/loop"})
+            elif path == "/stream":
+                self._stream()
+            elif path == "/orders/status":
+                key = query.get("key", [""])[0]
+                found = key in state.orders
+                self._reply(200 if found else 404, json.dumps({"committed": found}).encode())
+            else:
+                self._reply(404, b"no such thing")
+
+        def _stream(self) -> None:
+            self.send_response(200)
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            try:
+                for _ in range(STREAM_BLOCKS):
+                    self.wfile.write(STREAM_BLOCK)
+                    state.stream_sent += len(STREAM_BLOCK)
+            except OSError:
+                pass  # the client stopped reading and closed: exactly what we want
+            finally:
+                state.stream_done.set()
+
+        def do_POST(self) -> None:
+            path, query = self._route()
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            key = self.headers.get("Idempotency-Key")
+            state.keys.append(key)
+            state.bodies.append(body)
+            if path == "/fail":
+                self._reply(500, b"oops")
+                return
+            if path != "/orders":
+                self._reply(404)
+                return
+            state.orders[key or ""] = body  # committed before anything is answered
+            if "drop" in query:
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return
+            if "slow" in query:
+                state.stop.wait(10)
+                return
+            headers = {"X-Request-Id": "req-order-1", "Content-Type": "application/json"}
+            self._reply(201, b'{"id": "order-1"}', headers)
+
+        do_PUT = do_POST
+        do_DELETE = do_POST
+
+    return Handler
+
+
+class Server:
+    def __init__(self) -> None:
+        self.state = ServerState()
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self.state))
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
+        self.thread.start()
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def close(self) -> None:
+        self.state.stop.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(10)

@@ -1,0 +1,379 @@
+"""The HTTP adapter against a real ThreadingHTTPServer on 127.0.0.1 (no mocks).
+
+Every client used here sits on a transport that refuses anything but 127.0.0.1, so even a
+guard bug could never send traffic to another address.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from pydantic import ValidationError
+
+from state.errors import (
+    PermanentError,
+    PolicyDenied,
+    ResponseLostError,
+    TargetNotFound,
+    ToolCancelled,
+    TransientError,
+)
+from tests.tools.adapters._http_server import STREAM_BLOCK, STREAM_BLOCKS, Server
+from tools.adapters.base import AdapterOutput, InvokeContext
+from tools.adapters.http import HttpAdapter, output_of
+from tools.adapters.netguard import address_forbidden, parse_numeric_host
+from tools.spec import ToolSpec
+
+
+@pytest.fixture
+def server() -> Iterator[Server]:
+    srv = Server()
+    yield srv
+    srv.close()
+
+
+@pytest.fixture
+def other_server() -> Iterator[Server]:
+    srv = Server()
+    yield srv
+    srv.close()
+
+
+class LoopbackOnly(httpx.BaseTransport):
+    """A real transport that refuses any destination but 127.0.0.1 (a safety net)."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.HTTPTransport()
+        self.seen: list[str] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self.seen.append(str(request.url))
+        if request.url.host != "127.0.0.1":
+            raise httpx.ConnectError("test transport refuses non-loopback", request=request)
+        return self.inner.handle_request(request)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+@pytest.fixture
+def transport() -> Iterator[LoopbackOnly]:
+    t = LoopbackOnly()
+    yield t
+    t.close()
+
+
+def _adapter(transport: LoopbackOnly | None, **kwargs: Any) -> HttpAdapter:
+    kwargs.setdefault("allowed_hosts", ["127.0.0.1"])
+    kwargs.setdefault("allow_private", True)
+    client = httpx.Client(transport=transport, trust_env=False) if transport else None
+    return HttpAdapter(client=client, **kwargs)
+
+
+def _ctx(root: Path, **kwargs: Any) -> InvokeContext:
+    kwargs.setdefault("idempotency_key", "key-123")
+    return InvokeContext(
+        run_id="run-1", call_id="call-1", attempt_id="a1", workspace_root=root, **kwargs
+    )
+
+
+def _tool(adapter: HttpAdapter, name: str) -> ToolSpec:
+    return next(t for t in adapter.tools() if t.name == name)
+
+
+def _call(adapter: HttpAdapter, name: str, ctx: InvokeContext, **args: Any) -> AdapterOutput:
+    spec = _tool(adapter, name)
+    return spec.run(spec.input_model(**args), ctx)
+
+
+def _observed(error: BaseException) -> AdapterOutput:
+    out = output_of(error)
+    assert out is not None
+    return out
+
+
+def _evidence(out: AdapterOutput) -> dict[str, str]:
+    return {e.kind: e.value for e in out.evidence}
+
+
+def test_tools_and_effects() -> None:
+    tools = {t.name: t for t in HttpAdapter(["example.com"]).tools()}
+    assert {n: t.effect for n, t in tools.items()} == {
+        "http_get": "read",
+        "http_post": "write",
+        "http_put": "write",
+        "http_delete": "write",
+    }
+    assert tools["http_post"].reconcile is not None
+
+
+def test_get_success_with_evidence(server: Server, tmp_path: Path) -> None:
+    adapter = _adapter(None)  # the adapter's own default client
+    try:
+        out = _call(adapter, "http_get", _ctx(tmp_path), url=server.url("/ok"))
+    finally:
+        adapter.close()
+    assert out.data["status_code"] == 200 and json.loads(out.data["body"]) == {"hello": "world"}
+    assert out.committed is False and not out.truncated
+    ev = _evidence(out)
+    assert ev["http_status"] == "200"
+    assert ev["response_id"] == "req-42"
+    assert ev["body_sha256"] == hashlib.sha256(b'{"hello": "world"}').hexdigest()
+    assert server.state.hits == [("GET", "/ok")]
+
+
+def test_429_with_retry_after_seconds(
+    server: Server, transport: LoopbackOnly, tmp_path: Path
+) -> None:
+    with pytest.raises(TransientError) as info:
+        _call(_adapter(transport), "http_get", _ctx(tmp_path), url=server.url("/limited"))
+    assert info.value.retry_after_s == 7
+    assert _observed(info.value).data["status_code"] == 429
+
+
+def test_503_with_retry_after_http_date(
+    server: Server, transport: LoopbackOnly, tmp_path: Path
+) -> None:
+    with pytest.raises(TransientError) as info:
+        _call(_adapter(transport), "http_get", _ctx(tmp_path), url=server.url("/unavailable"))
+    assert info.value.retry_after_s is not None and 3000 < info.value.retry_after_s <= 3600
+
+
+def test_redirect_within_allowed_host_is_followed(
+    server: Server, transport: LoopbackOnly, tmp_path: Path
+) -> None:
+    out = _call(_adapter(transport), "http_get", _ctx(tmp_path), url=server.url("/redirect?to=/ok"))
+    assert out.data["status_code"] == 200
+    assert out.data["redirects"] == [server.url("/ok")]
+
+
+@pytest.mark.parametrize("form", ["port", "name"])
+def test_redirect_to_disallowed_host_is_refused_and_never_contacted(
+    server: Server, other_server: Server, transport: LoopbackOnly, tmp_path: Path, form: str
+) -> None:
+    if form == "port":  # same address, another port that the allow-list does not name
+        allowed, target = [f"127.0.0.1:{server.port}"], other_server.url("/ok")
+    else:  # a host name that is not on the allow-list (it would reach the other server)
+        allowed, target = ["127.0.0.1"], f"http://localhost:{other_server.port}/ok"
+    adapter = _adapter(transport, allowed_hosts=allowed)
+    with pytest.raises(PolicyDenied):
+        _call(adapter, "http_get", _ctx(tmp_path), url=server.url(f"/redirect?to={target}"))
+    assert server.state.hits == [("GET", "/redirect")]
+    assert other_server.state.hits == []
+
+
+def test_redirect_loop_gives_up(server: Server, transport: LoopbackOnly, tmp_path: Path) -> None:
+    with pytest.raises(PermanentError):
+        _call(
+            _adapter(transport, max_redirects=3),
+            "http_get",
+            _ctx(tmp_path),
+            url=server.url("/loop"),
+        )
+    assert len(server.state.hits) == 4
+
+
+PRIVATE_URLS = [
+    "http://10.0.0.1/",
+    "http://10.255.1.2:8080/x",
+    "http://172.16.5.4/",
+    "http://192.168.1.1/",
+    "http://169.254.169.254/latest/meta-data/",
+    "http://127.0.0.1/",
+    "http://[::1]/",
+    "http://[::ffff:127.0.0.1]/",
+    "http://[::ffff:a9fe:a9fe]/",
+    "http://[fe80::1]/",
+    "http://[fd00::1]/",
+    "http://2130706433/",
+    "http://0177.0.0.1/",
+    "http://0x7f.1/",
+    "http://0x7f000001/",
+    "http://127.1/",
+    "http://0/",
+    "http://0.0.0.0/",
+    "http://224.0.0.1/",
+    "http://localhost/",
+]
+
+
+@pytest.mark.parametrize("url", PRIVATE_URLS)
+def test_private_addresses_refused_before_connecting(
+    url: str, transport: LoopbackOnly, tmp_path: Path
+) -> None:
+    adapter = _adapter(transport, allowed_hosts=["*"], allow_private=False)
+    with pytest.raises(PolicyDenied):
+        _call(adapter, "http_get", _ctx(tmp_path), url=url)
+    with pytest.raises(PolicyDenied):
+        _call(adapter, "http_post", _ctx(tmp_path), url=url, body="x")
+    assert transport.seen == []
+
+
+@pytest.mark.parametrize(
+    ("host", "ip"),
+    [
+        ("2130706433", "127.0.0.1"),
+        ("0177.0.0.1", "127.0.0.1"),
+        ("0x7f.1", "127.0.0.1"),
+        ("10.1", "10.0.0.1"),
+    ],
+)
+def test_legacy_numeric_hosts_parse_like_inet_aton(host: str, ip: str) -> None:
+    parsed = parse_numeric_host(host)
+    assert str(parsed) == ip and parsed is not None and address_forbidden(parsed)
+
+
+def test_host_off_the_allow_list_is_refused_without_a_lookup(
+    transport: LoopbackOnly, tmp_path: Path
+) -> None:
+    lookups: list[str] = []
+
+    def resolver(host: str, port: int, **kw: Any) -> list[Any]:
+        lookups.append(host)
+        return socket.getaddrinfo(host, port, **kw)
+
+    adapter = _adapter(transport, resolver=resolver)
+    for url in ("http://example.com/", "https://127.0.0.1.example.com/", "http://127.0.0.2/"):
+        with pytest.raises(PolicyDenied):
+            _call(adapter, "http_get", _ctx(tmp_path), url=url)
+    assert lookups == [] and transport.seen == []
+
+
+@pytest.mark.parametrize("url", ["file:///etc/passwd", "ftp://127.0.0.1/", "http://u:p@127.0.0.1/"])
+def test_other_schemes_and_credentials_refused(
+    url: str, transport: LoopbackOnly, tmp_path: Path
+) -> None:
+    with pytest.raises(PolicyDenied):
+        _call(_adapter(transport), "http_get", _ctx(tmp_path), url=url)
+    assert transport.seen == []
+
+
+def test_write_sends_idempotency_key(
+    server: Server, transport: LoopbackOnly, tmp_path: Path
+) -> None:
+    out = _call(
+        _adapter(transport),
+        "http_post",
+        _ctx(tmp_path),
+        url=server.url("/orders"),
+        json_body={"sku": 7},
+    )
+    assert out.committed is True and out.data["status_code"] == 201
+    assert server.state.keys == ["key-123"]
+    assert json.loads(server.state.bodies[0]) == {"sku": 7}
+    assert _evidence(out)["response_id"] == "req-order-1"
+
+
+def test_write_dropped_after_commit_is_unknown_then_reconciled(
+    server: Server, transport: LoopbackOnly, tmp_path: Path
+) -> None:
+    prefix = server.url("/orders")
+    adapter = _adapter(transport, status_endpoints={prefix: "/orders/status?key={idempotency_key}"})
+    spec = _tool(adapter, "http_post")
+    args = spec.input_model(url=server.url("/orders?drop=1"), body="one order")
+    with pytest.raises(ResponseLostError):
+        spec.run(args, _ctx(tmp_path))
+    assert server.state.orders == {"key-123": b"one order"}
+    assert spec.reconcile is not None
+    probe = spec.reconcile(args, _ctx(tmp_path))
+    assert probe is not None and probe.committed is True
+    assert _evidence(probe)["reconcile"] == "committed"
+    never_sent = spec.reconcile(args, _ctx(tmp_path, idempotency_key="key-other"))
+    assert never_sent is not None and never_sent.committed is False
+    blind = _tool(_adapter(transport), "http_post")
+    assert blind.reconcile is not None and blind.reconcile(args, _ctx(tmp_path)) is None
+
+
+def test_write_read_timeout_after_sending_is_unknown(
+    server: Server, transport: LoopbackOnly, tmp_path: Path
+) -> None:
+    with pytest.raises(ResponseLostError):
+        _call(
+            _adapter(transport),
+            "http_put",
+            _ctx(tmp_path),
+            url=server.url("/orders?slow=1"),
+            body="x",
+            timeout_s=0.5,
+        )
+    assert server.state.orders == {"key-123": b"x"}
+
+
+def test_connect_failure_before_sending_is_transient(
+    transport: LoopbackOnly, tmp_path: Path
+) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # closed again below: nobody listens there
+    with pytest.raises(TransientError) as info:
+        _call(
+            _adapter(transport),
+            "http_post",
+            _ctx(tmp_path),
+            url=f"http://127.0.0.1:{port}/orders",
+            body="x",
+        )
+    assert not isinstance(info.value, ResponseLostError)
+
+
+def test_status_mapping(server: Server, transport: LoopbackOnly, tmp_path: Path) -> None:
+    adapter = _adapter(transport)
+    with pytest.raises(TargetNotFound):
+        _call(adapter, "http_get", _ctx(tmp_path), url=server.url("/nope"))
+    with pytest.raises(ResponseLostError) as info:
+        _call(adapter, "http_delete", _ctx(tmp_path), url=server.url("/fail"))
+    assert _observed(info.value).committed is None
+
+
+def test_response_size_budget(server: Server, transport: LoopbackOnly, tmp_path: Path) -> None:
+    artifacts: dict[str, bytes] = {}
+
+    def put(data: bytes, kind: str) -> str:
+        artifacts[f"artifact-{len(artifacts)}"] = data
+        return f"artifact-{len(artifacts) - 1}"
+
+    adapter = _adapter(transport, max_response_bytes=100_000)
+    ctx = _ctx(tmp_path, output_budget=1000, put_artifact=put)
+    out = _call(adapter, "http_get", ctx, url=server.url("/stream"))
+    assert out.truncated and out.data["body_bytes"] == 100_000
+    assert len(out.data["body"].encode()) <= 1000
+    assert _evidence(out)["body_prefix_sha256"] == hashlib.sha256(b"y" * 100_000).hexdigest()
+    (body_ev,) = [e for e in out.evidence if e.kind == "body_prefix_sha256"]
+    assert body_ev.ref is not None and artifacts[body_ev.ref] == b"y" * 100_000
+    assert server.state.stream_done.wait(30)
+    assert server.state.stream_sent < STREAM_BLOCKS * len(STREAM_BLOCK)
+
+
+def test_cancelled_before_sending(server: Server, transport: LoopbackOnly, tmp_path: Path) -> None:
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(ToolCancelled):
+        _call(
+            _adapter(transport),
+            "http_post",
+            _ctx(tmp_path, cancel=cancel),
+            url=server.url("/orders"),
+            body="x",
+        )
+    assert server.state.hits == [] and server.state.orders == {}
+
+
+@pytest.mark.parametrize("name", ["Host", "host", "Idempotency-Key", "Content-Length", "Proxy-Foo"])
+def test_runtime_headers_cannot_be_overridden(name: str) -> None:
+    spec = _tool(HttpAdapter(["example.com"]), "http_post")
+    with pytest.raises(ValidationError):
+        spec.input_model(url="http://example.com/", headers={name: "x"})
+
+
+def test_header_injection_refused() -> None:
+    spec = _tool(HttpAdapter(["example.com"]), "http_get")
+    with pytest.raises(ValidationError):
+        spec.input_model(url="http://example.com/", headers={"X-A": "1\r\nHost: evil"})
