@@ -141,7 +141,8 @@ class HttpAdapter:
         self._allow_private = allow_private
         self._max_bytes = max_response_bytes
         self._own_client = client is None
-        self._client = client or httpx.Client(trust_env=False, follow_redirects=False)
+        self._client = client
+        self._client_lock = threading.Lock()
         self._status_endpoints = dict(status_endpoints or {})
         self._max_redirects = max_redirects
         self._default_timeout_s = default_timeout_s
@@ -178,8 +179,17 @@ class HttpAdapter:
 
     def close(self) -> None:
         """Close the HTTP client if this adapter created it."""
-        if self._own_client:
-            self._client.close()
+        with self._client_lock:
+            if self._own_client and self._client is not None:
+                self._client.close()
+                self._client = None
+
+    def _http(self) -> httpx.Client:
+        """The client, created on first use (building TLS contexts is not free)."""
+        with self._client_lock:
+            if self._client is None:
+                self._client = httpx.Client(trust_env=False, follow_redirects=False)
+            return self._client
 
     # ------------------------------------------------------------------ tools
 
@@ -298,10 +308,17 @@ class HttpAdapter:
     ) -> httpx.Response:
         """Connect to a checked address; map transport failures by whether bytes left."""
         hdrs = {**headers, "Host": target.host_header, "Accept-Encoding": "identity"}
-        ext = {} if target.scheme == "http" or target.numeric else {"sni_hostname": target.host}
+        ext: dict[str, Any] = {}
+        if target.scheme == "https" and not target.numeric:
+            # TLS is verified against the name while the socket goes to the checked address.
+            # The pool keys connections by address, so a kept-alive connection verified for
+            # one name could be reused for another name on the same address: never keep it.
+            ext["sni_hostname"] = target.host
+            hdrs["Connection"] = "close"
+        client = self._http()
         for ip in target.addresses[:_MAX_ADDRESSES]:
             left = max(0.001, deadline - time.time())
-            request = self._client.build_request(
+            request = client.build_request(
                 method,
                 target.connect_url(ip),
                 headers=hdrs,
@@ -310,7 +327,7 @@ class HttpAdapter:
                 extensions=ext,
             )
             try:
-                return self._client.send(request, stream=True, follow_redirects=False)
+                return client.send(request, stream=True, follow_redirects=False)
             except _NOT_SENT:
                 continue  # nothing was sent to this address: the next one is safe to try
             except httpx.HTTPError as exc:

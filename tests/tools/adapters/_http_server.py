@@ -3,13 +3,15 @@
 Routes: ``/ok``, ``/limited`` (429 + Retry-After seconds), ``/unavailable`` (503 +
 Retry-After HTTP-date), ``/redirect?to=``, ``/loop``, ``/stream`` (up to 50 MB, stops when
 the client goes), ``/orders`` (POST/PUT/DELETE: commits, then answers, ``?drop`` closes the
-connection without answering, ``?slow`` never answers), ``/orders/status?key=``, ``/fail``.
+connection without answering, ``?slow`` never answers), ``/orders/status?key=``, ``/fail``,
+``/moved`` (307 to ``/orders``), ``/orders?see_other`` (commits, then 303).
 """
 
 from __future__ import annotations
 
 import json
 import socket
+import ssl
 import threading
 import time
 from email.utils import formatdate
@@ -101,6 +103,9 @@ def _handler(state: ServerState) -> type[BaseHTTPRequestHandler]:
             if path == "/fail":
                 self._reply(500, b"oops")
                 return
+            if path == "/moved":
+                self._reply(307, b"", {"Location": "/orders"})
+                return
             if path != "/orders":
                 self._reply(404)
                 return
@@ -112,6 +117,9 @@ def _handler(state: ServerState) -> type[BaseHTTPRequestHandler]:
             if "slow" in query:
                 state.stop.wait(10)
                 return
+            if "see_other" in query:
+                self._reply(303, b"", {"Location": f"/orders/status?key={key}"})
+                return
             headers = {"X-Request-Id": "req-order-1", "Content-Type": "application/json"}
             self._reply(201, b'{"id": "order-1"}', headers)
 
@@ -122,15 +130,20 @@ def _handler(state: ServerState) -> type[BaseHTTPRequestHandler]:
 
 
 class Server:
-    def __init__(self) -> None:
+    """The server on an ephemeral 127.0.0.1 port; with ``tls`` it speaks HTTPS."""
+
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
         self.state = ServerState()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self.state))
+        if tls is not None:
+            self.httpd.socket = tls.wrap_socket(self.httpd.socket, server_side=True)
+        self.scheme = "https" if tls else "http"
         self.port = self.httpd.server_address[1]
         self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
         self.thread.start()
 
     def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
+        return f"{self.scheme}://127.0.0.1:{self.port}{path}"
 
     def close(self) -> None:
         self.state.stop.set()

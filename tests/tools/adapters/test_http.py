@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import json
 import socket
+import ssl
+import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -50,8 +52,8 @@ def other_server() -> Iterator[Server]:
 class LoopbackOnly(httpx.BaseTransport):
     """A real transport that refuses any destination but 127.0.0.1 (a safety net)."""
 
-    def __init__(self) -> None:
-        self.inner = httpx.HTTPTransport()
+    def __init__(self, inner: httpx.HTTPTransport | None = None) -> None:
+        self.inner = inner or httpx.HTTPTransport()
         self.seen: list[str] = []
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
@@ -377,3 +379,63 @@ def test_header_injection_refused() -> None:
     spec = _tool(HttpAdapter(["example.com"]), "http_get")
     with pytest.raises(ValidationError):
         spec.input_model(url="http://example.com/", headers={"X-A": "1\r\nHost: evil"})
+
+
+def test_write_307_is_followed_with_the_same_key(
+    server: Server, transport: LoopbackOnly, tmp_path: Path
+) -> None:
+    out = _call(
+        _adapter(transport), "http_post", _ctx(tmp_path), url=server.url("/moved"), body="b"
+    )
+    assert out.committed is True and out.data["redirects"] == [server.url("/orders")]
+    assert server.state.hits == [("POST", "/moved"), ("POST", "/orders")]
+    assert server.state.keys == ["key-123", "key-123"]
+
+
+def test_write_303_is_not_followed_and_counts_as_committed(
+    server: Server, transport: LoopbackOnly, tmp_path: Path
+) -> None:
+    url = server.url("/orders?see_other=1")
+    out = _call(_adapter(transport), "http_post", _ctx(tmp_path), url=url, body="b")
+    assert out.data["status_code"] == 303 and out.committed is True
+    assert out.data["headers"]["location"].startswith("/orders/status")
+    assert server.state.hits == [("POST", "/orders")]
+
+
+@pytest.fixture(scope="module")
+def tls_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A self-signed certificate for the NAME localhost only (no IP address in it)."""
+    d = tmp_path_factory.mktemp("tls")
+    cert, key = d / "cert.pem", d / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-keyout", str(key), "-out", str(cert), "-subj", "/CN=localhost",
+         "-addext", "subjectAltName=DNS:localhost"],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    return cert, key
+
+
+def test_https_is_pinned_to_the_checked_address_and_verified_by_name(
+    tls_files: tuple[Path, Path], tmp_path: Path
+) -> None:
+    cert, key = tls_files
+    server_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server_ctx.load_cert_chain(cert, key)
+    srv = Server(tls=server_ctx)
+    client_ctx = ssl.create_default_context(cafile=str(cert))
+    transport = LoopbackOnly(httpx.HTTPTransport(verify=client_ctx))
+    try:
+        adapter = _adapter(transport, allowed_hosts=["localhost", "127.0.0.1"])
+        url = f"https://localhost:{srv.port}/ok"
+        out = _call(adapter, "http_get", _ctx(tmp_path), url=url)
+        assert out.data["status_code"] == 200 and out.data["url"] == url
+        # The socket went to the checked address; TLS was verified against the name.
+        assert transport.seen == [f"https://127.0.0.1:{srv.port}/ok"]
+        # Same server by address: the certificate does not name it, so nothing is sent.
+        with pytest.raises(TransientError):
+            _call(adapter, "http_get", _ctx(tmp_path), url=srv.url("/ok"))
+        assert srv.state.hits == [("GET", "/ok")]
+    finally:
+        transport.close()
+        srv.close()
