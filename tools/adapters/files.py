@@ -14,6 +14,7 @@ import difflib
 import errno
 import fnmatch
 import hashlib
+import json
 import os
 import tempfile
 import threading
@@ -133,6 +134,56 @@ def _file_state(path: Path) -> tuple[str, int]:
         return ABSENT, 0
 
 
+def _json_len(value: object) -> int:
+    """Bytes ``value`` takes as JSON, measured as the executor bounds tool data."""
+    return len(json.dumps(value, ensure_ascii=False).encode())
+
+
+def _scan(path: Path, offset: int, limit: int, ctx: InvokeContext) -> tuple[str, int, int, bytes]:
+    """Hash the whole file and capture ``limit`` bytes from ``offset``, from one open handle.
+
+    One handle means the hash and the content describe the same file even if it is
+    replaced meanwhile. Returns (sha256, size, mtime_ns, captured bytes).
+    """
+    digest, captured, pos = hashlib.sha256(), bytearray(), 0
+    with open(path, "rb") as fh:
+        mtime = os.fstat(fh.fileno()).st_mtime_ns
+        while chunk := fh.read(_CHUNK):
+            if ctx.cancel.is_set():
+                raise ToolCancelled("the read was cancelled")
+            digest.update(chunk)
+            lo, hi = max(offset - pos, 0), limit + offset - pos
+            if hi > 0 and lo < len(chunk):
+                captured += chunk[lo:hi]
+            pos += len(chunk)
+    return digest.hexdigest(), pos, mtime, bytes(captured)
+
+
+def _fit_page(page: dict[str, Any], captured: bytes, budget: int) -> tuple[dict[str, Any], int]:
+    """The read result whose JSON fits ``budget`` bytes, and how many file bytes it shows.
+
+    The executor spills any data larger than the budget to an artifact and shows the model
+    a stub, so the page is cut here, on a character boundary, to stay readable inline.
+    """
+    text, binary = _decode(captured[: max(budget, 0)])
+    if not text and captured and not binary:  # a budget below one character
+        text = _decode(captured[:4])[0][:1]
+    if binary:  # a replacement char or \u escape is at most 6 JSON bytes per input byte
+        shown = min(len(captured), max(budget - _json_len(page) - 80, 6) // 6)
+        text = captured[:shown].decode("utf-8", errors="replace")
+    while True:
+        if not binary:
+            shown = len(text.encode())
+        more = page["offset"] + shown < page["size"]
+        data = {**page, "content": text, "binary": binary, "next_offset": None}
+        if more:
+            data["next_offset"] = page["offset"] + shown
+        excess = _json_len(data) - budget
+        if excess <= 0 or len(text) <= 1 or binary:  # one char at least, so paging advances
+            return data, shown
+        text = text[: max(len(text) - excess, 1)]  # every char costs at least one byte
+
+
 def _decode(data: bytes) -> tuple[str, bool]:
     """UTF-8 text of ``data`` (a cut multibyte tail is dropped); True when binary."""
     for cut in range(4):
@@ -241,44 +292,20 @@ class FileAdapter:
         _check_running(ctx)
         rel = normalize_relpath(args.path)
         path = confine_path(self._root(ctx), args.path)
-        window = min(max(ctx.output_budget, 0), self.max_read_bytes)
-        digest = hashlib.sha256()
-        captured = bytearray()
         try:
-            with open(path, "rb") as fh:
-                st = os.fstat(fh.fileno())
-                pos = 0
-                while chunk := fh.read(_CHUNK):
-                    if ctx.cancel.is_set():
-                        raise ToolCancelled("the read was cancelled")
-                    digest.update(chunk)
-                    lo, hi = max(args.offset - pos, 0), self.max_read_bytes + args.offset - pos
-                    if hi > 0 and lo < len(chunk):
-                        captured += chunk[lo:hi]
-                    pos += len(chunk)
+            sha, size, mtime, captured = _scan(path, args.offset, self.max_read_bytes, ctx)
         except OSError as exc:
             raise _os_error(exc, rel, "read") from None
-        sha, size = digest.hexdigest(), st.st_size
-        inline = bytes(captured[:window])
-        text, binary = _decode(inline)
-        shown = len(text.encode("utf-8")) if not binary else len(inline)
-        truncated = args.offset + shown < size
-        version = max(st.st_mtime_ns, 1)
+        page = {"path": rel, "sha256": sha, "size": size, "offset": args.offset}
+        data, shown = _fit_page(page, captured, ctx.output_budget)
+        truncated = data["next_offset"] is not None
+        version = max(mtime, 1)
         evidence = [_ev(ctx, f"file:{rel}", "file_hash", sha, verified=True, version=version)]
         if truncated and len(captured) > shown:
-            ref = _try_artifact(ctx, bytes(captured), "file")
+            ref = _try_artifact(ctx, captured, "file")
             if ref is not None:
                 source = f"content:{rel}@{args.offset}"
                 evidence.append(_ev(ctx, source, "file_content", sha, ref=ref, version=version))
-        data = {
-            "path": rel,
-            "content": text,
-            "sha256": sha,
-            "size": size,
-            "binary": binary,
-            "offset": args.offset,
-            "next_offset": args.offset + shown if truncated else None,
-        }
         summary = f"read {shown} of {size} bytes of {rel}"
         return AdapterOutput(data, False, summary, tuple(evidence), truncated)
 
@@ -305,9 +332,12 @@ class FileAdapter:
                 except PathEscapeError:
                     continue  # a symlink pointing outside the workspace is not listed
                 found.append(rel)
-        files, used = [], 0
+        # Fit the JSON of the whole result into the budget (the executor spills anything
+        # larger to an artifact the model cannot read).
+        used = _json_len({"files": [], "count": len(found), "total": len(found)})
+        files: list[str] = []
         for rel in found[: args.limit]:
-            used += len(rel) + 1
+            used += _json_len(rel) + 2
             if used > ctx.output_budget:
                 break
             files.append(rel)

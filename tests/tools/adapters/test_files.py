@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import threading
 import time
@@ -143,54 +144,71 @@ def test_read_directory_is_permanent_error(adapter: FileAdapter, root: Path) -> 
     assert "directory" in info.value.message
 
 
-def test_read_truncates_to_budget_stores_artifact_and_pages(
+def json_len(value: object) -> int:
+    return len(json.dumps(value, ensure_ascii=False).encode())
+
+
+def page_through(adapter: FileAdapter, ctx: InvokeContext, path: str) -> list[AdapterOutput]:
+    pages = [call(adapter, "read_file", ctx, path=path)]
+    while pages[-1].data["next_offset"] is not None:
+        offset = pages[-1].data["next_offset"]
+        assert offset > pages[-1].data["offset"]  # paging always advances
+        pages.append(call(adapter, "read_file", ctx, path=path, offset=offset))
+    return pages
+
+
+def test_read_fits_budget_stores_artifact_and_pages(
     adapter: FileAdapter, root: Path, artifacts: Artifacts
 ) -> None:
-    body = "".join(f"line {i}\n" for i in range(200)).encode()
+    body = "".join(f"line {i}\tend\n" for i in range(300)).encode()
     (root / "big.txt").write_bytes(body)
-    ctx = ctx_for(root, output_budget=100, put_artifact=artifacts.put)
-    first = call(adapter, "read_file", ctx, path="big.txt")
-    assert first.truncated is True
-    assert first.data["content"].encode() == body[:100]
+    ctx = ctx_for(root, output_budget=500, put_artifact=artifacts.put)
+    pages = page_through(adapter, ctx, "big.txt")
+    first = pages[0]
+    assert first.truncated is True and len(pages) > 2
     assert first.data["sha256"] == sha(body) and first.data["size"] == len(body)
+    # The whole result, JSON-encoded as the executor bounds it, fits the budget.
+    assert all(json_len(p.data) <= 500 for p in pages)
+    assert "".join(p.data["content"] for p in pages).encode() == body
+    assert pages[-1].truncated is False
     content_ev = [e for e in first.evidence if e.kind == "file_content"]
-    assert len(content_ev) == 1 and content_ev[0].ref in artifacts.items
-    assert artifacts.items[content_ev[0].ref] == (body, "file")
-    pages = [first.data["content"]]
-    offset = first.data["next_offset"]
-    while offset is not None:
-        page = call(adapter, "read_file", ctx, path="big.txt", offset=offset)
-        pages.append(page.data["content"])
-        offset = page.data["next_offset"]
-    assert "".join(pages).encode() == body
+    assert len(content_ev) == 1 and artifacts.items[content_ev[0].ref or ""] == (body, "file")
 
 
 def test_read_truncation_never_splits_a_utf8_character(adapter: FileAdapter, root: Path) -> None:
-    text = "é" * 50  # two bytes each
+    text = "é€😀" * 200
     (root / "u.txt").write_text(text, encoding="utf-8")
-    out = call(adapter, "read_file", ctx_for(root, output_budget=11), path="u.txt")
-    assert out.truncated is True and out.data["binary"] is False
-    assert out.data["content"] == "é" * 5
-    assert out.data["next_offset"] == 10
+    pages = page_through(adapter, ctx_for(root, output_budget=300), "u.txt")
+    assert len(pages) > 2 and all(p.data["binary"] is False for p in pages)
+    assert "".join(p.data["content"] for p in pages) == text
+    assert all(json_len(p.data) <= 300 for p in pages)
+
+
+def test_tiny_budget_still_advances(adapter: FileAdapter, root: Path) -> None:
+    (root / "u.txt").write_text("éé", encoding="utf-8")
+    pages = page_through(adapter, ctx_for(root, output_budget=1), "u.txt")
+    assert [p.data["content"] for p in pages] == ["é", "é"]
 
 
 def test_read_without_artifact_store_still_truncates(adapter: FileAdapter, root: Path) -> None:
     (root / "big.txt").write_text("x" * 1000)
-    out = call(adapter, "read_file", ctx_for(root, output_budget=10), path="big.txt")
-    assert out.truncated is True and out.data["content"] == "x" * 10
+    out = call(adapter, "read_file", ctx_for(root, output_budget=300), path="big.txt")
+    assert out.truncated is True and 0 < len(out.data["content"]) < 300
+    assert set(out.data["content"]) == {"x"}
     assert [e.kind for e in out.evidence] == ["file_hash"]
 
 
 def test_max_read_bytes_caps_inline_and_artifact(root: Path, artifacts: Artifacts) -> None:
     (root / "big.bin").write_bytes(b"y" * 5000)
     small = FileAdapter(root, max_read_bytes=300)
-    ctx = ctx_for(root, output_budget=100, put_artifact=artifacts.put)
+    ctx = ctx_for(root, output_budget=400, put_artifact=artifacts.put)
     out = call(small, "read_file", ctx, path="big.bin")
-    assert out.data["content"] == "y" * 100 and out.data["sha256"] == sha(b"y" * 5000)
+    assert out.data["sha256"] == sha(b"y" * 5000) and out.truncated is True
     (stored,) = artifacts.items.values()
     assert stored == (b"y" * 300, "file")
     roomy = call(small, "read_file", ctx_for(root, output_budget=10_000), path="big.bin")
     assert roomy.data["content"] == "y" * 300 and roomy.truncated is True
+    assert roomy.data["next_offset"] == 300
 
 
 def test_binary_file_is_flagged(adapter: FileAdapter, root: Path) -> None:
@@ -490,8 +508,9 @@ def test_list_files_globs_and_hides_escapes(adapter: FileAdapter, tree: Path) ->
 def test_list_files_limit_and_budget_truncate(adapter: FileAdapter, tree: Path) -> None:
     out = call(adapter, "list_files", ctx_for(tree), pattern="**/*", limit=2)
     assert out.truncated is True and out.data["count"] == 2 and out.data["total"] > 2
-    tight = call(adapter, "list_files", ctx_for(tree, output_budget=8), pattern="**/*")
+    tight = call(adapter, "list_files", ctx_for(tree, output_budget=50), pattern="**/*")
     assert tight.truncated is True and tight.data["files"] == [".hidden"]
+    assert json_len(tight.data) <= 50
 
 
 @pytest.mark.parametrize("bad", ["../*", "/etc/*", "src/../../*", ""])
