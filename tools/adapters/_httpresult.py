@@ -94,7 +94,12 @@ def build_outcome(ex: Exchange, ctx: InvokeContext, *, write: bool) -> AdapterOu
         "response_id": response_id,
     }
     what = f"{ex.method} {ex.url}"
-    if ex.status in REDIRECTS:  # only a write's redirect is left unfollowed
+    if ex.status in REDIRECTS and not write:  # a followable one would have been followed
+        raise attach_output(
+            PermanentError(f"{what} answered {ex.status} without a usable Location"),
+            AdapterOutput(data=data, committed=False, evidence=tuple(evidence)),
+        )
+    if ex.status in REDIRECTS:  # a write's 301/302/303 is reported, not followed
         committed = True if ex.status == 303 else None
         return AdapterOutput(
             data=data,

@@ -144,6 +144,14 @@ class HttpAdapter:
         self._client = client
         self._client_lock = threading.Lock()
         self._status_endpoints = dict(status_endpoints or {})
+        for template in self._status_endpoints.values():
+            try:
+                template.format(idempotency_key="k", call_id="c")
+            except (KeyError, IndexError, ValueError):
+                raise ValueError(
+                    f"status endpoint template {template!r} may only use "
+                    "{idempotency_key} and {call_id}"
+                ) from None
         self._max_redirects = max_redirects
         self._default_timeout_s = default_timeout_s
         self._resolver = resolver

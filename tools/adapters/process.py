@@ -387,7 +387,6 @@ class ProcessAdapter:
         elif stopped == "deadline":
             error = TransientError(f"{name!r} ran out of time and was killed")
         else:
-            error = ProcessExitError(
-                f"{name!r} exited with status {code}", exit_code=code, output=output
-            )
+            how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
+            error = ProcessExitError(f"{name!r} {how}", exit_code=code, output=output)
         raise attach_output(error, output)

@@ -439,3 +439,8 @@ def test_https_is_pinned_to_the_checked_address_and_verified_by_name(
     finally:
         transport.close()
         srv.close()
+
+
+def test_status_endpoint_template_is_checked_at_construction() -> None:
+    with pytest.raises(ValueError):
+        HttpAdapter(["example.com"], status_endpoints={"http://example.com/": "/s?k={secret}"})

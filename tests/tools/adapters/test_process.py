@@ -298,6 +298,13 @@ def test_nonzero_exit_is_a_permanent_error_with_the_code(tmp_path: Path) -> None
     assert out.data["exit_code"] == 3 and _evidence(out)["exit_code"] == "3"
 
 
+def test_killed_by_a_signal_says_so(tmp_path: Path) -> None:
+    script = "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"
+    with pytest.raises(ProcessExitError) as info:
+        _call(_adapter(), _ctx(tmp_path), program="python", args=["-c", script])
+    assert info.value.exit_code == -9 and "signal 9" in info.value.message
+
+
 def test_nothing_starts_when_cancelled_or_out_of_time(tmp_path: Path) -> None:
     cancel = threading.Event()
     cancel.set()
