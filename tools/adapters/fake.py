@@ -197,8 +197,7 @@ class FakeAdapter:
             verify: ``pass`` returns verified evidence, ``fail`` raises VerificationError,
                 ``none`` gives the tool no verify hook.
         """
-        with self._lock:
-            self._tools[name] = _Tool(name, effect, _steps(behaviour))
+        script = _steps(behaviour)
 
         def run(args: BaseModel, ctx: InvokeContext) -> AdapterOutput:
             return self._run(name, args, ctx)
@@ -223,7 +222,8 @@ class FakeAdapter:
             read_state=self._read_state,
             timeout_s=timeout_s,
         )
-        with self._lock:
+        with self._lock:  # register only once the spec is known to be valid
+            self._tools[name] = _Tool(name, effect, script)
             self._specs = [s for s in self._specs if s.key != spec.key] + [spec]
         return spec
 

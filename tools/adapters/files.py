@@ -13,6 +13,7 @@ import contextlib
 import difflib
 import errno
 import fnmatch
+import functools
 import hashlib
 import json
 import os
@@ -213,38 +214,28 @@ def _diff(rel: str, before: bytes, after: bytes) -> tuple[str, str]:
     return summary, full
 
 
-def _match_parts(parts: list[str], pat: list[str]) -> bool:
-    """Segment-wise glob match where a ``**`` segment spans zero or more directories."""
-    if not pat:
-        return not parts
-    if pat[0] == "**":
-        return any(_match_parts(parts[i:], pat[1:]) for i in range(len(parts) + 1))
-    return (
-        bool(parts) and fnmatch.fnmatchcase(parts[0], pat[0]) and _match_parts(parts[1:], pat[1:])
-    )
+def _glob_match(parts: list[str], pat: list[str]) -> bool:
+    """Segment-wise glob match where a ``**`` segment spans zero or more directories.
+
+    Memoized on positions so hostile patterns (``**/**/**/...``) stay polynomial.
+    """
+
+    @functools.cache
+    def match(i: int, j: int) -> bool:
+        if j == len(pat):
+            return i == len(parts)
+        if pat[j] == "**":
+            return match(i, j + 1) or (i < len(parts) and match(i + 1, j))
+        return i < len(parts) and fnmatch.fnmatchcase(parts[i], pat[j]) and match(i + 1, j + 1)
+
+    return match(0, 0)
 
 
-def _ev(
-    ctx: InvokeContext,
-    source_id: str,
-    kind: str,
-    value: str,
-    *,
-    verified: bool = False,
-    version: int | None = None,
-    ref: str | None = None,
-) -> Evidence:
-    """One evidence item for this call (version defaults to now, so newer wins)."""
-    return Evidence(
-        source_id=source_id,
-        kind=kind,
-        value=value,
-        ref=ref,
-        call_id=ctx.call_id,
-        verified=verified,
-        observed_at=time.time(),
-        version=version or time.time_ns(),
-    )
+def _ev(ctx: InvokeContext, source_id: str, kind: str, value: str, **kw: Any) -> Evidence:
+    """One evidence item for this call (``version`` defaults to now, so newer wins)."""
+    kw.setdefault("version", time.time_ns())
+    kw.update(call_id=ctx.call_id, observed_at=time.time())
+    return Evidence(source_id=source_id, kind=kind, value=value, **kw)
 
 
 def _try_artifact(ctx: InvokeContext, data: bytes, kind: str) -> str | None:
@@ -325,7 +316,7 @@ class FileAdapter:
             reldir = os.path.relpath(dirpath, base)
             for fname in sorted(filenames):
                 rel = fname if reldir == "." else f"{reldir}/{fname}"
-                if not _match_parts(rel.split("/"), pattern):
+                if not _glob_match(rel.split("/"), pattern):
                     continue
                 try:
                     confine_path(base, rel)
@@ -508,13 +499,9 @@ class FileAdapter:
 
 def _fsync_dir(directory: Path) -> None:
     """Persist the rename itself; best effort where directories cannot be opened."""
-    try:
+    with contextlib.suppress(OSError):
         fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

@@ -93,9 +93,13 @@ def test_script_advances_per_call_and_repeats_its_last_step() -> None:
     assert fake.effect_count("flaky") == 3
 
 
-def test_empty_script_is_refused() -> None:
+def test_empty_script_and_bad_effect_are_refused_without_registering() -> None:
+    fake = FakeAdapter()
     with pytest.raises(ValueError):
-        FakeAdapter().tool("nothing", behaviour=[])
+        fake.tool("nothing", behaviour=[])
+    with pytest.raises(ValueError):
+        fake.tool("weird", effect="explode")  # type: ignore[arg-type]
+    assert fake.tools() == []
 
 
 def _run_in_thread(spec: ToolSpec, context: InvokeContext) -> tuple[threading.Thread, list]:

@@ -517,3 +517,13 @@ def test_list_files_limit_and_budget_truncate(adapter: FileAdapter, tree: Path) 
 def test_list_files_refuses_escaping_patterns(adapter: FileAdapter, tree: Path, bad: str) -> None:
     with pytest.raises(PathEscapeError):
         call(adapter, "list_files", ctx_for(tree), pattern=bad)
+
+
+def test_hostile_recursive_glob_stays_cheap(adapter: FileAdapter, root: Path) -> None:
+    deep = root.joinpath(*["d"] * 25)
+    deep.mkdir(parents=True)
+    (deep / "x.txt").write_text("x")
+    pattern = "/".join(["**"] * 40) + "/nomatch"
+    assert call(adapter, "list_files", ctx_for(root), pattern=pattern).data["files"] == []
+    hit = call(adapter, "list_files", ctx_for(root), pattern="**/**/d/**/x.txt")
+    assert hit.data["files"] == ["/".join(["d"] * 25) + "/x.txt"]
