@@ -1,5 +1,26 @@
-"""Compiled LangGraph graphs (wiring only) and the public entry points."""
+"""Compiled LangGraph graphs (wiring only) and the public entry points.
 
+``build_graph(arch, model=..., tools=...)`` compiles one of the four architectures
+(``workflow``, ``react``, ``plan_execute``, ``hybrid``) over the shared state and the one
+executor pipeline; ``build_executor`` compiles the executor subgraph alone.
+"""
+
+from graph.build import ARCHITECTURES, Architecture, build_graph, default_home
 from graph.executor import build_executor
+from graph.hybrid import build_hybrid
+from graph.plan_execute import build_plan_execute
+from graph.react import build_react
+from graph.workflow import Stage, build_workflow
 
-__all__ = ["build_executor"]
+__all__ = [
+    "ARCHITECTURES",
+    "Architecture",
+    "Stage",
+    "build_executor",
+    "build_graph",
+    "build_hybrid",
+    "build_plan_execute",
+    "build_react",
+    "build_workflow",
+    "default_home",
+]

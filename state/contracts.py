@@ -114,12 +114,14 @@ class Workspace(_Frozen):
 class SuccessCheck(_Frozen):
     """One acceptance check, decided on evidence only.
 
-    Kinds: ``tool_succeeded`` (a call of ``target`` tool succeeded), ``evidence`` (evidence of
-    kind ``target`` exists), ``file_contains`` (file ``target`` holds ``value``),
-    ``output_contains`` (the final output holds ``value``).
+    Built-in kinds: ``tool_succeeded`` (a call of tool ``target`` succeeded), ``evidence``
+    (evidence of kind ``target`` exists; ``value="verified"`` demands read-after-write),
+    ``file_contains`` (workspace file ``target`` holds ``value``), ``output_contains``
+    (the final output holds ``value``). ``build_graph(checks=...)`` adds kinds; admission
+    rejects a kind nobody registered.
     """
 
-    kind: Literal["tool_succeeded", "evidence", "file_contains", "output_contains"]
+    kind: str = Field(min_length=1)
     target: str | None = None
     value: str | None = None
     description: str = ""
@@ -168,6 +170,7 @@ class Decision(_Frozen):
     tool_name: str | None = None
     arguments: dict[str, Any] = Field(default_factory=dict)
     call_id: str | None = None
+    tool_call_id: str | None = None
     content: str = ""
     reason_code: str = ""
 
@@ -198,6 +201,8 @@ class ToolExecutionRequest(_Frozen):
     approval_token: str | None = None
     expected_state: dict[str, str] = Field(default_factory=dict)
     data_scope: list[str] = Field(default_factory=list)
+    allowed_actions: list[str] | None = None
+    approval_rules: list[dict[str, Any]] = Field(default_factory=list)
     step_id: str | None = None
     decision_id: str | None = None
 

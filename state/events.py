@@ -2,7 +2,7 @@
 
 Every event carries every id it knows (run, turn, decision, call, attempt, step), so a
 trace can be cut along any of them. ``event_id`` is deterministic for an occurrence
-(``call_id:type:attempt``), so an event re-emitted by a replayed node is deduplicated by
+(``run_id/call_id:type:attempt``), so an event re-emitted by a replayed node is deduplicated by
 the store and by the state reducer instead of being counted twice.
 """
 
@@ -76,8 +76,8 @@ def make_event(
     ``seq`` distinguishes repeated occurrences of one type for one call (output chunks,
     a second approval after an edit).
     """
-    anchor = call_id or turn_id or run_id
-    parts = [anchor, str(type)]
+    anchor = call_id or turn_id
+    parts = [f"{run_id}/{anchor}" if anchor else run_id, str(type)]
     if attempt_id:
         parts.append(attempt_id)
     if seq is not None:

@@ -14,6 +14,7 @@ from typing import Any
 __all__ = [
     "REPLAY_WINDOW",
     "add_budget",
+    "append_window",
     "dedupe_events",
     "merge_evidence",
     "merge_results",
@@ -126,3 +127,23 @@ def replace_plan_if_newer(
     if left is None or right.get("version", 0) > left.get("version", 0):
         return dict(right)
     return dict(left)
+
+
+HISTORY_WINDOW = 16
+
+
+def append_window(
+    left: list[dict[str, Any]] | None, right: list[dict[str, Any]] | None
+) -> list[dict[str, Any]]:
+    """Append items with an ``id``, skipping ids already present; keep the last 16.
+
+    Used for the recent-turns transcript: the model sees a bounded window, the full
+    history lives in the event log.
+    """
+    merged = list(left or [])
+    seen = {item.get("id") for item in merged}
+    for item in right or []:
+        if item.get("id") not in seen:
+            merged.append(item)
+            seen.add(item.get("id"))
+    return merged[-HISTORY_WINDOW:]

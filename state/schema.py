@@ -11,6 +11,7 @@ from typing import Annotated, Any, TypedDict
 
 from state.reducers import (
     add_budget,
+    append_window,
     dedupe_events,
     merge_evidence,
     merge_results,
@@ -31,7 +32,15 @@ class SharedFields(TypedDict, total=False):
 
 
 class RunState(SharedFields, total=False):
-    """State of a run under any of the four architectures."""
+    """State of a run under any of the four architectures.
+
+    ``task`` is the user's input; ``contract`` what admission made of it. ``decisions``
+    holds the current turn's parsed model proposals and ``pending`` the requests
+    dispatched for it; ``history`` is a bounded window of recent turns (the transcript the
+    model sees), ``feedback`` the runtime's notes to the model (a rejected finish, a
+    repaired output). ``progress`` is the loop guard's memory, ``phase``/``cursor`` the
+    position inside a fixed workflow or hybrid phase list.
+    """
 
     task: dict[str, Any]
     contract: dict[str, Any] | None
@@ -39,6 +48,18 @@ class RunState(SharedFields, total=False):
     plan: Annotated[dict[str, Any] | None, replace_plan_if_newer]
     output: str | None
     error: dict[str, Any] | None
+    started_at: float
+    turn: int
+    decisions: list[dict[str, Any]]
+    pending: list[dict[str, Any]]
+    history: Annotated[list[dict[str, Any]], append_window]
+    feedback: Annotated[list[dict[str, Any]], append_window]
+    progress: dict[str, Any]
+    phase: str
+    cursor: int
+    verification: dict[str, Any] | None
+    open_items: list[str]
+    trigger: str | None
 
 
 class ExecutorInput(TypedDict):

@@ -1,0 +1,136 @@
+"""build_graph: one entry point for the four architectures, with embedded defaults.
+
+With no store and no checkpointer, a run persists under a local directory (``.execgraph``
+in the working directory, or ``$EXECGRAPH_HOME``): SQLite checkpoints (LangGraph's
+``SqliteSaver``) and the SQLite execution store side by side, plus the approval secret
+that signs out-of-band approval tokens.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sqlite3
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from graph.hybrid import build_hybrid
+from graph.plan_execute import build_plan_execute
+from graph.react import build_react
+from graph.workflow import Stage, build_workflow
+from nodes.executor.results import ExecutorDeps
+from nodes.models.select import resolve_model
+from nodes.runtime import CheckFn, RunDeps
+from state.store.base import ExecutionStore
+from state.store.sqlite import SqliteExecutionStore
+from tools.policy import PolicyEngine, PolicyRule
+from tools.registry import ToolLike, ToolRegistry
+
+__all__ = ["ARCHITECTURES", "Architecture", "build_graph", "default_home"]
+
+Architecture = Literal["workflow", "react", "plan_execute", "hybrid"]
+ARCHITECTURES: tuple[str, ...] = ("workflow", "react", "plan_execute", "hybrid")
+
+
+def default_home() -> Path:
+    """Where the embedded default keeps its files."""
+    return Path(os.environ.get("EXECGRAPH_HOME") or Path.cwd() / ".execgraph")
+
+
+def _secret(home: Path) -> bytes:
+    env = os.environ.get("EXECGRAPH_APPROVAL_SECRET")
+    if env:
+        return env.encode()
+    path = home / "approval.key"
+    if not path.exists():
+        home.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(secrets.token_hex(32))
+    return path.read_text().strip().encode()
+
+
+def _checkpointer(home: Path) -> SqliteSaver:
+    home.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(home / "checkpoints.db", check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=WAL")
+    return SqliteSaver(conn)
+
+
+def build_graph(
+    arch: Architecture | str,
+    *,
+    model: BaseChatModel | str,
+    tools: Iterable[ToolLike],
+    policy: PolicyEngine | Iterable[PolicyRule | Mapping[str, Any]] | None = None,
+    store: ExecutionStore | None = None,
+    checkpointer: Any = None,
+    workspace: str | Path | None = None,
+    home: str | Path | None = None,
+    checks: Mapping[str, CheckFn] | None = None,
+    stages: Iterable[Stage] | None = None,
+    approval_secret: bytes | None = None,
+    name: str | None = None,
+    **settings: Any,
+) -> Any:
+    """Compile one of the four architectures over the same executor and state.
+
+    Args:
+        arch: ``"workflow"``, ``"react"``, ``"plan_execute"`` or ``"hybrid"``.
+        model: A chat model with ``bind_tools``, or a ``"provider:model"`` string.
+        tools: ToolSpecs, LangChain tools, or adapters (all their tools).
+        policy: A PolicyEngine, or rules for one (default: effect-based defaults).
+        store: Execution store (default: SQLite under ``home``).
+        checkpointer: LangGraph checkpointer (default: SqliteSaver under ``home``;
+            ``False`` compiles without one, as LangGraph Studio wants).
+        workspace: Directory file paths are confined to (default: ``home/workspace``).
+        home: Directory for the embedded defaults (default: :func:`default_home`).
+        checks: Extra success-check kinds.
+        stages: The fixed stages of the ``workflow`` architecture.
+        approval_secret: HMAC key for approval tokens (default: generated once under home).
+        name: Graph name (default: ``arch``).
+        **settings: RunDeps settings (max_repairs, loop_threshold, history_turns, ...).
+
+    Raises:
+        ValueError: unknown architecture.
+    """
+    if arch not in ARCHITECTURES:
+        raise ValueError(f"unknown architecture {arch!r}; choose one of {', '.join(ARCHITECTURES)}")
+    base = Path(home) if home is not None else default_home()
+    root = Path(workspace) if workspace is not None else base / "workspace"
+    root.mkdir(parents=True, exist_ok=True)
+    engine = policy if isinstance(policy, PolicyEngine) else PolicyEngine(policy or ())
+    executor = ExecutorDeps(
+        registry=ToolRegistry(tools),
+        policy=engine,
+        store=store if store is not None else SqliteExecutionStore(base / "exec.db"),
+        approval_secret=approval_secret or _secret(base),
+    )
+    deps = RunDeps(
+        model=resolve_model(model),
+        executor=executor,
+        workspace_root=str(root.resolve()),
+        checks=dict(checks or {}),
+        **settings,
+    )
+    saver = None if checkpointer is False else checkpointer or _checkpointer(base)
+    builders: dict[str, Callable[..., Any]] = {
+        "react": build_react,
+        "workflow": partial_workflow(stages),
+        "plan_execute": build_plan_execute,
+        "hybrid": build_hybrid,
+    }
+    return builders[arch](deps, checkpointer=saver, name=name or arch)
+
+
+def partial_workflow(stages: Iterable[Stage] | None) -> Callable[..., Any]:
+    """The workflow builder with its stages bound."""
+
+    def build(deps: RunDeps, *, checkpointer: Any, name: str) -> Any:
+        return build_workflow(deps, stages=stages, checkpointer=checkpointer, name=name)
+
+    return build

@@ -1,0 +1,81 @@
+"""Hybrid: fixed phases (scope → collect → analyze → publish → accept), ReAct inside collect."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+
+from graph.executor import build_executor
+from nodes.admission import admit, route_admitted
+from nodes.decide import decide
+from nodes.dispatch import dispatch, fan_out
+from nodes.observe import observe
+from nodes.phases import (
+    PHASE_INSTRUCTIONS,
+    approve_publish,
+    phase_tools,
+    reopen,
+    route_phase,
+    route_phase_decision,
+    scope,
+)
+from nodes.runtime import RunDeps
+from nodes.verify import route_verify, verify
+from state.schema import RunState
+
+__all__ = ["build_hybrid"]
+
+
+def build_hybrid(deps: RunDeps, *, checkpointer: Any = None, name: str = "hybrid") -> Any:
+    """Compile the hybrid graph over ``deps``."""
+    builder = StateGraph(RunState)
+    builder.add_node("admit", partial(admit, deps=deps))
+    builder.add_node("scope", scope)
+    phases = {"collect": "read", "analyze": "write", "publish": "irreversible"}
+    after = ["dispatch", "approve", "analyze", "publish", "accept", "accept_gate"]
+    for phase, effect in phases.items():
+        step = partial(
+            decide,
+            deps=deps,
+            tools=phase_tools(deps, effect),
+            phase=phase,
+            controls=("finish", "abort"),
+            instruction=PHASE_INSTRUCTIONS[phase],
+        )
+        builder.add_node(phase, step)
+        builder.add_conditional_edges(phase, route_phase_decision, after)
+    builder.add_node("approve", partial(approve_publish, deps=deps))
+    builder.add_node("dispatch", partial(dispatch, deps=deps))
+    builder.add_node("executor", build_executor(deps.executor))
+    builder.add_node("observe", observe)
+    builder.add_node("gate", partial(verify, deps=deps))
+    builder.add_node(
+        "accept",
+        partial(
+            decide,
+            deps=deps,
+            tools=(),
+            controls=("finish",),
+            instruction=PHASE_INSTRUCTIONS["accept"],
+        ),
+    )
+    builder.add_node("accept_gate", partial(verify, deps=deps))
+    builder.add_node("reopen", reopen)
+    builder.add_edge(START, "admit")
+    builder.add_conditional_edges("admit", route_admitted, {"run": "scope", "end": END})
+    builder.add_edge("scope", "collect")
+    builder.add_conditional_edges("dispatch", fan_out, ["executor", "observe"])
+    builder.add_conditional_edges("approve", fan_out, ["executor", "observe"])
+    builder.add_edge("executor", "observe")
+    builder.add_edge("observe", "gate")
+    builder.add_conditional_edges(
+        "gate",
+        route_phase,
+        {"collect": "collect", "analyze": "analyze", "accept": "accept", "end": END},
+    )
+    builder.add_edge("accept", "accept_gate")
+    builder.add_conditional_edges("accept_gate", route_verify, {"continue": "reopen", "end": END})
+    builder.add_edge("reopen", "collect")
+    return builder.compile(checkpointer=checkpointer, name=name)

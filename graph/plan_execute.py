@@ -1,0 +1,74 @@
+"""Plan-and-execute: plan → parallel waves of ready steps → answer → verify; replan on triggers."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+
+from graph.executor import build_executor
+from nodes.admission import admit, route_admitted
+from nodes.decide import decide
+from nodes.dispatch import fan_out
+from nodes.observe import observe
+from nodes.plan import (
+    assess,
+    plan,
+    rejected,
+    respond_instruction,
+    route_assess,
+    route_respond,
+    schedule,
+)
+from nodes.runtime import RunDeps
+from nodes.verify import route_verify, verify
+from state.schema import RunState
+
+__all__ = ["build_plan_execute"]
+
+
+def build_plan_execute(
+    deps: RunDeps, *, checkpointer: Any = None, name: str = "plan_execute"
+) -> Any:
+    """Compile the plan-and-execute graph over ``deps``."""
+    builder = StateGraph(RunState)
+    builder.add_node("admit", partial(admit, deps=deps))
+    builder.add_node("plan", partial(plan, deps=deps))
+    builder.add_node("schedule", partial(schedule, deps=deps))
+    builder.add_node("executor", build_executor(deps.executor))
+    builder.add_node("observe", observe)
+    builder.add_node("gate", partial(verify, deps=deps))
+    builder.add_node("assess", partial(assess, deps=deps))
+    builder.add_node(
+        "respond",
+        partial(
+            decide,
+            deps=deps,
+            tools=(),
+            controls=("finish", "revise_plan", "abort"),
+            instruction=respond_instruction,
+        ),
+    )
+    builder.add_node("accept", partial(verify, deps=deps))
+    builder.add_node("rejected", partial(rejected, deps=deps))
+    builder.add_edge(START, "admit")
+    builder.add_conditional_edges("admit", route_admitted, {"run": "plan", "end": END})
+    builder.add_conditional_edges("plan", route_verify, {"continue": "schedule", "end": END})
+    builder.add_conditional_edges("schedule", fan_out, ["executor", "observe"])
+    builder.add_edge("executor", "observe")
+    builder.add_edge("observe", "gate")
+    builder.add_conditional_edges("gate", route_verify, {"continue": "assess", "end": END})
+    builder.add_conditional_edges(
+        "assess",
+        route_assess,
+        {"schedule": "schedule", "plan": "plan", "respond": "respond", "end": END},
+    )
+    builder.add_conditional_edges("respond", route_respond, ["rejected", "accept"])
+    builder.add_conditional_edges("accept", route_verify, {"continue": "rejected", "end": END})
+    builder.add_conditional_edges(
+        "rejected",
+        route_assess,
+        {"schedule": "schedule", "plan": "plan", "respond": "respond", "end": END},
+    )
+    return builder.compile(checkpointer=checkpointer, name=name)

@@ -1,0 +1,72 @@
+"""Fixed workflow: stage 1 → … → stage n → conclude → verify, each stage through the executor."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable
+from functools import partial
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+
+from graph.executor import build_executor
+from nodes.admission import admit, route_admitted
+from nodes.decide import decide
+from nodes.dispatch import dispatch, fan_out
+from nodes.observe import observe
+from nodes.runtime import RunDeps
+from nodes.verify import verify
+from nodes.workflow import (
+    Stage,
+    advance,
+    default_stages,
+    finalize,
+    route_after_stage,
+    route_stage,
+)
+from state.schema import RunState
+
+__all__ = ["Stage", "build_workflow"]
+
+
+def build_workflow(
+    deps: RunDeps,
+    *,
+    stages: Iterable[Stage] | None = None,
+    checkpointer: Any = None,
+    name: str = "workflow",
+) -> Any:
+    """Compile a fixed workflow over ``stages`` (default: one stage per tool)."""
+    steps = list(stages) if stages else default_stages(deps.executor.registry.names())
+    names = [f"stage_{s.name}" for s in steps]
+    builder = StateGraph(RunState)
+    builder.add_node("admit", partial(admit, deps=deps))
+    for node, stage in zip(names, steps, strict=True):
+        step = partial(
+            decide, deps=deps, tools=stage.tools, controls=(), instruction=stage.instruction
+        )
+        builder.add_node(node, step)
+        builder.add_conditional_edges(node, route_after_stage, ["dispatch", "advance"])
+    builder.add_node("dispatch", partial(dispatch, deps=deps))
+    builder.add_node("executor", build_executor(deps.executor))
+    builder.add_node("observe", observe)
+    builder.add_node("gate", partial(verify, deps=deps))
+    builder.add_node("advance", advance)
+    conclude = "Report the result of the workflow as the final output."
+    builder.add_node(
+        "conclude", partial(decide, deps=deps, tools=(), controls=("finish",), instruction=conclude)
+    )
+    builder.add_node("accept", partial(verify, deps=deps))
+    builder.add_node("finalize", partial(finalize, deps=deps))
+    builder.add_edge(START, "admit")
+    first = names[0] if names else "conclude"
+    builder.add_conditional_edges("admit", route_admitted, {"run": first, "end": END})
+    builder.add_conditional_edges("dispatch", fan_out, ["executor", "observe"])
+    builder.add_edge("executor", "observe")
+    builder.add_edge("observe", "gate")
+    builder.add_edge("gate", "advance")
+    targets: dict[Hashable, str] = {**{n: n for n in names}, "conclude": "conclude", "end": END}
+    builder.add_conditional_edges("advance", partial(route_stage, names=names), targets)
+    builder.add_edge("conclude", "accept")
+    builder.add_edge("accept", "finalize")
+    builder.add_edge("finalize", END)
+    return builder.compile(checkpointer=checkpointer, name=name)

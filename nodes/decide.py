@@ -1,0 +1,230 @@
+"""Decide: one model call -> a list of typed Decisions (candidates, never acts).
+
+Malformed output (tool-call arguments that are not JSON, an empty reply, ``finish`` mixed
+with actions) gets a bounded number of repair calls, each counted against the model-call
+budget; after that the run fails with a typed ModelOutputError instead of guessing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, message_to_dict
+from langchain_core.runnables import RunnableConfig
+
+from nodes.admission import run_id_of
+from nodes.budget import remaining
+from nodes.context import project
+from nodes.model_call import ModelTurn, call_model
+from nodes.runtime import RunDeps
+from state.contracts import BudgetKind, Decision, DecisionKind, RunStatus, TaskContract
+from state.events import EventType, make_event
+from state.schema import RunState
+
+__all__ = [
+    "CONTROL_SCHEMAS",
+    "decide",
+    "model_failure",
+    "parse_reply",
+    "route_decision",
+]
+
+_CONTROL_KIND = {
+    "finish": DecisionKind.FINISH,
+    "ask_user": DecisionKind.ASK_USER,
+    "abort": DecisionKind.ABORT,
+    "revise_plan": DecisionKind.REVISE_PLAN,
+}
+_CONTROL_ARG = {
+    "finish": "output",
+    "ask_user": "question",
+    "abort": "reason",
+    "revise_plan": "reason",
+}
+
+
+def _control_schema(name: str, arg: str, doc: str) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": doc,
+            "parameters": {
+                "type": "object",
+                "properties": {arg: {"type": "string"}},
+                "required": [arg],
+            },
+        },
+    }
+
+
+CONTROL_SCHEMAS = {
+    "finish": _control_schema("finish", "output", "Declare the goal met; give the final output."),
+    "ask_user": _control_schema("ask_user", "question", "Ask the user a question and wait."),
+    "abort": _control_schema("abort", "reason", "Give up: the goal cannot be reached."),
+    "revise_plan": _control_schema("revise_plan", "reason", "Ask for a new plan, saying why."),
+}
+
+
+def model_failure(
+    result: ModelTurn[Any], left: float | None, run_id: str, turn_id: str, deps: RunDeps
+) -> dict[str, Any]:
+    """Stop the run after a turn whose output could not be used (or no call was allowed)."""
+    out_of_budget = left is not None and result.calls >= left
+    status = RunStatus.BUDGET_EXHAUSTED if out_of_budget else RunStatus.FAILED
+    reason = f"after {result.calls} model call(s): {result.problem}"
+    finished = make_event(
+        EventType.RUN_FINISHED,
+        run_id,
+        turn_id=turn_id,
+        payload={"status": status.value, "reason": reason},
+    )
+    deps.executor.store.append_events([*result.events, finished])
+    return {
+        "status": status.value,
+        "error": {"type": "ModelOutputError", "message": reason},
+        "events": {"recent": [e.event_id for e in [*result.events, finished]]},
+    }
+
+
+def parse_reply(ai: AIMessage, turn_id: str) -> tuple[list[Decision], str | None]:
+    """Decisions in ``ai``, or a problem the model must repair."""
+    if ai.invalid_tool_calls:
+        names = ", ".join(str(c.get("name")) for c in ai.invalid_tool_calls)
+        return [], f"the arguments of your call(s) to {names} were not valid JSON objects"
+    decisions: list[Decision] = []
+    for index, call in enumerate(ai.tool_calls):
+        name, args = call["name"], dict(call.get("args") or {})
+        tool_call_id = str(call.get("id") or f"{turn_id}-{index}")
+        decision_id = f"{turn_id}.d{index}"
+        if name in _CONTROL_KIND:
+            decisions.append(
+                Decision(
+                    decision_id=decision_id,
+                    kind=_CONTROL_KIND[name],
+                    content=str(args.get(_CONTROL_ARG[name], "")),
+                    tool_call_id=tool_call_id,
+                )
+            )
+        else:
+            decisions.append(
+                Decision(
+                    decision_id=decision_id,
+                    kind=DecisionKind.TOOL_CALL,
+                    tool_name=name,
+                    arguments=args,
+                    call_id=f"{turn_id}.c{index}",
+                    tool_call_id=tool_call_id,
+                )
+            )
+    controls = [d for d in decisions if d.kind is not DecisionKind.TOOL_CALL]
+    if controls and len(decisions) > 1:
+        return [], "call finish, ask_user, abort or revise_plan alone, not with other calls"
+    if not decisions:
+        text = ai.content if isinstance(ai.content, str) else ""
+        if not text.strip():
+            return [], "your reply was empty; call a tool or finish"
+        decisions.append(
+            Decision(decision_id=f"{turn_id}.d0", kind=DecisionKind.ANSWER, content=text)
+        )
+    return decisions, None
+
+
+def _offered(
+    contract: TaskContract, deps: RunDeps, tools: Sequence[str] | None
+) -> list[dict[str, Any]]:
+    specs = [
+        s
+        for s in deps.executor.registry.latest()
+        if s.name in contract.allowed_actions and (tools is None or s.name in tools)
+    ]
+    return [s.json_schema() for s in specs]
+
+
+def decide(
+    state: RunState,
+    config: RunnableConfig,
+    *,
+    deps: RunDeps,
+    tools: Sequence[str] | None = None,
+    controls: Sequence[str] = ("finish", "ask_user", "abort"),
+    instruction: str | Callable[[Mapping[str, Any], RunDeps], str] = "",
+    phase: str | None = None,
+) -> dict[str, Any]:
+    """Call the model once (plus bounded repairs) and record its decisions.
+
+    Args:
+        tools: Restrict the offered tools (a workflow stage, a hybrid phase).
+        controls: Control tools offered (finish, ask_user, abort, revise_plan).
+        instruction: The current step (text, or a function of state and deps).
+        phase: The hybrid phase this call belongs to (recorded in state).
+    """
+    contract = TaskContract.model_validate(state["contract"])
+    run_id = run_id_of(config)
+    turn = int(state.get("turn", 0)) + 1
+    turn_id = f"t{turn}"
+    schemas = _offered(contract, deps, tools) + [CONTROL_SCHEMAS[c] for c in controls]
+    left = remaining(contract, state, BudgetKind.MODEL_CALLS)
+    result = call_model(
+        deps.model.bind_tools(schemas),
+        project(
+            state,
+            contract,
+            deps,
+            instruction if isinstance(instruction, str) else instruction(state, deps),
+        ),
+        lambda ai: parse_reply(ai, turn_id),
+        max_repairs=deps.max_repairs,
+        left=left,
+        run_id=run_id,
+        turn_id=turn_id,
+        config=config,
+    )
+    events = result.events
+    update: dict[str, Any] = {
+        "turn": turn,
+        "budget": result.charge(f"{turn_id}:model"),
+        "decisions": [],
+        **({"phase": phase} if phase else {}),
+    }
+    if result.problem is not None or result.parsed is None:
+        return {**update, **model_failure(result, left, run_id, turn_id, deps)}
+    decisions, ai = result.parsed, result.ai
+    for d in decisions:
+        events.append(
+            make_event(
+                EventType.DECISION_RECORDED,
+                run_id,
+                turn_id=turn_id,
+                decision_id=d.decision_id,
+                payload=d.model_dump(mode="json"),
+            )
+        )
+    deps.executor.store.append_events(events)
+    record = {
+        "id": turn_id,
+        "turn": turn,
+        "ai": message_to_dict(ai),
+        "calls": {d.tool_call_id: d.call_id for d in decisions if d.call_id},
+    }
+    waiting = any(d.kind is DecisionKind.ASK_USER for d in decisions)
+    return {
+        **update,
+        "decisions": [d.model_dump(mode="json") for d in decisions],
+        "history": [record],
+        "events": {"recent": [e.event_id for e in events]},
+        **({"status": RunStatus.WAITING.value} if waiting else {}),
+    }
+
+
+def route_decision(state: RunState) -> str:
+    """Tool calls go to dispatch, a question to the user; everything else to the verifier."""
+    if state.get("status") in {s.value for s in RunStatus if s.terminal}:
+        return "verify"
+    kinds = {d["kind"] for d in state.get("decisions") or []}
+    if DecisionKind.TOOL_CALL.value in kinds:
+        return "dispatch"
+    if DecisionKind.ASK_USER.value in kinds:
+        return "ask_user"
+    return "verify"

@@ -1,0 +1,108 @@
+"""Dispatch: admitted tool decisions -> one executor request each, budget reserved first.
+
+A batch is reserved whole against the tool-call budget before any call starts, so
+parallel calls can never overshoot it: a batch that does not fit stops the run with
+BUDGET_EXHAUSTED and nothing of it runs. The fan-out itself is one ``Send`` per request.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Send
+
+from nodes.admission import run_id_of
+from nodes.budget import charge, remaining
+from nodes.executor.pipeline import needs_approval
+from nodes.runtime import RunDeps
+from nodes.verify import stop_update
+from state.contracts import (
+    BudgetKind,
+    Decision,
+    DecisionKind,
+    RunStatus,
+    TaskContract,
+    ToolExecutionRequest,
+    ToolRef,
+)
+from state.schema import RunState
+
+__all__ = ["dispatch", "fan_out", "make_request", "queue_calls", "tool_calls"]
+
+
+def make_request(
+    contract: TaskContract, decision: Decision, turn_id: str, step_id: str | None = None
+) -> ToolExecutionRequest:
+    """The executor request for one tool decision, bound to the contract."""
+    return ToolExecutionRequest(
+        run_id=contract.run_id,
+        turn_id=turn_id,
+        call_id=decision.call_id or decision.decision_id,
+        decision_id=decision.decision_id,
+        step_id=step_id,
+        tool=ToolRef(name=decision.tool_name or ""),
+        arguments=decision.arguments,
+        actor=contract.actor,
+        workspace=contract.workspace,
+        deadline=contract.deadline,
+        data_scope=contract.data_scope,
+        allowed_actions=contract.allowed_actions,
+        approval_rules=contract.approval_rules,
+    )
+
+
+def queue_calls(
+    state: RunState,
+    deps: RunDeps,
+    calls: list[Decision],
+    turn_id: str,
+    charge_id: str,
+    tokens: dict[str, str] | None = None,
+    steps: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """Reserve the tool-call budget for ``calls`` (all or none) and queue their requests.
+
+    ``tokens`` maps call ids to signed approval tokens given before dispatch; ``steps``
+    maps call ids to plan step ids.
+    """
+    contract = TaskContract.model_validate(state["contract"])
+    left = remaining(contract, state, BudgetKind.TOOL_CALLS)
+    if left is not None and len(calls) > left:
+        reason = f"a batch of {len(calls)} tool calls does not fit the {left:g} left"
+        return {
+            **stop_update(state, contract, deps, RunStatus.BUDGET_EXHAUSTED, reason),
+            "pending": [],
+        }
+    requests = [make_request(contract, d, turn_id) for d in calls]
+    if tokens:
+        requests = [
+            r.model_copy(update={"approval_token": tokens.get(r.call_id)}) for r in requests
+        ]
+    waiting = any(needs_approval(r, deps.executor) for r in requests)
+    return {
+        "pending": [r.model_dump(mode="json") for r in requests],
+        "budget": charge(charge_id, tool_calls=len(calls)),
+        "status": (RunStatus.WAITING if waiting else RunStatus.RUNNING).value,
+    }
+
+
+def tool_calls(state: RunState) -> list[Decision]:
+    """This turn's tool-call decisions."""
+    decisions = [Decision.model_validate(d) for d in state.get("decisions") or []]
+    return [d for d in decisions if d.kind is DecisionKind.TOOL_CALL]
+
+
+def dispatch(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str, Any]:
+    """Queue one request per tool decision of this turn, budget reserved first."""
+    turn_id = f"t{state.get('turn', 0)}"
+    charge_id = f"{run_id_of(config)}:{turn_id}:dispatch"
+    return queue_calls(state, deps, tool_calls(state), turn_id, charge_id)
+
+
+def fan_out(state: RunState) -> list[Send] | str:
+    """One ``Send`` to the executor per queued request; straight on when there is none."""
+    pending = state.get("pending") or []
+    if not pending:
+        return "observe"
+    return [Send("executor", {"request": request}) for request in pending]

@@ -1,0 +1,110 @@
+"""One model turn: call, parse, and repair malformed output a bounded number of times.
+
+Every call — repairs included — is counted (model calls, tokens) and logged as a
+``model.called`` event with the reply, so a run's model outputs can be replayed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    ToolMessage,
+    message_to_dict,
+)
+from langchain_core.runnables import Runnable, RunnableConfig
+
+from nodes.budget import charge
+from state.events import Event, EventType, make_event
+
+__all__ = ["ModelTurn", "call_model"]
+
+T = TypeVar("T")
+
+
+@dataclass
+class ModelTurn(Generic[T]):
+    """What one turn produced: the accepted reply and its parse, or the last problem."""
+
+    ai: AIMessage
+    parsed: T | None
+    problem: str | None
+    calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    events: list[Event] = field(default_factory=list)
+
+    def charge(self, charge_id: str) -> dict[str, Any]:
+        """The budget update for this turn."""
+        return charge(
+            charge_id, model_calls=self.calls, tokens_in=self.tokens_in, tokens_out=self.tokens_out
+        )
+
+
+def _repair(ai: AIMessage, problem: str) -> list[BaseMessage]:
+    calls = [*ai.tool_calls, *ai.invalid_tool_calls]
+    replies: list[BaseMessage] = [
+        ToolMessage(content=f"rejected: {problem}", tool_call_id=str(c.get("id")), status="error")
+        for c in calls
+        if c.get("id")
+    ]
+    return [
+        ai,
+        *replies,
+        HumanMessage(f"Your previous reply was malformed: {problem}. Reply again."),
+    ]
+
+
+def call_model(
+    bound: Runnable[Any, Any],
+    messages: list[BaseMessage],
+    parse: Callable[[AIMessage], tuple[T | None, str | None]],
+    *,
+    max_repairs: int,
+    left: float | None,
+    run_id: str,
+    turn_id: str,
+    config: RunnableConfig | None = None,
+) -> ModelTurn[T]:
+    """Call ``bound`` until ``parse`` accepts a reply, up to ``max_repairs`` extra calls.
+
+    ``left`` is the model-call budget remaining (None: unlimited); no call exceeds it.
+    A provider exception ends the turn with a problem naming only its type.
+    """
+    turn: ModelTurn[T] = ModelTurn(AIMessage(content=""), None, "no model call made")
+    while turn.calls <= max_repairs and (left is None or turn.calls < left):
+        turn.calls += 1
+        try:
+            reply = bound.invoke(messages, config)
+        except AssertionError:
+            raise  # a test double's loud failure (an exhausted script) is not a provider error
+        except Exception as exc:  # a provider failure is reported, never shown raw
+            turn.problem = f"the model call failed ({type(exc).__name__})"
+            break
+        ai = reply if isinstance(reply, AIMessage) else AIMessage(content=str(reply.content))
+        meta: dict[str, Any] = dict(ai.usage_metadata or {})
+        t_in, t_out = int(meta.get("input_tokens", 0)), int(meta.get("output_tokens", 0))
+        turn.ai, turn.tokens_in, turn.tokens_out = (
+            ai,
+            turn.tokens_in + t_in,
+            turn.tokens_out + t_out,
+        )
+        turn.events.append(
+            make_event(
+                EventType.MODEL_CALLED,
+                run_id,
+                turn_id=turn_id,
+                seq=turn.calls,
+                payload={"message": message_to_dict(ai), "tokens_in": t_in, "tokens_out": t_out},
+            )
+        )
+        turn.parsed, turn.problem = parse(ai)
+        if turn.problem is None:
+            break
+        messages = [*messages, *_repair(ai, turn.problem)]
+    return turn

@@ -1,0 +1,31 @@
+"""Observe: the executor's results for this turn -> progress signal for the loop guard.
+
+Results and evidence were already merged into state by their reducers as each executor
+call returned; what is left is to judge the turn as a whole (did anything new happen?)
+and clear the queue.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nodes.loop_guard import update_progress
+from state.contracts import RunStatus
+from state.schema import RunState
+
+__all__ = ["observe"]
+
+
+def observe(state: RunState) -> dict[str, Any]:
+    """Fold this turn's actions and observations into the loop guard."""
+    results = state.get("results") or {}
+    actions = [
+        (r["tool"]["name"], r.get("arguments") or {}, results.get(r["call_id"]))
+        for r in state.get("pending") or []
+    ]
+    update: dict[str, Any] = {"pending": []}
+    if actions:
+        update["progress"] = update_progress(state.get("progress"), actions)
+    if state.get("status") == RunStatus.WAITING.value:
+        update["status"] = RunStatus.RUNNING.value
+    return update

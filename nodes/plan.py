@@ -1,0 +1,291 @@
+"""Plan-and-execute: a plan is a DAG of tool steps; ready steps run in parallel.
+
+The planner (one model call, bounded repairs) submits steps with dependencies and an
+optional success criterion (an evidence kind the step must produce). Step status is never
+stored twice: it is read from the step's result. The plan is replaced only by a newer
+version, and only on a trigger — a dependency failed, an evidence gap, a budget deviation,
+contrary evidence, or the verifier rejecting the result. Steps already done, their facts
+and their side-effect records carry over to the new version.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from langchain_core.messages import AIMessage
+from langchain_core.runnables import RunnableConfig
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from nodes.admission import run_id_of
+from nodes.budget import remaining, used
+from nodes.context import observation_text, project
+from nodes.decide import CONTROL_SCHEMAS, model_failure
+from nodes.dispatch import queue_calls
+from nodes.executor.validate import schema_message
+from nodes.model_call import call_model
+from nodes.runtime import RunDeps
+from nodes.verify import is_terminal, stop_update
+from state.contracts import BudgetKind, Decision, DecisionKind, RunStatus, TaskContract
+from state.schema import RunState
+
+__all__ = [
+    "PLAN_SCHEMA",
+    "PlanStep",
+    "assess",
+    "parse_plan",
+    "plan",
+    "rejected",
+    "respond_instruction",
+    "route_assess",
+    "route_respond",
+    "schedule",
+    "step_status",
+]
+
+
+class PlanStep(BaseModel):
+    """One step of a plan."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1, max_length=40)
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    depends_on: list[str] = Field(default_factory=list)
+    success: str | None = None
+
+
+class _Submitted(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    steps: list[PlanStep] = Field(min_length=1)
+
+
+PLAN_SCHEMA = {
+    "type": "function",
+    "function": {
+        "name": "submit_plan",
+        "description": "Submit the plan: tool steps with dependencies (a DAG). Steps whose "
+        "dependencies are done run in parallel.",
+        "parameters": _Submitted.model_json_schema(),
+    },
+}
+
+
+def parse_plan(ai: AIMessage, done: set[str]) -> tuple[list[PlanStep] | None, str | None]:
+    """Steps from a ``submit_plan`` call, checked to form a DAG over known step ids."""
+    if ai.invalid_tool_calls:
+        return None, "the submit_plan arguments were not valid JSON"
+    calls = [c for c in ai.tool_calls if c["name"] == "submit_plan"]
+    if len(calls) != 1:
+        return None, "call submit_plan exactly once"
+    try:
+        steps = _Submitted.model_validate(calls[0]["args"]).steps
+    except ValidationError as exc:
+        return None, f"the plan is malformed: {schema_message(exc)}"
+    ids = [s.id for s in steps]
+    if len(set(ids)) != len(ids) or set(ids) & done:
+        return None, "step ids must be unique and must not reuse finished steps' ids"
+    known = set(ids) | done
+    for step in steps:
+        if missing := set(step.depends_on) - known:
+            return None, f"step {step.id} depends on unknown steps {sorted(missing)}"
+    order: list[str] = []
+    pending = {s.id: set(s.depends_on) - done for s in steps}
+    while pending:
+        ready = [i for i, deps in pending.items() if not deps]
+        if not ready:
+            return None, "the plan has a dependency cycle"
+        for i in ready:
+            order.append(i)
+            del pending[i]
+        for deps in pending.values():
+            deps.difference_update(ready)
+    return steps, None
+
+
+def step_status(step: Mapping[str, Any], results: Mapping[str, Any]) -> str:
+    """``pending``, ``done`` or ``failed``, read from the step's result."""
+    result = results.get(step["call_id"])
+    if result is None:
+        return "pending"
+    return "done" if result.get("outcome") == "succeeded" else "failed"
+
+
+def _tool_catalog(contract: TaskContract, deps: RunDeps) -> str:
+    lines = []
+    for spec in deps.executor.registry.latest():
+        if spec.name in contract.allowed_actions:
+            params = json.dumps(spec.input_model.model_json_schema().get("properties", {}))
+            lines.append(f"- {spec.name} ({spec.effect}): {spec.description} params={params}")
+    return "\n".join(lines)
+
+
+def plan(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str, Any]:
+    """Make the first plan, or a new version that keeps finished steps."""
+    contract = TaskContract.model_validate(state["contract"])
+    run_id = run_id_of(config)
+    old = state.get("plan") or {"version": 0, "steps": [], "replans": -1}
+    results = state.get("results") or {}
+    kept = [s for s in old["steps"] if step_status(s, results) == "done"]
+    done = {s["id"] for s in kept}
+    turn = int(state.get("turn", 0)) + 1
+    turn_id = f"t{turn}"
+    trigger = state.get("trigger")
+    instruction = "Plan the task as tool steps. Available tools:\n" + _tool_catalog(contract, deps)
+    if trigger:
+        summary = ", ".join(sorted(done)) or "none"
+        instruction += f"\n\nReplanning because: {trigger}. Finished steps kept: {summary}."
+    left = remaining(contract, state, BudgetKind.MODEL_CALLS)
+    result = call_model(
+        deps.model.bind_tools([PLAN_SCHEMA, CONTROL_SCHEMAS["abort"]]),
+        project(state, contract, deps, instruction),
+        lambda ai: _parse_or_abort(ai, done),
+        max_repairs=deps.max_repairs,
+        left=left,
+        run_id=run_id,
+        turn_id=turn_id,
+        config=config,
+    )
+    update: dict[str, Any] = {"turn": turn, "budget": result.charge(f"{turn_id}:plan")}
+    if result.problem is not None or result.parsed is None:
+        return {**update, **model_failure(result, left, run_id, turn_id, deps)}
+    deps.executor.store.append_events(result.events)
+    update["events"] = {"recent": [e.event_id for e in result.events]}
+    if result.parsed == "abort":
+        return {
+            **update,
+            **stop_update(state, contract, deps, RunStatus.FAILED, "the planner aborted"),
+        }
+    version = int(old["version"]) + 1
+    steps = kept + [{**s.model_dump(), "call_id": f"p{version}.{s.id}"} for s in result.parsed]
+    new_plan = {
+        "version": version,
+        "steps": steps,
+        "replans": int(old.get("replans", -1)) + 1,
+        "why": trigger,
+        "planned_tool_calls": len(steps),
+    }
+    return {**update, "plan": new_plan, "phase": "execute", "trigger": None}
+
+
+def _parse_or_abort(ai: AIMessage, done: set[str]) -> tuple[Any, str | None]:
+    if any(c["name"] == "abort" for c in ai.tool_calls):
+        return "abort", None
+    return parse_plan(ai, done)
+
+
+def schedule(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str, Any]:
+    """Queue every ready step (all dependencies done) as one parallel batch."""
+    results = state.get("results") or {}
+    current = state.get("plan") or {"version": 0, "steps": []}
+    steps = current["steps"]
+    status = {s["id"]: step_status(s, results) for s in steps}
+    ready = [
+        s
+        for s in steps
+        if status[s["id"]] == "pending" and all(status.get(d) == "done" for d in s["depends_on"])
+    ]
+    version = current["version"]
+    calls = [
+        Decision(
+            decision_id=f"{s['call_id']}.d",
+            kind=DecisionKind.TOOL_CALL,
+            tool_name=s["tool"],
+            arguments=s["arguments"],
+            call_id=s["call_id"],
+        )
+        for s in ready
+    ]
+    charge_id = f"p{version}:" + "+".join(s["id"] for s in ready)
+    steps = {s["call_id"]: s["id"] for s in ready}
+    return queue_calls(state, deps, calls, f"p{version}", charge_id, steps=steps)
+
+
+def _trigger(state: Mapping[str, Any]) -> str | None:
+    results = state.get("results") or {}
+    steps = state["plan"]["steps"]
+    for step in steps:
+        if step_status(step, results) == "failed":
+            error = (results[step["call_id"]].get("error") or {}).get("message", "")
+            return f"dependency failed: step {step['id']} ({step['tool']}) {error}".strip()
+    evidence = state.get("evidence") or {}
+    for step in steps:
+        if step.get("success") and step_status(step, results) == "done":
+            kinds = {e.get("kind") for e in results[step["call_id"]].get("evidence", [])}
+            if step["success"] not in kinds and not any(
+                e.get("kind") == step["success"] for e in evidence.values()
+            ):
+                return f"evidence gap: step {step['id']} produced no {step['success']} evidence"
+    if any(e.get("conflict") for e in evidence.values()):
+        return "contrary evidence: two observations of one source disagree"
+    planned = int(state["plan"].get("planned_tool_calls", len(steps)))
+    spent = used(state).get(BudgetKind.TOOL_CALLS.value, 0)
+    if spent > max(planned * 1.5, planned + 2):
+        return f"budget deviation: {spent:g} tool calls against {planned} planned"
+    return None
+
+
+def assess(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str, Any]:
+    """After a wave: replan on a trigger, run the next wave, or move on to the answer."""
+    if is_terminal(state):
+        return {}
+    contract = TaskContract.model_validate(state["contract"])
+    current = dict(state.get("plan") or {"steps": []})
+    trigger = _trigger(state)
+    if trigger:
+        return _replan(state, contract, deps, trigger)
+    results = state.get("results") or {}
+    pending = [s for s in current["steps"] if step_status(s, results) == "pending"]
+    return {"phase": "execute" if pending else "respond"}
+
+
+def _replan(
+    state: Mapping[str, Any], contract: TaskContract, deps: RunDeps, trigger: str
+) -> dict[str, Any]:
+    if int((state.get("plan") or {}).get("replans", 0)) >= deps.max_replans:
+        reason = f"replan limit reached; last trigger: {trigger}"
+        return stop_update(state, contract, deps, RunStatus.FAILED, reason)
+    return {"trigger": trigger, "phase": "replan"}
+
+
+def rejected(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str, Any]:
+    """The verifier rejected the answer (an evidence gap) or the model asked to replan."""
+    contract = TaskContract.model_validate(state["contract"])
+    asked = [d["content"] for d in state.get("decisions") or [] if d["kind"] == "revise_plan"]
+    if asked:
+        return _replan(state, contract, deps, f"the model asked for a new plan: {asked[0]}")
+    failed = (state.get("verification") or {}).get("failed") or ["the result was not accepted"]
+    return _replan(state, contract, deps, "evidence gap: " + "; ".join(failed))
+
+
+def route_assess(state: Mapping[str, Any]) -> str:
+    """schedule | plan | respond | end."""
+    if is_terminal(state):
+        return "end"
+    return {"execute": "schedule", "replan": "plan"}.get(str(state.get("phase")), "respond")
+
+
+def respond_instruction(state: Mapping[str, Any], deps: RunDeps) -> str:
+    """The answer step's instruction: every step's observation, bounded."""
+    results = state.get("results") or {}
+    lines = []
+    for step in (state.get("plan") or {}).get("steps", []):
+        result = results.get(step["call_id"])
+        if result is not None:
+            lines.append(f"step {step['id']}: {observation_text(result, deps.observation_chars)}")
+    return (
+        "All plan steps are done. Their observations:\n"
+        + "\n".join(lines)
+        + ("\nGive the final output with finish, or ask for a new plan with revise_plan.")
+    )
+
+
+def route_respond(state: Mapping[str, Any]) -> str:
+    """A revise_plan decision is a replan trigger; anything else goes to the verifier."""
+    if is_terminal(state):
+        return "accept"
+    kinds = {d["kind"] for d in state.get("decisions") or []}
+    return "rejected" if DecisionKind.REVISE_PLAN.value in kinds else "accept"

@@ -1,0 +1,140 @@
+"""The verifier and stop controller: the only place a run becomes COMPLETED.
+
+Every turn ends here. A model's ``finish`` (or plain answer) is a candidate: it is accepted
+only when every success check holds on evidence; otherwise the rejection and its reasons
+go back to the model. Then, in order: abort, loop guard, budgets and deadline decide
+whether the run stops (FAILED, BUDGET_EXHAUSTED with the confirmed partial result and the
+open items) or goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from nodes.budget import exhausted
+from nodes.checks import BUILTIN_CHECKS
+from nodes.runtime import RunDeps
+from state.contracts import Decision, DecisionKind, RunStatus, TaskContract
+from state.events import EventType, make_event
+from state.schema import RunState
+
+__all__ = ["evaluate", "is_terminal", "route_verify", "stop_update", "verify"]
+
+_NO_EVIDENCE = "no evidence supports the result: act with tools before finishing"
+
+
+def is_terminal(state: Mapping[str, Any]) -> bool:
+    """True once the run has a terminal status."""
+    status = state.get("status")
+    return status is not None and RunStatus(status).terminal
+
+
+def evaluate(
+    contract: TaskContract, view: Mapping[str, Any], deps: RunDeps
+) -> tuple[list[str], list[str]]:
+    """Success checks on ``view`` -> (passed descriptions, failure reasons).
+
+    With no checks in the contract, a result still needs some evidence behind it.
+    """
+    if not contract.success_checks:
+        return ([], []) if view.get("evidence") else ([], [_NO_EVIDENCE])
+    passed, failed = [], []
+    checks = {**BUILTIN_CHECKS, **deps.checks}
+    for check in contract.success_checks:
+        reason = checks[check.kind](check, view, contract)
+        label = (
+            check.description or f"{check.kind} {check.target or ''} {check.value or ''}".strip()
+        )
+        if reason is None:
+            passed.append(label)
+        else:
+            failed.append(reason)
+    return passed, failed
+
+
+def _confirmed(state: Mapping[str, Any]) -> list[str]:
+    return [
+        f"[{e.get('kind')}] {e.get('source_id')}: {str(e.get('value', ''))[:160]}"
+        for e in (state.get("evidence") or {}).values()
+    ]
+
+
+def stop_update(
+    state: Mapping[str, Any],
+    contract: TaskContract,
+    deps: RunDeps,
+    status: RunStatus,
+    reason: str,
+    *,
+    output: str | None = None,
+) -> dict[str, Any]:
+    """A terminal update: status, reason, the confirmed partial result and the open items."""
+    _, open_items = evaluate(contract, {**state, "output": output or state.get("output")}, deps)
+    if output is None and status is not RunStatus.COMPLETED:
+        confirmed = _confirmed(state)
+        output = "Confirmed so far:\n" + ("\n".join(f"- {c}" for c in confirmed) or "- nothing")
+        if open_items:
+            output += "\nOpen:\n" + "\n".join(f"- {o}" for o in open_items)
+    event = make_event(
+        EventType.RUN_FINISHED, contract.run_id, payload={"status": status.value, "reason": reason}
+    )
+    deps.executor.store.append_events([event])
+    update: dict[str, Any] = {
+        "status": status.value,
+        "output": output,
+        "open_items": open_items if status is not RunStatus.COMPLETED else [],
+        "events": {"recent": [event.event_id]},
+    }
+    if status is not RunStatus.COMPLETED:
+        update["error"] = {"type": status.value, "message": reason}
+    return update
+
+
+def verify(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str, Any]:
+    """Gate a finish on evidence, then decide: stop, or go on."""
+    if is_terminal(state):
+        return {}
+    contract = TaskContract.model_validate(state["contract"])
+    decisions = [Decision.model_validate(d) for d in state.get("decisions") or []]
+    turn = int(state.get("turn", 0))
+    update: dict[str, Any] = {}
+    for d in decisions:
+        if d.kind in (DecisionKind.FINISH, DecisionKind.ANSWER):
+            passed, failed = evaluate(contract, {**state, "output": d.content}, deps)
+            report = {"turn": turn, "passed": passed, "failed": failed, "accepted": not failed}
+            if not failed:
+                done = stop_update(
+                    state, contract, deps, RunStatus.COMPLETED, "verified", output=d.content
+                )
+                return {**done, "verification": report}
+            note = "finish rejected: " + "; ".join(failed)
+            update["verification"] = report
+            update["feedback"] = [
+                {
+                    "id": f"t{turn}:finish",
+                    "turn": turn,
+                    "text": note,
+                    "tool_call_id": d.tool_call_id,
+                }
+            ]
+        if d.kind is DecisionKind.ABORT:
+            return stop_update(state, contract, deps, RunStatus.FAILED, f"aborted: {d.content}")
+    progress = state.get("progress") or {}
+    if int(progress.get("stale", 0)) >= deps.loop_threshold:
+        reason = (
+            f"no progress: the last {progress['stale']} turns repeated actions without new evidence"
+        )
+        return {**update, **stop_update(state, contract, deps, RunStatus.FAILED, reason)}
+    spent = exhausted(contract, state)
+    if spent:
+        reason = "budget exhausted: " + ", ".join(spent)
+        return {**update, **stop_update(state, contract, deps, RunStatus.BUDGET_EXHAUSTED, reason)}
+    return {**update, "decisions": [], "status": RunStatus.RUNNING.value}
+
+
+def route_verify(state: Mapping[str, Any]) -> str:
+    """END once terminal; otherwise back to the architecture's next step."""
+    return "end" if is_terminal(state) else "continue"

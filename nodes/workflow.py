@@ -1,0 +1,76 @@
+"""Fixed workflows: the path is fixed, the model only fills in each stage's content.
+
+A :class:`Stage` names the tools its step may use and what the step is for. The graph
+walks the stages in order (``cursor``); the model never picks the next node. After the
+last stage the model states the result, the verifier judges it, and a workflow that ends
+short of its checks ends PARTIAL (some checks hold) or FAILED — it does not loop back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from nodes.runtime import RunDeps
+from nodes.verify import evaluate, is_terminal, stop_update
+from state.contracts import RunStatus, TaskContract
+from state.schema import RunState
+
+__all__ = [
+    "Stage",
+    "advance",
+    "default_stages",
+    "finalize",
+    "route_after_stage",
+    "route_stage",
+]
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One fixed step: a name, the tools it may call, and its instruction to the model."""
+
+    name: str
+    tools: tuple[str, ...]
+    instruction: str
+
+
+def default_stages(tool_names: list[str]) -> list[Stage]:
+    """Without explicit stages: one stage per tool, in registration order."""
+    return [
+        Stage(name=n, tools=(n,), instruction=f"Use {n} for this step of the task.")
+        for n in tool_names
+    ]
+
+
+def advance(state: RunState) -> dict[str, Any]:
+    """Move to the next stage."""
+    return {"cursor": int(state.get("cursor", 0)) + 1, "decisions": []}
+
+
+def route_after_stage(state: Mapping[str, Any]) -> str:
+    """A stage's tool calls go to the executor; a stage without any moves straight on."""
+    kinds = {d["kind"] for d in state.get("decisions") or []}
+    return "dispatch" if "tool_call" in kinds else "advance"
+
+
+def route_stage(state: Mapping[str, Any], names: list[str]) -> str:
+    """The node of the current stage, ``conclude`` after the last, END once terminal."""
+    if is_terminal(state):
+        return "end"
+    cursor = int(state.get("cursor", 0))
+    return names[cursor] if cursor < len(names) else "conclude"
+
+
+def finalize(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str, Any]:
+    """End a workflow the verifier did not accept: PARTIAL if some checks hold, else FAILED."""
+    if is_terminal(state):
+        return {}
+    contract = TaskContract.model_validate(state["contract"])
+    passed, failed = evaluate(contract, state, deps)
+    status = RunStatus.PARTIAL if passed else RunStatus.FAILED
+    reason = "the fixed workflow ended without passing its checks: " + "; ".join(failed)
+    return stop_update(state, contract, deps, status, reason)
