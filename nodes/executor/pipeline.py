@@ -47,6 +47,8 @@ __all__ = [
     "approval_node",
     "authorize_node",
     "execute_node",
+    "needs_approval",
+    "preview",
     "route_after_approval",
     "route_after_authorize",
 ]
@@ -419,3 +421,20 @@ def _finish(
     )
     final = commit(deps.store, key, result, events, locked)
     return _returned(final, [e.event_id for e in events])
+
+
+def preview(request: ToolExecutionRequest, deps: ExecutorDeps) -> Authorized:
+    """Resolve, normalize, validate and authorize without any effect (a dry run).
+
+    Raises:
+        ExecGraphError: whatever the executor would refuse the request with.
+    """
+    return _check(request, deps)
+
+
+def needs_approval(request: ToolExecutionRequest, deps: ExecutorDeps) -> bool:
+    """Whether the executor will pause this request for a person."""
+    try:
+        return preview(request, deps).decision.verdict == "require_approval"
+    except ExecGraphError:
+        return False

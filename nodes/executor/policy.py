@@ -23,12 +23,16 @@ def authorize(
     engine: PolicyEngine,
     secret: bytes,
 ) -> Authorized:
-    """The policy verdict for a validated call.
+    """The policy verdict for a validated call, inside the task contract's allowed actions.
 
     Raises:
         PolicyDenied: a rule or default denies the call.
         ApprovalTokenInvalid: a token was given but does not verify for this call.
     """
+    if request.allowed_actions is not None and spec.name not in request.allowed_actions:
+        raise PolicyDenied(f"{spec.name} is not among the task contract's allowed actions")
+    if request.approval_rules:
+        engine = engine.with_rules(request.approval_rules)
     decision = engine.decide(spec, validated.normalized.arguments, request)
     if decision.verdict == "deny":
         raise PolicyDenied(f"policy denies {spec.name}: {decision.reason}")
