@@ -444,3 +444,19 @@ def test_https_is_pinned_to_the_checked_address_and_verified_by_name(
 def test_status_endpoint_template_is_checked_at_construction() -> None:
     with pytest.raises(ValueError):
         HttpAdapter(["example.com"], status_endpoints={"http://example.com/": "/s?k={secret}"})
+
+
+def test_numeric_host_forms_connect_to_the_canonical_address(
+    server: Server, transport: LoopbackOnly, tmp_path: Path
+) -> None:
+    url = f"http://0x7f.1:{server.port}/ok"  # inet_aton spelling of 127.0.0.1
+    out = _call(_adapter(transport), "http_get", _ctx(tmp_path), url=url)
+    assert out.data["status_code"] == 200
+    assert transport.seen == [server.url("/ok")]
+
+
+def test_ipv6_literal_is_bracketed_when_connecting(transport: LoopbackOnly, tmp_path: Path) -> None:
+    adapter = _adapter(transport, allowed_hosts=["::1"])
+    with pytest.raises(TransientError):  # the safety-net transport refuses it: nothing sent
+        _call(adapter, "http_get", _ctx(tmp_path), url="http://[::1]:9/ok")
+    assert transport.seen == ["http://[::1]:9/ok"]

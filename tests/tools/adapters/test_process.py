@@ -161,7 +161,7 @@ def test_deadline_kills_the_whole_group_and_write_outcome_is_unknown(
     rec = Recorder()
     with pytest.raises(ResponseLostError) as info:
         _call(
-            _adapter(), _ctx(tmp_path, emit=rec), program="python", args=["-c", HANG], timeout_s=2
+            _adapter(), _ctx(tmp_path, emit=rec), program="python", args=["-c", HANG], timeout_s=3
         )
     spawned.extend(rec.pids)
     assert len(rec.pids) == 2
@@ -171,7 +171,7 @@ def test_deadline_kills_the_whole_group_and_write_outcome_is_unknown(
 
 def test_context_deadline_on_a_read_tool_is_transient(tmp_path: Path, spawned: list[int]) -> None:
     rec = Recorder()
-    ctx = _ctx(tmp_path, emit=rec, deadline=time.time() + 2)
+    ctx = _ctx(tmp_path, emit=rec, deadline=time.time() + 3)
     with pytest.raises(TransientError):
         _call(_adapter(effect="read"), ctx, program="python", args=["-c", HANG, "ignore-term"])
     spawned.extend(rec.pids)
