@@ -527,3 +527,22 @@ def test_hostile_recursive_glob_stays_cheap(adapter: FileAdapter, root: Path) ->
     assert call(adapter, "list_files", ctx_for(root), pattern=pattern).data["files"] == []
     hit = call(adapter, "list_files", ctx_for(root), pattern="**/**/d/**/x.txt")
     assert hit.data["files"] == ["/".join(["d"] * 25) + "/x.txt"]
+
+
+def test_rewriting_identical_content_is_a_committed_no_change(
+    adapter: FileAdapter, root: Path
+) -> None:
+    (root / "same.txt").write_text("same")
+    out = call(adapter, "write_file", ctx_for(root), path="same.txt", content="same")
+    assert out.committed is True and out.data["changed"] is False
+    assert out.data["diff"].startswith("same.txt: +0 -0 lines")
+
+
+def test_dangling_link_inside_and_missing_root_are_not_found(
+    adapter: FileAdapter, root: Path, tmp_path: Path
+) -> None:
+    os.symlink(root / "nowhere.txt", root / "dangling.txt")
+    with pytest.raises(TargetNotFound):
+        call(adapter, "read_file", ctx_for(root), path="dangling.txt")
+    with pytest.raises(TargetNotFound):
+        call(adapter, "list_files", ctx_for(tmp_path / "missing"))
