@@ -1,4 +1,4 @@
-"""A real ThreadingHTTPServer on 127.0.0.1 for the HTTP adapter tests.
+"""A real ThreadingHTTPServer on 127.0.0.1, and call helpers, for the HTTP adapter tests.
 
 Routes: ``/ok``, ``/limited`` (429 + Retry-After seconds), ``/unavailable`` (503 +
 Retry-After HTTP-date), ``/redirect?to=``, ``/loop``, ``/stream`` (up to 50 MB, stops when
@@ -16,10 +16,29 @@ import threading
 import time
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-__all__ = ["STREAM_BLOCK", "STREAM_BLOCKS", "Server", "ServerState"]
+import httpx
+
+from tools.adapters.base import AdapterOutput, InvokeContext
+from tools.adapters.http import HttpAdapter, output_of
+from tools.spec import ToolSpec
+
+__all__ = [
+    "STREAM_BLOCK",
+    "STREAM_BLOCKS",
+    "LoopbackOnly",
+    "Server",
+    "ServerState",
+    "_adapter",
+    "_call",
+    "_ctx",
+    "_evidence",
+    "_observed",
+    "_tool",
+]
 
 STREAM_BLOCK = b"y" * 65536
 STREAM_BLOCKS = 800  # 50 MB if nobody stops reading
@@ -150,3 +169,53 @@ class Server:
         self.httpd.shutdown()
         self.httpd.server_close()
         self.thread.join(10)
+
+
+class LoopbackOnly(httpx.BaseTransport):
+    """A real transport that refuses any destination but 127.0.0.1 (a safety net)."""
+
+    def __init__(self, inner: httpx.HTTPTransport | None = None) -> None:
+        self.inner = inner or httpx.HTTPTransport()
+        self.seen: list[str] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self.seen.append(str(request.url))
+        if request.url.host != "127.0.0.1":
+            raise httpx.ConnectError("test transport refuses non-loopback", request=request)
+        return self.inner.handle_request(request)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def _adapter(transport: LoopbackOnly | None, **kwargs: Any) -> HttpAdapter:
+    kwargs.setdefault("allowed_hosts", ["127.0.0.1"])
+    kwargs.setdefault("allow_private", True)
+    client = httpx.Client(transport=transport, trust_env=False) if transport else None
+    return HttpAdapter(client=client, **kwargs)
+
+
+def _ctx(root: Path, **kwargs: Any) -> InvokeContext:
+    kwargs.setdefault("idempotency_key", "key-123")
+    return InvokeContext(
+        run_id="run-1", call_id="call-1", attempt_id="a1", workspace_root=root, **kwargs
+    )
+
+
+def _tool(adapter: HttpAdapter, name: str) -> ToolSpec:
+    return next(t for t in adapter.tools() if t.name == name)
+
+
+def _call(adapter: HttpAdapter, name: str, ctx: InvokeContext, **args: Any) -> AdapterOutput:
+    spec = _tool(adapter, name)
+    return spec.run(spec.input_model(**args), ctx)
+
+
+def _observed(error: BaseException) -> AdapterOutput:
+    out = output_of(error)
+    assert out is not None
+    return out
+
+
+def _evidence(out: AdapterOutput) -> dict[str, str]:
+    return {e.kind: e.value for e in out.evidence}
