@@ -34,7 +34,11 @@ def build_hybrid(deps: RunDeps, *, checkpointer: Any = None, name: str = "hybrid
     builder.add_node("admit", partial(admit, deps=deps))
     builder.add_node("scope", scope)
     phases = {"collect": "read", "analyze": "write", "publish": "irreversible"}
-    after = ["dispatch", "approve", "analyze", "publish", "accept", "accept_gate"]
+    exits = {
+        "collect": ["dispatch", "analyze", "accept_gate"],
+        "analyze": ["dispatch", "publish", "accept_gate"],
+        "publish": ["approve", "accept", "accept_gate"],
+    }
     for phase, effect in phases.items():
         step = partial(
             decide,
@@ -45,7 +49,7 @@ def build_hybrid(deps: RunDeps, *, checkpointer: Any = None, name: str = "hybrid
             instruction=PHASE_INSTRUCTIONS[phase],
         )
         builder.add_node(phase, step)
-        builder.add_conditional_edges(phase, route_phase_decision, after)
+        builder.add_conditional_edges(phase, route_phase_decision, exits[phase])
     builder.add_node("approve", partial(approve_publish, deps=deps))
     builder.add_node("dispatch", partial(dispatch, deps=deps))
     builder.add_node("executor", build_executor(deps.executor))
