@@ -29,6 +29,10 @@ write answered 301/302/303                   not followed; ``AdapterOutput`` wit
 Errors raised after a response arrived carry the observation (status, bounded body,
 evidence); read it with :func:`output_of`.
 Writes send ``Idempotency-Key: ctx.idempotency_key`` on every attempt and hop.
+
+Limits: cancellation is seen before sending and between body chunks, not while waiting for
+the status line (the deadline bounds that wait); the name lookup itself is not bounded by
+the deadline; pinned HTTPS connections are not kept alive (see ``_send``).
 """
 
 from __future__ import annotations

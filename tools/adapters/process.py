@@ -28,6 +28,8 @@ time limit hit while running               group killed; effect ``read``: ``Tran
 Every error raised after the child started carries what was observed (an
 :class:`AdapterOutput` with the bounded streams and the evidence): read it with
 :func:`output_of`.
+Limit: a descendant that starts its own session (``setsid``) leaves the group and is not
+killed; its pipe is abandoned after the grace period.
 """
 
 from __future__ import annotations
@@ -143,6 +145,8 @@ class ProcessAdapter:
             mapping of tool-visible name to absolute path (``{"python": sys.executable}``).
             A call may name a program by its key, its base name or its exact resolved path.
         env_allow: Variables copied from this process's environment; nothing else leaks.
+        env_set: Fixed values the child always gets (``{"HOME": ..., "GIT_TERMINAL_PROMPT":
+            "0"}``); set by the operator, never by the model.
         path: The fixed ``PATH`` the child sees (also used to resolve bare names).
         grace_s: Time between SIGTERM and SIGKILL when the group is stopped.
         effect: Effect class of ``run_process`` (drives policy and outcome mapping).
@@ -158,6 +162,7 @@ class ProcessAdapter:
         allowed_programs: Mapping[str, str] | Sequence[str],
         *,
         env_allow: Sequence[str] = DEFAULT_ENV_ALLOW,
+        env_set: Mapping[str, str] | None = None,
         path: str = DEFAULT_PATH,
         grace_s: float = 2.0,
         effect: Effect = "write",
@@ -168,6 +173,7 @@ class ProcessAdapter:
     ) -> None:
         self._programs = _resolve_programs(allowed_programs, path)
         self._env_allow = tuple(env_allow)
+        self._env_set = dict(env_set or {})
         self._path = path
         self._grace_s = grace_s
         self._effect: Effect = effect
@@ -218,6 +224,7 @@ class ProcessAdapter:
 
     def _env(self) -> dict[str, str]:
         env = {k: os.environ[k] for k in self._env_allow if k in os.environ}
+        env.update(self._env_set)
         env["PATH"] = self._path
         return env
 

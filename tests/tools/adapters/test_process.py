@@ -194,6 +194,22 @@ def test_leftover_background_process_is_reaped_after_normal_exit(
     assert _all_gone(rec.pids)
 
 
+def test_a_descendant_escaping_the_group_cannot_hold_the_call(
+    tmp_path: Path, spawned: list[int]
+) -> None:
+    script = (
+        "import subprocess, sys; "
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'], "
+        "start_new_session=True); print('PIDS', p.pid, flush=True)"
+    )
+    rec = Recorder()
+    out = _call(_adapter(), _ctx(tmp_path, emit=rec), program="python", args=["-c", script])
+    spawned.extend(rec.pids)  # it escaped on purpose: the fixture kills it
+    assert out.data["exit_code"] == 0 and out.data["stdout"].startswith("PIDS")
+    stdout_ev = next(e for e in out.evidence if e.kind == "stdout_sha256")
+    assert stdout_ev.verified is False  # the stream was abandoned, not read to its end
+
+
 def test_fifty_megabytes_stay_within_the_budget(tmp_path: Path) -> None:
     budget = 64 * 1024
     rec = Recorder()
@@ -263,6 +279,9 @@ def test_environment_is_scrubbed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert "hunter2-do-not-leak" not in out.data["stdout"]
     assert env["PATH"] == DEFAULT_PATH
     assert set(env) <= {"PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ"}
+    fixed = _adapter(env_set={"GIT_TERMINAL_PROMPT": "0"})
+    out = _call(fixed, _ctx(tmp_path), program="python", args=["-c", script])
+    assert json.loads(out.data["stdout"])["GIT_TERMINAL_PROMPT"] == "0"
 
 
 @pytest.mark.parametrize("cwd", ["..", "../", "/etc", "sub/../../x", "link", "link/inner"])
