@@ -30,7 +30,7 @@ from state.errors import (
 from tools.adapters.base import AdapterOutput, InvokeContext
 from tools.spec import Effect, ToolSpec
 
-__all__ = ["Behaviour", "FakeAdapter", "FakeArgs", "FakeCall", "FakeEffect", "Step"]
+__all__ = ["SECRET", "Behaviour", "FakeAdapter", "FakeArgs", "FakeCall", "FakeEffect", "Step"]
 
 Behaviour = Literal[
     "succeed", "fail", "fail_transient", "hang", "lose_response", "partial", "raise_secret"

@@ -472,10 +472,7 @@ class FileAdapter:
 
     def tools(self) -> list[ToolSpec]:
         """The four file tools, bound to this adapter."""
-        hooks: dict[str, Any] = {
-            "path_args": ("path",),
-            "read_state": self._read_state,
-        }
+        hooks: dict[str, Any] = {"path_args": ("path",), "read_state": self._read_state}
         writes = {
             **hooks,
             "locks": ("file:{path}",),
