@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -416,3 +417,38 @@ def test_url_secrets_never_reach_messages(tmp_path: Path) -> None:
     with pytest.raises(TransientError) as info:
         spec.run(spec.input_model(), make_ctx(tmp_path))
     assert "hunter2" not in info.value.message and "127.0.0.1" not in info.value.message
+
+
+@pytest.mark.parametrize(
+    ("sql", "error"),
+    [
+        ("WITH gone AS (DELETE FROM orders RETURNING id) SELECT count(*) AS n FROM gone",
+         PolicyDenied),
+        ("SELECT nextval('orders_id_seq') AS n", PolicyDenied),
+        # The adapter always runs a query first, so the transaction cannot be flipped.
+        ("SET TRANSACTION READ WRITE", PermanentError),
+    ],
+)  # fmt: skip
+def test_postgres_read_only_has_no_back_door(
+    postgres_database: str, tmp_path: Path, sql: str, error: type[Exception]
+) -> None:
+    raw = _pg_raw(postgres_database)
+    raw(SCHEMA["postgres"])
+    raw("INSERT INTO orders (customer, item, qty) VALUES ('ada', 'lamp', 1)")
+    spec = DatabaseAdapter(postgres_database).query_tool(name="sneaky", sql=sql)
+    with pytest.raises(error):
+        spec.run(spec.input_model(), make_ctx(tmp_path))
+    assert raw("SELECT count(*), max(id) FROM orders") == [(1, 1)]
+
+
+def test_concurrent_writes_from_many_threads(db: Db, tmp_path: Path) -> None:
+    adapter = shop(db)
+
+    def add(i: int) -> int:
+        ctx = make_ctx(tmp_path, deadline=time.time() + 60)
+        out = call(adapter, "add_order", ctx, customer=f"c{i}", item="thing", qty=1)
+        return int(out.data["rows_affected"])
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        assert sum(pool.map(add, range(24))) == 24
+    assert count(db) == 27
