@@ -53,13 +53,16 @@ def merge_evidence(
         current = merged.get(key)
         if current is None or item.get("version", 1) > current.get("version", 1):
             merged[key] = dict(item)
-        elif item.get("version", 1) == current.get("version", 1) and item.get(
-            "value"
-        ) != current.get("value"):
-            conflicts = list(current.get("conflicts", []))
-            if item.get("value") not in conflicts:
-                conflicts.append(item.get("value"))
-            merged[key] = {**current, "conflicts": sorted(conflicts, key=str), "conflict": True}
+        elif item.get("version", 1) == current.get("version", 1):
+            # Same version, other value(s): keep the first, flag and keep every other one,
+            # including conflicts an update already carries (a subgraph's merged evidence).
+            known = list(current.get("conflicts", []))
+            conflicts = list(known)
+            for value in [item.get("value"), *item.get("conflicts", [])]:
+                if value != current.get("value") and value not in conflicts:
+                    conflicts.append(value)
+            if conflicts != known or (conflicts and not current.get("conflict")):
+                merged[key] = {**current, "conflicts": sorted(conflicts, key=str), "conflict": True}
     return merged
 
 
@@ -101,7 +104,10 @@ def dedupe_events(
     recent = list((left or {}).get("recent", []))
     if right is None:
         return {"count": count, "recent": recent}
-    ids = right.get("recent", []) if isinstance(right, Mapping) else list(right)
+    if isinstance(right, str):
+        ids = [right]  # one id, not its characters
+    else:
+        ids = right.get("recent", []) if isinstance(right, Mapping) else list(right)
     seen = set(recent)
     for event_id in ids:
         if event_id not in seen:

@@ -166,16 +166,6 @@ class TestMergeEvidence:
         merged["b"]["value"] = "changed"
         assert update[1]["value"] == "z"
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason=(
-            "BUG state/reducers.py merge_evidence: an update that already carries "
-            "`conflicts` (the executor subgraph hands its own merged evidence channel back "
-            "to the parent) loses them: dropped entirely when its value equals the current "
-            "one, reduced to its own value when it differs. Contrary evidence is silently "
-            "lost and the merge is not associative once a conflict exists"
-        ),
-    )
     @pytest.mark.parametrize(
         ("parent_value", "subgraph_values", "expected_conflicts"),
         [
