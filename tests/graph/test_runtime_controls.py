@@ -97,6 +97,7 @@ def test_tool_call_budget_is_reserved_per_batch_and_never_overshot(tmp_path: Pat
     assert out["status"] == "BUDGET_EXHAUSTED"
     assert out["budget"]["used"]["tool_calls"] == 1  # the batch of 3 did not fit the 2 left
     assert len(out["results"]) == 1 and "does not fit" in out["error"]["message"]
+    model.assert_consumed()
 
 
 def test_token_budget_counts_model_usage(tmp_path: Path) -> None:
@@ -236,6 +237,7 @@ def test_plan_steps_run_concurrently_and_merge_evidence(tmp_path: Path) -> None:
     assert all(r["outcome"] == "succeeded" for r in out["results"].values())
     assert sorted(out["evidence"]) == ["src:doc0", "src:doc1", "src:doc2"]
     assert out["budget"]["used"]["tool_calls"] == 3
+    model.assert_consumed()
 
 
 def test_plan_replans_when_a_dependency_fails(tmp_path: Path) -> None:
