@@ -187,9 +187,13 @@ def _sqlite_error(exc: sqlite3.Error, ctx: InvokeContext, tool: str) -> ExecGrap
 
 
 class _SqliteTx:
-    def __init__(self, conn: sqlite3.Connection, read_only: bool) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, read_only: bool, ctx: InvokeContext, tool: str
+    ) -> None:
         self._conn = conn
         self._read_only = read_only
+        self._ctx = ctx
+        self._tool = tool
 
     def execute(
         self, stmt: Statement, params: dict[str, Any], budget: int, max_rows: int | None = None
@@ -205,6 +209,8 @@ class _SqliteTx:
         return rows, truncated, max(cur.rowcount, len(returned))
 
     def commit(self) -> None:
+        if self._ctx.cancel.is_set():  # last moment a cancel can still undo everything
+            raise ToolCancelled(f"{self._tool} was cancelled; nothing was committed")
         self._conn.execute("COMMIT")
 
 
@@ -251,7 +257,7 @@ class SqliteBackend:
                 conn.set_authorizer(_read_only_authorizer)
             # IMMEDIATE takes the write lock up front: busy surfaces before any work.
             conn.execute("BEGIN" if read_only else "BEGIN IMMEDIATE")
-            yield _SqliteTx(conn, read_only)
+            yield _SqliteTx(conn, read_only, ctx, tool)
         except sqlite3.Error as exc:
             raise _sqlite_error(exc, ctx, tool) from None
         finally:
