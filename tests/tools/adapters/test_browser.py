@@ -42,6 +42,10 @@ PAGE = """<!doctype html><html><head><title>Shop</title></head><body>
   .then(() => { document.getElementById('leak-result').textContent = 'leaked'; })
   .catch(() => { document.getElementById('leak-result').textContent = 'blocked'; })">Leak</button>
 <p id="leak-result">pending</p>
+<button id="ws" onclick="const s = new WebSocket('ws://127.0.0.1:OTHER/socket');
+  s.onclose = () => { document.getElementById('ws-result').textContent = 'refused'; };
+  s.onopen = () => { document.getElementById('ws-result').textContent = 'open'; };">Socket</button>
+<p id="ws-result">pending</p>
 <p id="data">loading</p>
 <img src="http://127.0.0.1:OTHER/pixel.png">
 <script>fetch('/data.json').then(r => r.json())
@@ -229,6 +233,8 @@ def test_sub_request_to_a_disallowed_host_is_blocked(
     call(browser, "browser_navigate", url=site.url("/"), session="leak")
     out = call(browser, "browser_click", selector="#leak", session="leak")
     assert read(browser, "leak", "#leak-result", until_not="pending") == "blocked"
+    call(browser, "browser_click", selector="#ws", session="leak")
+    assert read(browser, "leak", "#ws-result", until_not="pending") == "refused"
     assert out.committed is True
     assert other.hits == []
 
