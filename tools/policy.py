@@ -1,10 +1,10 @@
 """PolicyEngine: allow, require approval, or deny a normalized call — before any effect.
 
-Rules are declarative (dicts or :class:`PolicyRule`); every rule that matches a call is
-considered and the most restrictive wins (deny > require_approval > allow), so adding a
-rule can only tighten what another allows. With no matching rule the defaults apply:
-``read`` → allow; ``write`` → allow inside the contract's data scope, deny outside;
-``irreversible`` → require approval.
+Rules are declarative (dicts or :class:`PolicyRule`). Every rule that matches a call is
+considered together with the effect default — ``read`` → allow; ``write`` → allow inside
+the contract's data scope, deny outside; ``irreversible`` → require approval — and the
+most restrictive wins (deny > require_approval > allow), so adding a rule can only tighten.
+Loosening a default is explicit: a matching rule with ``override=True`` replaces it.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ class PolicyRule:
     actor: str = "*"
     path: str | None = None
     reason: str = ""
+    override: bool = False
 
     @classmethod
     def parse(cls, raw: PolicyRule | Mapping[str, Any]) -> PolicyRule:
@@ -42,6 +43,9 @@ class PolicyRule:
             return raw
         if raw.get("decision") not in _RANK:
             raise ValueError(f"policy rule needs decision in {sorted(_RANK)}: {dict(raw)!r}")
+        unknown = set(raw) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise ValueError(f"policy rule has unknown keys {sorted(unknown)}")
         return cls(**dict(raw))
 
     def matches(self, spec: ToolSpec, paths: list[str], actor: str) -> bool:
@@ -82,10 +86,19 @@ class PolicyEngine:
         """Verdict for ``spec`` called with normalized ``arguments``."""
         paths = [str(arguments[a]) for a in spec.path_args if arguments.get(a) is not None]
         matched = [r for r in self.rules if r.matches(spec, paths, request.actor.user_id)]
-        if matched:
-            worst = max(matched, key=lambda r: _RANK[r.decision])
-            label = f"{worst.tool}:{worst.decision}"
-            return PolicyDecision(worst.decision, worst.reason or f"rule {label}", label)
+        overriding = [r for r in matched if r.override]
+        candidates = [
+            PolicyDecision(
+                r.decision, r.reason or f"rule {r.tool}:{r.decision}", f"{r.tool}:{r.decision}"
+            )
+            for r in (overriding or matched)
+        ]
+        if not overriding:
+            candidates.append(self._default(spec, paths, request))
+        return max(candidates, key=lambda d: _RANK[d.verdict])
+
+    @staticmethod
+    def _default(spec: ToolSpec, paths: list[str], request: ToolExecutionRequest) -> PolicyDecision:
         if spec.effect == "read":
             return PolicyDecision("allow", "read-only tool")
         if spec.effect == "irreversible":

@@ -9,6 +9,7 @@ before anything happens. LangChain ``BaseTool`` objects and adapters register di
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any, cast
 
@@ -23,17 +24,20 @@ __all__ = ["ToolRegistry", "from_langchain"]
 
 
 def _semver(version: str) -> tuple[int, ...]:
-    try:
-        return tuple(int(part) for part in version.split("."))
-    except ValueError:
-        return (0,)
+    """Leading numeric parts of a version (``1.2.0-beta`` -> (1, 2, 0))."""
+    numbers = re.findall(r"\d+", version.split("-")[0].split("+")[0])
+    return tuple(int(n) for n in numbers[:3]) or (0,)
 
 
 def from_langchain(
     tool: BaseTool, *, effect: Effect = "read", version: str = "1.0.0", **extra: Any
 ) -> ToolSpec:
     """Wrap a LangChain ``BaseTool`` as a ToolSpec (its args schema becomes the input model)."""
-    schema = cast(type[BaseModel], tool.get_input_schema())
+    base = cast(type[BaseModel], tool.get_input_schema())
+    # Unknown arguments are refused, not silently dropped, as for every other tool.
+    schema = type(
+        base.__name__, (base,), {"model_config": {**base.model_config, "extra": "forbid"}}
+    )
 
     def run(args: BaseModel, ctx: InvokeContext) -> AdapterOutput:
         value = tool.invoke(args.model_dump())
@@ -85,20 +89,23 @@ class ToolRegistry:
         versions = self._versions.get(name)
         if not versions:
             raise UnknownToolError(f"no tool named {name!r} is registered")
-        if requested_version is None:
-            spec = versions[max(versions, key=_semver)]
-        elif requested_version in versions:
-            spec = versions[requested_version]
+        enabled = {v: s for v, s in versions.items() if not s.disabled}
+        if requested_version is not None and requested_version in versions:
+            candidates = {requested_version: versions[requested_version]}
+        elif requested_version is None:
+            candidates = enabled or versions
         else:
             wanted = _semver(requested_version)
-            compatible = [
-                v for v in versions if _semver(v)[:1] == wanted[:1] and _semver(v) >= wanted
-            ]
-            if not compatible:
+            candidates = {
+                v: s
+                for v, s in (enabled or versions).items()
+                if _semver(v)[:1] == wanted[:1] and _semver(v) >= wanted
+            }
+            if not candidates:
                 raise IncompatibleVersionError(
                     f"tool {name!r} has no version compatible with {requested_version!r}"
                 )
-            spec = versions[max(compatible, key=_semver)]
+        spec = candidates[max(candidates, key=_semver)]
         if spec.disabled:
             raise ToolDisabledError(f"tool {spec.key} is disabled")
         return spec

@@ -69,7 +69,7 @@ class ToolSpec:
     run: Runner
     locks: tuple[str, ...] = ()
     path_args: tuple[str, ...] = ()
-    aliases: Mapping[str, str] = field(default_factory=dict)
+    aliases: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
     verify: Verify | None = None
     reconcile: Reconcile | None = None
     read_state: ReadState | None = None
@@ -104,14 +104,23 @@ class ToolSpec:
         }
 
 
-def _input_model(func: Callable[..., Any], name: str) -> tuple[type[BaseModel], bool]:
-    """Build a strict pydantic model from ``func``'s signature; report if it takes ``ctx``."""
+def _input_model(func: Callable[..., Any], name: str) -> tuple[type[BaseModel], str | None]:
+    """Build a strict pydantic model from ``func``'s signature.
+
+    Returns the model and the name of the parameter that receives the InvokeContext
+    (``ctx``, or any parameter typed ``InvokeContext``), which the model never sees.
+
+    Raises:
+        TypeError: the function takes ``*args`` or ``**kwargs`` (no schema can describe them).
+    """
     hints = get_type_hints(func)
     fields: dict[str, Any] = {}
-    wants_ctx = False
+    ctx_param: str | None = None
     for param in inspect.signature(func).parameters.values():
+        if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            raise TypeError(f"tool {name!r}: *args/**kwargs cannot be offered to a model")
         if param.name == "ctx" or hints.get(param.name) is InvokeContext:
-            wants_ctx = True
+            ctx_param = param.name
             continue
         annotation = hints.get(param.name, Any)
         default = ... if param.default is inspect.Parameter.empty else param.default
@@ -121,16 +130,16 @@ def _input_model(func: Callable[..., Any], name: str) -> tuple[type[BaseModel], 
         __config__=ConfigDict(extra="forbid", frozen=True),
         **fields,
     )
-    return model, wants_ctx
+    return model, ctx_param
 
 
-def _function_runner(func: Callable[..., Any], effect: Effect, wants_ctx: bool) -> Runner:
+def _function_runner(func: Callable[..., Any], effect: Effect, ctx_param: str | None) -> Runner:
     """Adapt a plain function: its return value is the data; a write counts as committed."""
 
     def run(args: BaseModel, ctx: InvokeContext) -> AdapterOutput:
         kwargs = dict(args)
-        if wants_ctx:
-            kwargs["ctx"] = ctx
+        if ctx_param:
+            kwargs[ctx_param] = ctx
         value = func(**kwargs)
         if isinstance(value, AdapterOutput):
             return value
@@ -170,14 +179,14 @@ def tool_spec(
 
     def build(fn: Callable[..., Any]) -> ToolSpec:
         tool_name = name or fn.__name__
-        model, wants_ctx = _input_model(fn, tool_name)
+        model, ctx_param = _input_model(fn, tool_name)
         return ToolSpec(
             name=tool_name,
             version=version,
             description=(description or inspect.getdoc(fn) or tool_name).strip(),
             input_model=model,
             effect=effect,
-            run=_function_runner(fn, effect, wants_ctx),
+            run=_function_runner(fn, effect, ctx_param),
             locks=tuple(locks),
             path_args=tuple(path_args),
             aliases=dict(aliases or {}),

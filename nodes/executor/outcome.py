@@ -17,6 +17,7 @@ from pydantic_core import to_jsonable_python
 from nodes.executor.results import Invoked, Settled
 from state.contracts import Outcome, SideEffect, ToolError
 from state.errors import ExecGraphError, ObservationStatus, Phase, ResponseLostError
+from tools.adapters.base import output_of
 from tools.spec import ToolSpec
 
 __all__ = ["bound_data", "error_of", "settle"]
@@ -67,6 +68,17 @@ def _timed_out(spec: ToolSpec) -> Settled:
     )
 
 
+def _observed(
+    exc: ExecGraphError, budget: int, put_artifact: Callable[[bytes, str], str]
+) -> dict[str, Any]:
+    """Bounded data and evidence an adapter observed before it raised (stderr, a body)."""
+    output = output_of(exc)
+    if output is None:
+        return {}
+    data, truncated = bound_data(output.data, budget, put_artifact)
+    return {"data": data, "evidence": output.evidence, "truncated": truncated or output.truncated}
+
+
 def settle(
     spec: ToolSpec, invoked: Invoked, budget: int, put_artifact: Callable[[bytes, str], str]
 ) -> Settled:
@@ -75,15 +87,16 @@ def settle(
         return _timed_out(spec)
     exc = invoked.error
     if isinstance(exc, ExecGraphError):
+        seen = _observed(exc, budget, put_artifact)
         if exc.status is ObservationStatus.UNKNOWN:
             effect = SideEffect(attempted=True, committed=None, summary="response lost")
-            return Settled(Outcome.UNKNOWN, exc.status, effect, error=error_of(exc))
+            return Settled(Outcome.UNKNOWN, exc.status, effect, error=error_of(exc), **seen)
         if exc.status is ObservationStatus.CANCELLED:
             committed = False if spec.effect == "read" else None
             effect = SideEffect(attempted=True, committed=committed, summary="cancelled")
-            return Settled(Outcome.CANCELLED, exc.status, effect, error=error_of(exc))
+            return Settled(Outcome.CANCELLED, exc.status, effect, error=error_of(exc), **seen)
         effect = SideEffect(attempted=True, committed=False, summary="failed before committing")
-        return Settled(Outcome.FAILED, exc.status, effect, error=error_of(exc))
+        return Settled(Outcome.FAILED, exc.status, effect, error=error_of(exc), **seen)
     output = invoked.output
     assert output is not None  # invoke() returns an output, an error, or timed_out
     data, truncated = bound_data(output.data, budget, put_artifact)

@@ -131,9 +131,16 @@ def test_with_rules_tightens_without_mutating_the_original() -> None:
     assert len(base.rules) == 1 and len(stricter.rules) == 2
 
 
-def test_an_explicit_allow_rule_overrides_the_defaults() -> None:
-    """Documented behaviour: with any matching rule, the effect defaults are not consulted."""
+def test_an_allow_rule_cannot_loosen_the_defaults_without_override() -> None:
+    """Adding a rule only tightens: approval and data scope survive a plain allow rule."""
     engine = PolicyEngine([{"tool": "publish", "decision": "allow"}])
-    assert decide(engine, PUBLISH, {}) == "allow"
+    assert decide(engine, PUBLISH, {}) == "require_approval"
     outside = PolicyEngine([{"tool": "write_file", "decision": "allow"}])
-    assert decide(outside, WRITE, {"path": "etc/x"}, scope=["data"]) == "allow"
+    assert decide(outside, WRITE, {"path": "etc/x"}, scope=["data"]) == "deny"
+    loosened = PolicyEngine([{"tool": "publish", "decision": "allow", "override": True}])
+    assert decide(loosened, PUBLISH, {}) == "allow"
+
+
+def test_unknown_rule_keys_are_refused() -> None:
+    with pytest.raises(ValueError):
+        PolicyEngine([{"tool": "publish", "decision": "deny", "colour": "red"}])

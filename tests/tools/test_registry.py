@@ -91,13 +91,6 @@ def test_latest_offers_newest_enabled_version_per_tool(registry: ToolRegistry) -
     assert [s.key for s in registry.latest()] == ["echo@1.10.0"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ToolDisabledError,
-    reason="shared bug in tools/registry.py: resolve(name) picks the newest version before "
-    "filtering disabled ones, so it fails although ToolRef documents 'None means the newest "
-    "enabled' and latest() offers 1.10.0",
-)
 def test_no_version_skips_a_disabled_newest(registry: ToolRegistry) -> None:
     registry.disable("echo", "2.0.0")
     assert registry.resolve("echo").version == "1.10.0"
@@ -137,11 +130,6 @@ def test_from_langchain_sets_effect_version_and_extras() -> None:
     assert out.data == "published hi" and out.committed is True
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="shared bug in tools/registry.py: from_langchain uses the BaseTool schema as is; "
-    "it ignores unknown keys instead of refusing them as ToolSpec.input_model promises",
-)
 def test_wrapped_langchain_tool_refuses_unknown_arguments() -> None:
     @tool
     def add(a: int, b: int) -> int:

@@ -80,12 +80,6 @@ def test_a_parameter_typed_invoke_context_is_hidden_whatever_its_name() -> None:
     assert who.input_model.model_json_schema()["properties"] == {}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=TypeError,
-    reason="shared bug in tools/spec.py: _input_model hides any InvokeContext-typed "
-    "parameter, but _function_runner always injects it as kwargs['ctx']",
-)
 def test_a_context_parameter_with_another_name_receives_the_context() -> None:
     @tool_spec
     def who(context: InvokeContext) -> str:

@@ -1,8 +1,21 @@
-"""Adapters: bridges from validated tool calls to the world."""
+"""Adapters: bridges from validated tool calls to the world.
 
-from tools.adapters.base import DEFAULT_OUTPUT_BUDGET, Adapter, AdapterOutput, InvokeContext
+Process and HTTP adapters need only the core install; ``DatabaseAdapter`` imports psycopg
+only for PostgreSQL URLs and ``BrowserAdapter`` needs the ``browser`` extra.
+"""
+
+from tools.adapters.base import (
+    DEFAULT_OUTPUT_BUDGET,
+    Adapter,
+    AdapterOutput,
+    InvokeContext,
+    attach_output,
+    output_of,
+)
 from tools.adapters.fake import FakeAdapter
 from tools.adapters.files import FileAdapter
+from tools.adapters.http import HttpAdapter
+from tools.adapters.process import ProcessAdapter, ProcessExitError
 
 __all__ = [
     "DEFAULT_OUTPUT_BUDGET",
@@ -10,5 +23,10 @@ __all__ = [
     "AdapterOutput",
     "FakeAdapter",
     "FileAdapter",
+    "HttpAdapter",
     "InvokeContext",
+    "ProcessAdapter",
+    "ProcessExitError",
+    "attach_output",
+    "output_of",
 ]

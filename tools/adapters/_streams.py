@@ -119,22 +119,6 @@ class StreamReader(threading.Thread):
         return self._sha.hexdigest()
 
 
-def attach_output(error: E, output: AdapterOutput) -> E:
-    """Hang what was observed before the failure on a typed error as ``.output``.
-
-    The error tree's classes take only a message; the executor may still want the bounded
-    streams, status and evidence of a failed call, so they travel on the instance.
-    """
-    error.__dict__["output"] = output
-    return error
-
-
-def output_of(error: BaseException) -> AdapterOutput | None:
-    """What an adapter observed before raising ``error`` (None if nothing was observed)."""
-    output = error.__dict__.get("output")
-    return output if isinstance(output, AdapterOutput) else None
-
-
 def store_artifact(ctx: InvokeContext, data: bytes, kind: str) -> str | None:
     """Store bytes as an artifact when the context has a store; None otherwise."""
     if not data:

@@ -14,14 +14,21 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from state.contracts import Evidence, PartialProgress
 
 if TYPE_CHECKING:
     from tools.spec import ToolSpec
 
-__all__ = ["DEFAULT_OUTPUT_BUDGET", "Adapter", "AdapterOutput", "InvokeContext"]
+__all__ = [
+    "DEFAULT_OUTPUT_BUDGET",
+    "Adapter",
+    "AdapterOutput",
+    "InvokeContext",
+    "attach_output",
+    "output_of",
+]
 
 DEFAULT_OUTPUT_BUDGET = 64 * 1024
 
@@ -68,6 +75,25 @@ class AdapterOutput:
     evidence: tuple[Evidence, ...] = ()
     truncated: bool = False
     partial: PartialProgress | None = None
+
+
+E = TypeVar("E", bound=BaseException)
+
+
+def attach_output(error: E, output: AdapterOutput) -> E:
+    """Hang what was observed before a failure on a typed error as ``.output``.
+
+    The error tree's classes take only a message; the executor still shows the model the
+    bounded streams, status and evidence of a failed call, so they travel on the instance.
+    """
+    error.__dict__["output"] = output
+    return error
+
+
+def output_of(error: BaseException) -> AdapterOutput | None:
+    """What an adapter observed before raising ``error`` (None if nothing was observed)."""
+    output = error.__dict__.get("output")
+    return output if isinstance(output, AdapterOutput) else None
 
 
 @runtime_checkable

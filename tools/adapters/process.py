@@ -57,7 +57,8 @@ from state.errors import (
     ToolCancelled,
     TransientError,
 )
-from tools.adapters._streams import StreamReader, attach_output, output_of, store_artifact
+from tools.adapters._streams import StreamReader, store_artifact
+from tools.adapters.base import attach_output, output_of
 from tools.adapters.base import AdapterOutput, InvokeContext
 from tools.paths import confine_path
 from tools.spec import Effect, ToolSpec
