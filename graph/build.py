@@ -75,6 +75,7 @@ def build_graph(
     stages: Iterable[Stage] | None = None,
     approval_secret: bytes | None = None,
     name: str | None = None,
+    model_kwargs: Mapping[str, Any] | None = None,
     **settings: Any,
 ) -> Any:
     """Compile one of the four architectures over the same executor and state.
@@ -93,6 +94,8 @@ def build_graph(
         stages: The fixed stages of the ``workflow`` architecture.
         approval_secret: HMAC key for approval tokens (default: generated once under home).
         name: Graph name (default: ``arch``).
+        model_kwargs: Passed to ``init_chat_model`` when ``model`` is a string
+            (``base_url``, ``api_key``, ``temperature``, ...).
         **settings: RunDeps settings (max_repairs, loop_threshold, history_turns, ...).
 
     Raises:
@@ -111,7 +114,7 @@ def build_graph(
         approval_secret=approval_secret or _secret(base),
     )
     deps = RunDeps(
-        model=resolve_model(model),
+        model=resolve_model(model, **dict(model_kwargs or {})),
         executor=executor,
         workspace_root=str(root.resolve()),
         checks=dict(checks or {}),
