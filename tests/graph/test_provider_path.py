@@ -1,4 +1,4 @@
-"""Any LangChain chat model drives the graphs: ChatOpenAI against a local OpenAI-compatible server."""
+"""Any LangChain chat model drives the graphs: ChatOpenAI against a local server."""
 
 from __future__ import annotations
 
