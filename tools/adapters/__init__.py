@@ -12,6 +12,8 @@ from tools.adapters.base import (
     attach_output,
     output_of,
 )
+from tools.adapters.browser import BrowserAdapter
+from tools.adapters.database import DatabaseAdapter
 from tools.adapters.fake import FakeAdapter
 from tools.adapters.files import FileAdapter
 from tools.adapters.http import HttpAdapter
@@ -21,6 +23,8 @@ __all__ = [
     "DEFAULT_OUTPUT_BUDGET",
     "Adapter",
     "AdapterOutput",
+    "BrowserAdapter",
+    "DatabaseAdapter",
     "FakeAdapter",
     "FileAdapter",
     "HttpAdapter",

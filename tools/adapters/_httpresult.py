@@ -22,8 +22,7 @@ from state.errors import (
 )
 from tools.adapters._httpwire import REQUEST_ID_HEADERS, parse_retry_after, status_error
 from tools.adapters._streams import store_artifact
-from tools.adapters.base import attach_output
-from tools.adapters.base import AdapterOutput, InvokeContext
+from tools.adapters.base import AdapterOutput, InvokeContext, attach_output
 
 __all__ = ["REDIRECTS", "Exchange", "build_outcome", "committed_from_status", "transport_error"]
 

@@ -16,12 +16,10 @@ import threading
 from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
-from tools.adapters.base import AdapterOutput
-
 if TYPE_CHECKING:
     from tools.adapters.base import InvokeContext
 
-__all__ = ["StreamReader", "attach_output", "output_of", "store_artifact"]
+__all__ = ["StreamReader", "store_artifact"]
 
 E = TypeVar("E", bound=BaseException)
 

@@ -68,8 +68,7 @@ from tools.adapters._httpwire import (
     check_headers,
     guard_url,
 )
-from tools.adapters.base import output_of
-from tools.adapters.base import AdapterOutput, InvokeContext
+from tools.adapters.base import AdapterOutput, InvokeContext, output_of
 from tools.adapters.netguard import Resolver, parse_host_patterns
 from tools.spec import Runner, ToolSpec
 

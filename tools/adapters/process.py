@@ -58,8 +58,7 @@ from state.errors import (
     TransientError,
 )
 from tools.adapters._streams import StreamReader, store_artifact
-from tools.adapters.base import attach_output, output_of
-from tools.adapters.base import AdapterOutput, InvokeContext
+from tools.adapters.base import AdapterOutput, InvokeContext, attach_output, output_of
 from tools.paths import confine_path
 from tools.spec import Effect, ToolSpec
 
