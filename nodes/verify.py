@@ -1,6 +1,7 @@
 """The verifier and stop controller: the only place a run becomes COMPLETED.
 
-Every turn ends here. A model's ``finish`` (or plain answer) is a candidate: it is accepted
+Every turn ends here. A cancel request (logged by anyone, from any process) stops the run
+CANCELLED first. A model's ``finish`` (or plain answer) is a candidate: it is accepted
 only when every success check holds on evidence; otherwise the rejection and its reasons
 go back to the model. Then, in order: abort, loop guard, budgets and deadline decide
 whether the run stops (FAILED, BUDGET_EXHAUSTED with the confirmed partial result and the
@@ -15,6 +16,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from nodes.budget import exhausted
+from nodes.cancel import cancel_requested
 from nodes.checks import BUILTIN_CHECKS
 from nodes.runtime import RunDeps
 from state.contracts import Decision, DecisionKind, RunStatus, TaskContract
@@ -98,6 +100,8 @@ def verify(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[st
     if is_terminal(state):
         return {}
     contract = TaskContract.model_validate(state["contract"])
+    if cancel_requested(deps.executor.store, contract.run_id):
+        return stop_update(state, contract, deps, RunStatus.CANCELLED, "cancelled on request")
     decisions = [Decision.model_validate(d) for d in state.get("decisions") or []]
     turn = int(state.get("turn", 0))
     update: dict[str, Any] = {}

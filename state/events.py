@@ -25,6 +25,7 @@ class EventType(StrEnum):
     RUN_ADMITTED = "run.admitted"
     RUN_REJECTED = "run.rejected"
     RUN_FINISHED = "run.finished"
+    RUN_CANCEL_REQUESTED = "run.cancel_requested"
     MODEL_CALLED = "model.called"
     DECISION_RECORDED = "decision.recorded"
     TOOL_REQUESTED = "tool.requested"

@@ -9,6 +9,7 @@ never assumed absent).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 
@@ -20,9 +21,10 @@ from state.errors import ExecGraphError, ToolRaised
 from tools.adapters.base import AdapterOutput, InvokeContext
 from tools.spec import ToolSpec
 
-__all__ = ["CANCEL_GRACE_S", "invoke"]
+__all__ = ["CANCEL_GRACE_S", "POLL_S", "invoke"]
 
 CANCEL_GRACE_S = 2.0
+POLL_S = 0.25  # how often a running call looks for a cancel request
 
 
 def _call(spec: ToolSpec, args: BaseModel, ctx: InvokeContext) -> AdapterOutput:
@@ -32,19 +34,37 @@ def _call(spec: ToolSpec, args: BaseModel, ctx: InvokeContext) -> AdapterOutput:
     return output
 
 
+def _wait(
+    future: Future[AdapterOutput], ctx: InvokeContext, cancelled: Callable[[], bool] | None
+) -> AdapterOutput:
+    """Wait for the tool; at the deadline or on a cancel request, signal it and grant a grace."""
+    while True:
+        remaining = ctx.remaining_s()
+        step = remaining if cancelled is None else min(remaining or POLL_S, POLL_S)
+        try:
+            return future.result(timeout=step)
+        except FutureTimeout:
+            out_of_time = remaining is not None and (ctx.remaining_s() or 0) <= 0
+            if out_of_time or (cancelled is not None and cancelled()):
+                ctx.cancel.set()
+                return future.result(timeout=CANCEL_GRACE_S)
+
+
 def invoke(
-    spec: ToolSpec, args: BaseModel, ctx: InvokeContext, pool: ThreadPoolExecutor
+    spec: ToolSpec,
+    args: BaseModel,
+    ctx: InvokeContext,
+    pool: ThreadPoolExecutor,
+    cancelled: Callable[[], bool] | None = None,
 ) -> Invoked:
-    """Run ``spec`` and capture its output or typed error; foreign exceptions lose their text."""
+    """Run ``spec`` and capture its output or typed error; foreign exceptions lose their text.
+
+    ``cancelled`` is polled while the tool runs (a cancel request from another process).
+    """
     start = time.monotonic()
     future: Future[AdapterOutput] = pool.submit(_call, spec, args, ctx)
-    remaining = ctx.remaining_s()
     try:
-        try:
-            output = future.result(timeout=remaining)
-        except FutureTimeout:
-            ctx.cancel.set()
-            output = future.result(timeout=CANCEL_GRACE_S)
+        output = _wait(future, ctx, cancelled)
     except FutureTimeout:
         return Invoked(None, None, int((time.monotonic() - start) * 1000), timed_out=True)
     except GraphBubbleUp:

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import time
 import uuid
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from langgraph.config import get_stream_writer
 from langgraph.types import interrupt
 
+from nodes.cancel import cancel_requested
 from nodes.executor.approval import approval_request, check_fresh, parse_decision
 from nodes.executor.commit import build_result, commit, failure_result
 from nodes.executor.evidence import gather_evidence
@@ -357,7 +359,9 @@ def _execute(
     events.append(
         _event(request, EventType.TOOL_STARTED, attempt_id=attempt_id, payload={"tool": spec.key})
     )
-    invoked = invoke(spec, args, ctx, deps.pool)
+    invoked = invoke(
+        spec, args, ctx, deps.pool, partial(cancel_requested, deps.store, request.run_id)
+    )
     settled = settle(spec, invoked, deps.output_budget, ctx.put_artifact)
     settled = gather_evidence(spec, args, settled, invoked.output, ctx)
     if settled.side_effect.attempted:

@@ -118,6 +118,10 @@ class ExecutionStore(Protocol):
         """A run's events in append order (optionally one call's)."""
         ...
 
+    def has_event(self, run_id: str, type: str) -> bool:
+        """Whether the run logged an event of ``type`` (used for cancel requests)."""
+        ...
+
     def put_artifact(self, data: bytes, *, kind: str, run_id: str = "") -> str:
         """Store bulky bytes; returns a content-addressed ref (``sha256:...``)."""
         ...

@@ -386,6 +386,12 @@ class PostgresExecutionStore:
         rows = self._tx("read events", lambda cur: cur.execute(sql, params).fetchall())
         return [Event.model_validate_json(row[0]) for row in rows]
 
+    def has_event(self, run_id: str, type: str) -> bool:
+        """Whether the run logged an event of ``type`` (a cancel request, say)."""
+        sql = "SELECT 1 FROM execgraph_events WHERE run_id = %s AND type = %s LIMIT 1"
+        row = self._tx("read events", lambda cur: cur.execute(sql, (run_id, type)).fetchone())
+        return row is not None
+
     # -- artifacts and approval tokens ------------------------------------------------
 
     def put_artifact(self, data: bytes, *, kind: str, run_id: str = "") -> str:

@@ -396,6 +396,12 @@ class SqliteExecutionStore:
         rows = self._read("read events", lambda conn: conn.execute(sql, params).fetchall())
         return [Event.model_validate_json(row[0]) for row in rows]
 
+    def has_event(self, run_id: str, type: str) -> bool:
+        """Whether the run logged an event of ``type`` (a cancel request, say)."""
+        sql = "SELECT 1 FROM events WHERE run_id = ? AND type = ? LIMIT 1"
+        row = self._read("read events", lambda conn: conn.execute(sql, (run_id, type)).fetchone())
+        return row is not None
+
     # -- artifacts and approval tokens ------------------------------------------------
 
     def put_artifact(self, data: bytes, *, kind: str, run_id: str = "") -> str:

@@ -13,9 +13,12 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from graph import build_graph
+from nodes.cancel import request_cancel
 from nodes.models import ScriptedChatModel
+from state.errors import ToolCancelled
+from state.store.sqlite import SqliteExecutionStore
 from tests.support.executor import Counter
-from tools import AdapterOutput, tool_spec
+from tools import AdapterOutput, InvokeContext, tool_spec
 from tools.adapters import FileAdapter
 
 
@@ -257,3 +260,41 @@ def test_plan_replans_when_a_dependency_fails(tmp_path: Path) -> None:
     assert out["plan"]["version"] == 2 and "dependency failed" in out["plan"]["why"]
     replan_prompt = str(model.calls[1][1].content)
     assert "Replanning because: dependency failed" in replan_prompt
+
+
+# --------------------------------------------------------------------------- cancellation
+
+
+def test_cancel_request_stops_a_running_tool_and_the_run(tmp_path: Path) -> None:
+    started, stopped = threading.Event(), threading.Event()
+
+    @tool_spec(effect="read")
+    def watch(topic: str, ctx: InvokeContext) -> str:
+        """Watch a topic until cancelled."""
+        started.set()
+        if ctx.cancel.wait(60):
+            stopped.set()
+            raise ToolCancelled("stopped watching")
+        return "timeout"
+
+    store = SqliteExecutionStore(tmp_path / "exec.db")
+    model = ScriptedChatModel([call("watch", {"topic": "x"})])
+    app = build_graph(
+        "react",
+        model=model,
+        tools=[watch],
+        store=store,
+        checkpointer=InMemorySaver(),
+        home=tmp_path,
+    )
+    outcome: dict[str, Any] = {}
+    runner = threading.Thread(
+        target=lambda: outcome.update(app.invoke({"task": {"goal": "watch"}}, _cfg("c")))
+    )
+    runner.start()
+    assert started.wait(30)
+    assert request_cancel(store, "c", "user pressed stop")  # as another process would
+    runner.join(60)
+    assert stopped.is_set() and outcome["status"] == "CANCELLED"
+    [result] = outcome["results"].values()
+    assert result["outcome"] == "cancelled"
