@@ -138,6 +138,12 @@ def plan(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str,
     if trigger:
         summary = ", ".join(sorted(done)) or "none"
         instruction += f"\n\nReplanning because: {trigger}. Finished steps kept: {summary}."
+    seen = [
+        f"step {s['id']}: {observation_text(results[s['call_id']], deps.observation_chars)}"
+        for s in kept
+    ]
+    if seen:
+        instruction += "\n\nResults of finished steps:\n" + "\n".join(seen)
     left = remaining(contract, state, BudgetKind.MODEL_CALLS)
     result = call_model(
         deps.model.bind_tools([PLAN_SCHEMA, CONTROL_SCHEMAS["abort"]]),

@@ -70,7 +70,10 @@ def finalize(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[
     if is_terminal(state):
         return {}
     contract = TaskContract.model_validate(state["contract"])
-    passed, failed = evaluate(contract, state, deps)
+    report = state.get("verification")  # the verifier's verdict on the final candidate
+    passed, failed = (
+        (report["passed"], report["failed"]) if report else evaluate(contract, state, deps)
+    )
     status = RunStatus.PARTIAL if passed else RunStatus.FAILED
     reason = "the fixed workflow ended without passing its checks: " + "; ".join(failed)
     return stop_update(state, contract, deps, status, reason)
