@@ -53,6 +53,6 @@ def test_demo_rejected_publish_never_publishes(tmp_path: Path) -> None:
 
 
 def test_fixed_workflow_cannot_recover_and_ends_partial(tmp_path: Path) -> None:
-    out, ws, pauses = _run(tmp_path, "workflow")
+    out, _, pauses = _run(tmp_path, "workflow")
     assert out["status"] == "PARTIAL" and pauses == 0
     assert any("cannot be located" in item for item in out["open_items"])
