@@ -13,6 +13,7 @@ from tools.adapters.base import (
     output_of,
 )
 from tools.adapters.browser import BrowserAdapter
+from tools.adapters.corpus import CorpusAdapter
 from tools.adapters.database import DatabaseAdapter
 from tools.adapters.fake import FakeAdapter
 from tools.adapters.files import FileAdapter
@@ -24,6 +25,7 @@ __all__ = [
     "Adapter",
     "AdapterOutput",
     "BrowserAdapter",
+    "CorpusAdapter",
     "DatabaseAdapter",
     "FakeAdapter",
     "FileAdapter",

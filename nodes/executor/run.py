@@ -1,0 +1,257 @@
+"""The executor's effectful half: reserve → lock → invoke → outcome → evidence → commit.
+
+No side effect starts before the durable execution record exists; a record found started
+but uncommitted (a crash) is reconciled, never blindly run again; one store transaction
+commits result, evidence, idempotency state, lock release and events.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from langgraph.config import get_stream_writer
+
+from nodes.cancel import cancel_requested
+from nodes.executor.commit import build_result, commit, failure_result
+from nodes.executor.evidence import gather_evidence
+from nodes.executor.gate import failure_payload
+from nodes.executor.invoke import invoke
+from nodes.executor.lock import acquire, lock_keys
+from nodes.executor.outcome import settle
+from nodes.executor.reconcile import in_doubt
+from nodes.executor.reserve import reserve
+from nodes.executor.results import Authorized, ExecutorDeps, Locked, Normalized, Validated
+from nodes.executor.trace import call_event
+from state.contracts import ToolError, ToolExecutionRequest, ToolResult
+from state.errors import ApprovalTokenInvalid, DomainViolation, ExecGraphError, ObservationStatus
+from state.events import Event, EventType
+from state.schema import ExecutorState
+from tools.adapters.base import InvokeContext
+from tools.policy import PolicyDecision
+
+__all__ = ["execute_node"]
+
+
+def _context(
+    request: ToolExecutionRequest,
+    deps: ExecutorDeps,
+    attempt_id: str,
+    key: str,
+    timeout_s: float | None,
+    sink: list[Event],
+) -> InvokeContext:
+    deadline = request.deadline
+    limit = time.time() + (timeout_s or deps.default_timeout_s)
+    deadline = limit if deadline is None else min(deadline, limit)
+    try:
+        writer = get_stream_writer()
+    except RuntimeError:
+        writer = None
+    counter = iter(range(1_000_000_000))
+
+    def emit(kind: str, payload: dict[str, Any]) -> None:
+        seq = next(counter)
+        sink.append(
+            call_event(
+                request,
+                EventType.TOOL_OUTPUT,
+                attempt_id=attempt_id,
+                seq=seq,
+                payload={"kind": kind, **payload},
+            )
+        )
+        if writer is not None:
+            writer({"call_id": request.call_id, "kind": kind, **payload})
+
+    def put_artifact(data: bytes, kind: str) -> str:
+        return deps.store.put_artifact(data, kind=kind, run_id=request.run_id)
+
+    return InvokeContext(
+        run_id=request.run_id,
+        call_id=request.call_id,
+        attempt_id=attempt_id,
+        workspace_root=Path(request.workspace.root),
+        idempotency_key=key,
+        deadline=deadline,
+        output_budget=deps.output_budget,
+        data_scope=tuple(request.data_scope),
+        trace={"run_id": request.run_id, "turn_id": request.turn_id, "call_id": request.call_id},
+        emit=emit,
+        put_artifact=put_artifact,
+    )
+
+
+def _returned(result: ToolResult, event_ids: list[str]) -> dict[str, Any]:
+    return {
+        "results": {result.call_id: result.model_dump(mode="json")},
+        "evidence": {e.source_id: e.model_dump(mode="json") for e in result.evidence},
+        "events": {"recent": event_ids},
+    }
+
+
+def execute_node(state: ExecutorState, *, deps: ExecutorDeps) -> dict[str, Any]:
+    """Reserve, lock, invoke, settle, gather evidence and commit — or commit a refusal."""
+    request = ToolExecutionRequest.model_validate(state["request"])
+    failure, prepared = state.get("failure"), state.get("prepared")
+    if failure is not None or prepared is None:
+        failure = failure or failure_payload(DomainViolation("the call was never prepared"))
+        result = failure_result(
+            request,
+            ToolError.model_validate(failure["error"]),
+            status=ObservationStatus(failure["status"]),
+        )
+        done = call_event(
+            request,
+            EventType.TOOL_COMPLETED,
+            payload={"outcome": result.outcome, "status": result.status},
+        )
+        deps.store.append_events([done])
+        return _returned(result, [done.event_id])
+    return _execute(request, prepared, deps)
+
+
+def _execute(
+    request: ToolExecutionRequest, prepared: dict[str, Any], deps: ExecutorDeps
+) -> dict[str, Any]:
+    attempt_id = uuid.uuid4().hex[:12]
+    events: list[Event] = []
+    try:
+        spec = deps.registry.resolve(prepared["tool"], prepared["version"])
+        args = spec.input_model.model_validate(prepared["arguments"])
+        normalized_args = dict(prepared["arguments"])
+        authorized = Authorized(
+            spec,
+            Validated(args, Normalized(normalized_args, "", prepared["args_hash"])),
+            PolicyDecision("allow", prepared["reason"]),
+            token_id=prepared.get("token_id"),
+        )
+        reserved = reserve(deps.store, request, authorized, attempt_id)
+    except ExecGraphError as exc:
+        return _refuse(request, deps, exc, prepared.get("version", ""))
+    key = reserved.key
+    if reserved.kind == "committed":
+        assert reserved.record.result is not None
+        return _returned(ToolResult.model_validate(reserved.record.result), [])
+    owner = f"{request.run_id}:{request.call_id}"
+    ctx = _context(request, deps, attempt_id, key, spec.timeout_s, events)
+    if reserved.kind == "in_doubt":
+        settled = in_doubt(spec, args, ctx)
+        if settled is not None:
+            events.append(
+                call_event(
+                    request,
+                    EventType.TOOL_RECONCILED,
+                    attempt_id=attempt_id,
+                    payload={
+                        "outcome": settled.outcome,
+                        "committed": settled.side_effect.committed,
+                    },
+                )
+            )
+            result = build_result(request, spec.version, settled, key=key, attempt_id=attempt_id)
+            return _finish(request, deps, key, result, events, None)
+        deps.store.restart(key, attempt_id)
+    if authorized.token_id and not deps.store.use_approval_token(authorized.token_id):
+        used = ApprovalTokenInvalid("approval token was already used")
+        return _finish(
+            request,
+            deps,
+            key,
+            failure_result(request, used, tool_version=spec.version),
+            events,
+            None,
+        )
+    try:
+        keys = lock_keys(spec, normalized_args, request.workspace.id)
+        remaining = ctx.remaining_s() or deps.lock_timeout_s
+        locked = acquire(
+            deps.store,
+            keys,
+            owner,
+            lease_s=remaining + 30.0,
+            timeout_s=min(deps.lock_timeout_s, remaining),
+        )
+    except ExecGraphError as exc:
+        return _finish(
+            request,
+            deps,
+            key,
+            failure_result(request, exc, tool_version=spec.version),
+            events,
+            None,
+        )
+    events.append(
+        call_event(
+            request, EventType.TOOL_STARTED, attempt_id=attempt_id, payload={"tool": spec.key}
+        )
+    )
+    invoked = invoke(
+        spec, args, ctx, deps.pool, partial(cancel_requested, deps.store, request.run_id)
+    )
+    settled = settle(spec, invoked, deps.output_budget, ctx.put_artifact)
+    settled = gather_evidence(spec, args, settled, invoked.output, ctx)
+    if settled.side_effect.attempted:
+        events.append(
+            call_event(
+                request,
+                EventType.TOOL_SIDE_EFFECT_OBSERVED,
+                attempt_id=attempt_id,
+                payload=settled.side_effect.model_dump(mode="json"),
+            )
+        )
+    if settled.reconciled:
+        events.append(
+            call_event(
+                request,
+                EventType.TOOL_RECONCILED,
+                attempt_id=attempt_id,
+                payload={"outcome": settled.outcome},
+            )
+        )
+    result = build_result(
+        request,
+        spec.version,
+        settled,
+        key=key,
+        attempt_id=attempt_id,
+        queued_ms=locked.queued_ms,
+        running_ms=invoked.running_ms,
+    )
+    return _finish(request, deps, key, result, events, locked)
+
+
+def _refuse(
+    request: ToolExecutionRequest, deps: ExecutorDeps, exc: ExecGraphError, version: str
+) -> dict[str, Any]:
+    result = failure_result(request, exc, tool_version=version)
+    done = call_event(
+        request,
+        EventType.TOOL_COMPLETED,
+        payload={"outcome": result.outcome, "status": result.status},
+    )
+    deps.store.append_events([done])
+    return _returned(result, [done.event_id])
+
+
+def _finish(
+    request: ToolExecutionRequest,
+    deps: ExecutorDeps,
+    key: str,
+    result: ToolResult,
+    events: list[Event],
+    locked: Locked | None,
+) -> dict[str, Any]:
+    events.append(
+        call_event(
+            request,
+            EventType.TOOL_COMPLETED,
+            attempt_id=result.attempt_id,
+            payload={"outcome": result.outcome, "status": result.status},
+        )
+    )
+    final = commit(deps.store, key, result, events, locked)
+    return _returned(final, [e.event_id for e in events])
