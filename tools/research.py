@@ -9,12 +9,9 @@ must name a document this run actually read.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import hashlib
-import os
 import re
-import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -29,10 +26,10 @@ from state.errors import (
     PermanentError,
     TargetNotFound,
     ToolCancelled,
-    TransientError,
     VerificationError,
 )
 from tools.adapters.base import AdapterOutput, InvokeContext
+from tools.fileio import atomic_replace, os_error, sha256_file
 from tools.paths import confine_path, normalize_relpath
 from tools.spec import ToolSpec
 
@@ -59,7 +56,6 @@ _PUBLISH_DOC = (
 )
 _DEFAULT_OUTBOX = "published"
 _MAX_REPORT_BYTES = 4 * 1024 * 1024
-_CHUNK = 1 << 20
 
 
 class PublishReportArgs(BaseModel):
@@ -73,29 +69,13 @@ class PublishReportArgs(BaseModel):
 # --------------------------------------------------------------------------- publish
 
 
-def _sha_file(path: Path) -> str | None:
-    """sha256 of a regular file, or None when there is none."""
-    try:
-        digest = hashlib.sha256()
-        with open(path, "rb") as fh:
-            while chunk := fh.read(_CHUNK):
-                digest.update(chunk)
-        return digest.hexdigest()
-    except OSError:
-        return None
-
-
 def _os_error(exc: OSError, rel: str, verb: str) -> ExecGraphError:
-    """A typed error written by us, never the OS text (which may carry absolute paths)."""
+    """Typed file errors, worded for a report being published."""
     if exc.errno in (errno.ENOENT, errno.ENOTDIR) and verb == "read":
         return TargetNotFound(f"no file at {rel!r} to publish")
     if exc.errno == errno.EISDIR:
         return PermanentError(f"{rel!r} is a directory, not a report")
-    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        return PermanentError(f"permission denied to {verb} {rel!r}")
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EAGAIN, errno.EBUSY):
-        return TransientError(f"the filesystem is busy or full; could not {verb} {rel!r}")
-    return PermanentError(f"could not {verb} {rel!r} (OS error {exc.errno})")
+    return os_error(exc, rel, verb)
 
 
 class _Publisher:
@@ -129,29 +109,13 @@ class _Publisher:
         if ctx.deadline is not None and ctx.remaining_s() == 0:
             raise DeadlineExceeded("the deadline passed before the report was published")
         dest, label = self.target(ctx, rel)
-        fd, tmp = -1, ""
         try:
             dest.parent.mkdir(parents=True, exist_ok=True)
             if self.target(ctx, rel)[0] != dest:  # a directory was swapped for a symlink
                 raise PermanentError("the outbox changed while publishing")
-            fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
-            with os.fdopen(fd, "wb") as fh:
-                fd = -1
-                fh.write(content)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, dest)  # readers see the old copy or the new one, never a torn one
-            tmp = ""
-            _fsync_dir(dest.parent)
+            atomic_replace(dest, content)  # readers see the old copy or the new one
         except OSError as exc:
             raise _os_error(exc, label, "publish") from None
-        finally:
-            if fd >= 0:
-                os.close(fd)
-            if tmp:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
         data = {"published": label, "sha256": sha}
         return AdapterOutput(data, True, f"published {rel} as {label} ({len(content)} bytes)")
 
@@ -161,7 +125,7 @@ class _Publisher:
         rel = normalize_relpath(args.path)
         expected = out.data.get("sha256") if isinstance(out.data, dict) else None
         dest, label = self.target(ctx, rel)
-        actual = _sha_file(dest)
+        actual = sha256_file(dest)
         if actual is None:
             raise VerificationError(f"{label} could not be read back after publishing")
         if expected is None or actual != expected:
@@ -188,7 +152,7 @@ class _Publisher:
             return None
         if not dest.exists():
             return AdapterOutput({"published": None}, False, f"{label} does not exist")
-        published, wanted = _sha_file(dest), _sha_file(source)
+        published, wanted = sha256_file(dest), sha256_file(source)
         if published is not None and published == wanted:
             data = {"published": label, "sha256": published}
             return AdapterOutput(data, True, f"{label} holds the report")
@@ -310,13 +274,3 @@ def research_task(workspace_report: str = "report.md") -> dict[str, Any]:
         "budgets": {"model_calls": 30, "tool_calls": 30},
         "data_scope": [workspace_report, "drafts/**"],
     }
-
-
-def _fsync_dir(directory: Path) -> None:
-    """Persist the rename itself; best effort where directories cannot be opened."""
-    with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)

@@ -9,15 +9,12 @@ so a crash leaves either the old or the new content, never a torn file; that is 
 
 from __future__ import annotations
 
-import contextlib
 import difflib
-import errno
 import fnmatch
 import functools
 import hashlib
 import json
 import os
-import tempfile
 import threading
 import time
 from collections import OrderedDict
@@ -28,15 +25,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from state.contracts import Evidence
 from state.errors import (
-    DeadlineExceeded,
     PathEscapeError,
     PermanentError,
     TargetNotFound,
     ToolCancelled,
-    TransientError,
     VerificationError,
 )
 from tools.adapters.base import AdapterOutput, InvokeContext
+from tools.fileio import atomic_replace, check_running, os_error
 from tools.paths import confine_path, normalize_relpath
 from tools.spec import Effect, Runner, ToolSpec
 
@@ -98,29 +94,6 @@ class PatchFileArgs(_Args):
 
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def _check_running(ctx: InvokeContext) -> None:
-    """Refuse to start (or continue) once cancelled or past the deadline."""
-    if ctx.cancel.is_set():
-        raise ToolCancelled("the call was cancelled")
-    if ctx.deadline is not None and ctx.remaining_s() == 0:
-        raise DeadlineExceeded("the deadline passed before the file operation started")
-
-
-def _os_error(exc: OSError, rel: str, verb: str) -> Exception:
-    """Translate an OSError into a typed error whose text we wrote ourselves."""
-    if exc.errno in (errno.ENOENT, errno.ENOTDIR) and verb == "read":
-        return TargetNotFound(f"no file at {rel!r}")
-    if exc.errno == errno.EISDIR:
-        return PermanentError(f"{rel!r} is a directory, not a file")
-    if exc.errno == errno.ENOTDIR:
-        return PermanentError(f"a parent of {rel!r} is not a directory")
-    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        return PermanentError(f"permission denied to {verb} {rel!r}")
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EAGAIN, errno.EBUSY):
-        return TransientError(f"the filesystem is busy or full; could not {verb} {rel!r}")
-    return PermanentError(f"could not {verb} {rel!r} (OS error {exc.errno})")
 
 
 def _file_state(path: Path) -> tuple[str, int]:
@@ -280,13 +253,13 @@ class FileAdapter:
 
     def _read(self, args: BaseModel, ctx: InvokeContext) -> AdapterOutput:
         assert isinstance(args, ReadFileArgs)
-        _check_running(ctx)
+        check_running(ctx)
         rel = normalize_relpath(args.path)
         path = confine_path(self._root(ctx), args.path)
         try:
             sha, size, mtime, captured = _scan(path, args.offset, self.max_read_bytes, ctx)
         except OSError as exc:
-            raise _os_error(exc, rel, "read") from None
+            raise os_error(exc, rel, "read") from None
         page = {"path": rel, "sha256": sha, "size": size, "offset": args.offset}
         data, shown = _fit_page(page, captured, ctx.output_budget)
         truncated = data["next_offset"] is not None
@@ -302,7 +275,7 @@ class FileAdapter:
 
     def _list(self, args: BaseModel, ctx: InvokeContext) -> AdapterOutput:
         assert isinstance(args, ListFilesArgs)
-        _check_running(ctx)
+        check_running(ctx)
         pattern = normalize_relpath(args.pattern).split("/")
         base = Path(os.path.realpath(self._root(ctx)))
         if not base.is_dir():
@@ -349,31 +322,15 @@ class FileAdapter:
         pre = _sha(before) if before is not None else ABSENT
         intended = _sha(after)
         self._remember(ctx.call_id, pre, intended)
-        _check_running(ctx)  # last point at which nothing has happened yet
-        fd, tmp = -1, ""
+        check_running(ctx)  # last point at which nothing has happened yet
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             if confine_path(self._root(ctx), rel) != path:  # a directory was swapped
                 raise PathEscapeError("the path changed while being written")
             mode = path.stat().st_mode & 0o7777 if before is not None else 0o644
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-            with os.fdopen(fd, "wb") as fh:
-                fd = -1
-                fh.write(after)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.chmod(tmp, mode)
-            os.replace(tmp, path)
-            tmp = ""
-            _fsync_dir(path.parent)
+            atomic_replace(path, after, mode)
         except OSError as exc:
-            raise _os_error(exc, rel, "write") from None
-        finally:
-            if fd >= 0:
-                os.close(fd)
-            if tmp:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
+            raise os_error(exc, rel, "write") from None
         summary, full = _diff(rel, before or b"", after)
         ref = _try_artifact(ctx, full.encode(), "diff") if len(full) > len(summary) else None
         evidence = (
@@ -396,7 +353,7 @@ class FileAdapter:
         except FileNotFoundError:
             return None
         except OSError as exc:
-            raise _os_error(exc, rel, verb) from None
+            raise os_error(exc, rel, verb) from None
 
     def _write(self, args: BaseModel, ctx: InvokeContext) -> AdapterOutput:
         assert isinstance(args, WriteFileArgs)
@@ -466,7 +423,7 @@ class FileAdapter:
         except IsADirectoryError:
             return None
         except OSError as exc:
-            raise _os_error(exc, normalize_relpath(args.path), "read") from None
+            raise os_error(exc, normalize_relpath(args.path), "read") from None
 
     # ------------------------------------------------------------------ adapter
 
@@ -492,13 +449,3 @@ class FileAdapter:
 
     def close(self) -> None:
         """Nothing to release: files are opened and closed per call."""
-
-
-def _fsync_dir(directory: Path) -> None:
-    """Persist the rename itself; best effort where directories cannot be opened."""
-    with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
