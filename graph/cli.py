@@ -1,0 +1,537 @@
+"""The ``execgraph`` command line: run, pause, approve, resume, cancel and inspect runs.
+
+Wiring and presentation only: run metadata and graph rebuilding live in
+:mod:`graph.cli_runs`, rich output in :mod:`graph.cli_render`. A run's id is its LangGraph
+``thread_id``, so any later process (``approve``, ``resume``, ``cancel``) continues the
+same checkpointed run.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from langgraph.types import Command
+from rich.console import Console
+from rich.text import Text
+
+from graph.build import ARCHITECTURES, default_home
+from graph.cli_render import (
+    STATUS_STYLE,
+    budget_table,
+    follow_ups,
+    interrupt_summary,
+    progress_lines,
+    prompt_answer,
+    render_custom,
+    render_final,
+    render_waiting,
+    runs_table,
+    short,
+    trace_table,
+)
+from graph.cli_runs import (
+    Answerer,
+    CliError,
+    RunMeta,
+    automatic_answer,
+    build_app,
+    call_ids,
+    check_run_id,
+    checkpoint_status,
+    exit_code,
+    interrupt_kind,
+    list_runs,
+    load_meta,
+    load_task,
+    new_run_id,
+    owned,
+    owner_alive,
+    run_config,
+    save_meta,
+)
+from nodes.models.select import ModelConfigError
+
+__all__ = ["app"]
+
+EPILOG = (
+    "Exit codes: 0 COMPLETED · 3 WAITING (approval or answer needed) · "
+    "4 FAILED, PARTIAL or BUDGET_EXHAUSTED · 5 CANCELLED · "
+    "2 bad input (unknown run, bad task file, unknown architecture, bad model string) · "
+    "1 internal error (EXECGRAPH_DEBUG=1 shows the traceback). "
+    "Files live under --home (default: $EXECGRAPH_HOME or ./.execgraph)."
+)
+
+app = typer.Typer(
+    name="execgraph",
+    help="Run tasks as controlled, recoverable actions; approve, resume, cancel, inspect.",
+    epilog=EPILOG,
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+out = Console(highlight=False)
+err = Console(stderr=True, highlight=False)
+
+_MAX_ROUNDS = 100  # interrupts answered in one process before giving up (a loop guard)
+
+HomeOpt = Annotated[
+    Path | None,
+    typer.Option("--home", help="Run directory (default: $EXECGRAPH_HOME or ./.execgraph)."),
+]
+NoInputOpt = Annotated[
+    bool, typer.Option("--no-input", help="Never prompt; stop WAITING instead (exit 3).")
+]
+RunIdArg = Annotated[str, typer.Argument(help="The run id (LangGraph thread id).")]
+
+
+# --------------------------------------------------------------------------- plumbing
+
+
+def _handled(fn: Callable[..., int | None]) -> Callable[..., None]:
+    """One red line and a documented exit code for every failure; no raw traceback."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        try:
+            code = fn(*args, **kwargs)
+        except typer.Exit:
+            raise
+        except (CliError, ModelConfigError) as exc:
+            err.print(Text(f"error: {exc}", style="bold red"), soft_wrap=True)
+            raise typer.Exit(getattr(exc, "code", 2)) from None
+        except KeyboardInterrupt:
+            err.print(Text("interrupted; continue with: execgraph resume RUN_ID", style="yellow"))
+            raise typer.Exit(130) from None
+        except Exception as exc:
+            if os.environ.get("EXECGRAPH_DEBUG") == "1":
+                traceback.print_exc()
+            detail = short(str(exc), 200)
+            err.print(
+                Text(f"internal error: {type(exc).__name__}: {detail}", style="bold red"),
+                Text("(set EXECGRAPH_DEBUG=1 for the traceback)", style="dim"),
+                soft_wrap=True,
+            )
+            raise typer.Exit(1) from None
+        raise typer.Exit(code or 0)
+
+    return wrapper
+
+
+def _home(home: Path | None) -> Path:
+    return (home if home is not None else default_home()).expanduser().resolve()
+
+
+def _suffix(home: Path) -> str:
+    """What a printed follow-up command needs to find this home again."""
+    return "" if home == _home(None) else f" --home {home}"
+
+
+def _interactive(no_input: bool) -> bool:
+    return not no_input and sys.stdin.isatty()
+
+
+def _not_driven(home: Path, run_id: str) -> None:
+    pid = owner_alive(home, run_id)
+    if pid is not None:
+        raise CliError(f"run {run_id!r} is being driven by process {pid}; wait or cancel it")
+
+
+@dataclass
+class _Session:
+    meta: RunMeta
+    home: Path
+    graph: Any
+    answerer: Answerer
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return run_config(self.meta.run_id)
+
+
+def _open(run_id: str, home: Path, answerer: Answerer = "stop") -> _Session:
+    meta = load_meta(home, run_id)
+    return _Session(meta, home, build_app(meta, home), answerer)
+
+
+# --------------------------------------------------------------------------- answers
+
+
+def _answers(interrupts: Sequence[Any], answerer: Answerer) -> dict[str, Any] | None:
+    """Answers for every pending interrupt, or None when the run must stay WAITING."""
+    answers: dict[str, Any] = {}
+    for item in interrupts:
+        answer = automatic_answer(item.value, answerer)
+        if answer is None and answerer == "ask":
+            answer = prompt_answer(out, item.value)
+        if answer is None:
+            return None
+        if answerer in ("approve", "reject"):
+            verb = "auto-approved" if answerer == "approve" else "rejected (cancel)"
+            out.print(Text(f"{verb}: {interrupt_summary(item.value)}", style="cyan"))
+        answers[item.id] = answer
+    return answers
+
+
+# --------------------------------------------------------------------------- driving
+
+
+def _stream(session: _Session, inp: Any) -> None:
+    modes = ["updates", "custom"]
+    for mode, chunk in session.graph.stream(inp, session.config, stream_mode=modes):
+        if mode == "custom":
+            render_custom(out, chunk)
+            continue
+        for node, update in chunk.items():
+            for line in progress_lines(node, update):
+                out.print(line, soft_wrap=True)
+
+
+def _drive(session: _Session, inp: Any) -> int:
+    """Stream the run to its next unanswerable pause or its end; returns the exit code."""
+    with owned(session.home, session.meta.run_id):
+        for _ in range(_MAX_ROUNDS):
+            _stream(session, inp)
+            interrupts = session.graph.get_state(session.config).interrupts
+            answers = _answers(interrupts, session.answerer) if interrupts else None
+            if answers is None:
+                break
+            inp = Command(resume=answers)
+    return _report(session)
+
+
+def _report(session: _Session) -> int:
+    """Print where the run stands; the exit code follows the status."""
+    state = session.graph.get_state(session.config)
+    run_id = session.meta.run_id
+    if state.interrupts:
+        render_waiting(out, run_id, [i.value for i in state.interrupts], _suffix(session.home))
+        return exit_code("WAITING")
+    status = state.values.get("status")
+    render_final(out, state.values, Path(session.meta.workspace))
+    if status in (None, "RUNNING", "WAITING"):
+        out.print(Text(f"the run has not finished; continue with: execgraph resume {run_id}"))
+        return 1
+    return exit_code(status)
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def _start(
+    task_file: Path | None,
+    arch: str,
+    model: str,
+    home: Path | None,
+    run_id: str | None,
+    auto_approve: bool,
+    no_input: bool,
+    tools: str | None,
+) -> int:
+    base = _home(home)
+    if arch not in ARCHITECTURES:
+        raise CliError(f"unknown architecture {arch!r}; choose one of {', '.join(ARCHITECTURES)}")
+    if task_file is not None:
+        task = load_task(task_file)
+    else:
+        from graph.demo import demo_task
+
+        task = demo_task()
+    rid = check_run_id(run_id) if run_id else new_run_id()
+    if (base / "runs" / f"{rid}.json").exists():
+        raise CliError(f"run {rid!r} already exists; continue it with: execgraph resume {rid}")
+    workspace = str(base / "workspaces" / rid)
+    meta = RunMeta(rid, arch, model, task, time.time(), workspace, tools)
+    answerer: Answerer = "approve" if auto_approve else "ask" if _interactive(no_input) else "stop"
+    session = _Session(meta, base, build_app(meta, base), answerer)
+    save_meta(base, meta)
+    out.print(
+        Text(f"run {rid}", style="bold"),
+        Text(f"· arch {arch} · model {model} · workspace {workspace}", style="dim"),
+        soft_wrap=True,
+    )
+    if auto_approve:
+        out.print(Text("--auto-approve: every approval request will be approved", style="cyan"))
+    return _drive(session, {"task": task})
+
+
+TaskArg = Annotated[
+    Path | None, typer.Argument(help="A JSON TaskSpec file (default: the demo task).")
+]
+ArchOpt = Annotated[str, typer.Option("--arch", help="react | workflow | plan_execute | hybrid.")]
+ModelOpt = Annotated[
+    str, typer.Option("--model", help="'offline' (no network) or 'provider:model'.")
+]
+RunIdOpt = Annotated[str | None, typer.Option("--run-id", help="Run id (default: generated).")]
+AutoOpt = Annotated[
+    bool, typer.Option("--auto-approve", help="Approve every approval request (scripts).")
+]
+ToolsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--tools",
+        help="MODULE:ATTR — a list of tools/adapters (or a function of the workspace "
+        "returning one) to use instead of the demo toolkit.",
+    ),
+]
+
+
+@app.command(epilog=EPILOG)
+@_handled
+def run(
+    task_file: TaskArg = None,
+    arch: ArchOpt = "react",
+    model: ModelOpt = "offline",
+    home: HomeOpt = None,
+    run_id: RunIdOpt = None,
+    auto_approve: AutoOpt = False,
+    no_input: NoInputOpt = False,
+    tools: ToolsOpt = None,
+) -> int:
+    """Run a task (default: the research demo) and stream its progress."""
+    return _start(task_file, arch, model, home, run_id, auto_approve, no_input, tools)
+
+
+@app.command(epilog=EPILOG)
+@_handled
+def demo(
+    arch: ArchOpt = "react",
+    model: ModelOpt = "offline",
+    home: HomeOpt = None,
+    run_id: RunIdOpt = None,
+    auto_approve: AutoOpt = False,
+    no_input: NoInputOpt = False,
+) -> int:
+    """Run the research demo (same as `execgraph run` with no task file)."""
+    return _start(None, arch, model, home, run_id, auto_approve, no_input, None)
+
+
+@app.command(epilog=EPILOG)
+@_handled
+def resume(
+    run_id: RunIdArg,
+    answer: Annotated[
+        str | None, typer.Option("--answer", help="Answer to a pending question.")
+    ] = None,
+    home: HomeOpt = None,
+    no_input: NoInputOpt = False,
+) -> int:
+    """Continue a run in this process (after a crash, or to answer a question)."""
+    base = _home(home)
+    _not_driven(base, run_id)
+    session = _open(run_id, base, "ask" if _interactive(no_input) else "stop")
+    state = session.graph.get_state(session.config)
+    inp: Any = None
+    if state.interrupts:
+        questions = [i for i in state.interrupts if interrupt_kind(i.value) == "question"]
+        if answer is not None and not questions:
+            raise CliError(
+                f"run {run_id!r} has no pending question; answer approvals with "
+                f"execgraph approve/reject/edit {run_id}"
+            )
+        if answer is not None:
+            inp = Command(resume={q.id: {"answer": answer} for q in questions})
+        else:
+            answers = _answers(state.interrupts, session.answerer)
+            if answers is None:
+                return _report(session)
+            inp = Command(resume=answers)
+    elif not state.values:
+        inp = {"task": session.meta.task}  # stopped before its first checkpoint
+    elif not state.next:
+        return _report(session)  # already finished
+    out.print(Text(f"resuming run {run_id}", style="bold"))
+    return _drive(session, inp)
+
+
+def _approve_like(
+    run_id: str,
+    home: Path | None,
+    no_input: bool,
+    call: str | None,
+    decide: Callable[[Any], dict[str, Any]],
+    single: bool = False,
+) -> int:
+    base = _home(home)
+    _not_driven(base, run_id)
+    session = _open(run_id, base, "ask" if _interactive(no_input) else "stop")
+    state = session.graph.get_state(session.config)
+    pending = [i for i in state.interrupts if call_ids(i.value)]
+    if not pending:
+        status = state.values.get("status") or "unknown"
+        raise CliError(f"run {run_id!r} has no pending approval (status {status})")
+    if call is not None:
+        pending = [i for i in pending if call in call_ids(i.value)]
+        if not pending:
+            ids = ", ".join(c for i in state.interrupts for c in call_ids(i.value))
+            raise CliError(f"run {run_id!r} has no pending approval for call {call!r} ({ids})")
+    if single and (len(pending) != 1 or interrupt_kind(pending[0].value) != "approval"):
+        raise CliError("edit needs exactly one pending single-call approval; pick it with --call")
+    answers = {}
+    for item in pending:
+        answers[item.id] = decide(item.value)
+        verb = answers[item.id]["action"] + "d"
+        out.print(Text(f"{verb}: {interrupt_summary(item.value)}", style="cyan"), soft_wrap=True)
+    return _drive(session, Command(resume=answers))
+
+
+CallOpt = Annotated[
+    str | None, typer.Option("--call", help="Answer only the approval of this call id.")
+]
+
+
+@app.command(epilog=EPILOG)
+@_handled
+def approve(
+    run_id: RunIdArg, call: CallOpt = None, home: HomeOpt = None, no_input: NoInputOpt = False
+) -> int:
+    """Approve pending approval requests and continue the run."""
+    return _approve_like(
+        run_id, home, no_input, call, lambda v: {"action": "approve", "approver": "cli"}
+    )
+
+
+@app.command(epilog=EPILOG)
+@_handled
+def reject(
+    run_id: RunIdArg,
+    reason: Annotated[str, typer.Option("--reason", help="Why (shown to the model).")] = "",
+    call: CallOpt = None,
+    home: HomeOpt = None,
+    no_input: NoInputOpt = False,
+) -> int:
+    """Reject pending approval requests and continue the run."""
+    answer = {"action": "reject", "reason": reason, "approver": "cli"}
+    return _approve_like(run_id, home, no_input, call, lambda v: answer)
+
+
+def _json_object(raw: str) -> dict[str, Any]:
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise CliError(f"--args is not valid JSON: {exc.msg} (column {exc.colno})") from None
+    if not isinstance(value, dict):
+        raise CliError("--args must be a JSON object of the new arguments")
+    return value
+
+
+@app.command(epilog=EPILOG)
+@_handled
+def edit(
+    run_id: RunIdArg,
+    args: Annotated[str, typer.Option("--args", help="New arguments as a JSON object.")],
+    call: CallOpt = None,
+    home: HomeOpt = None,
+    no_input: NoInputOpt = False,
+) -> int:
+    """Replace a pending call's arguments (validated and authorized again) and continue."""
+    arguments = _json_object(args)
+    answer = {"action": "edit", "arguments": arguments, "approver": "cli"}
+    return _approve_like(run_id, home, no_input, call, lambda v: answer, single=True)
+
+
+@app.command(epilog=EPILOG)
+@_handled
+def cancel(run_id: RunIdArg, home: HomeOpt = None) -> int:
+    """Ask a run to stop: a running run stops CANCELLED; a paused one is ended now."""
+    from nodes.cancel import request_cancel
+    from state.store.sqlite import SqliteExecutionStore
+
+    base = _home(home)
+    meta = load_meta(base, run_id)
+    with SqliteExecutionStore(base / "exec.db") as store:
+        request_cancel(store, run_id, reason="cancelled from the command line")
+    status, waiting = checkpoint_status(base, run_id)
+    pid = owner_alive(base, run_id)
+    if pid is not None:
+        out.print(Text(f"cancel requested; process {pid} stops run {run_id} at its next poll"))
+        return 0
+    if status is not None and status not in ("RUNNING", "WAITING") and not waiting:
+        out.print(
+            Text(f"run {run_id} already ended: ") + Text(status, STATUS_STYLE.get(status, ""))
+        )
+        return exit_code(status)
+    out.print(Text(f"cancel requested; ending run {run_id} now", style="bold"))
+    session = _Session(meta, base, build_app(meta, base), "reject")
+    state = session.graph.get_state(session.config)
+    inp: Any = None
+    if state.interrupts:
+        answers = _answers(state.interrupts, "reject")
+        inp = Command(resume=answers)
+    elif not state.values:
+        inp = {"task": meta.task}
+    return _drive(session, inp)
+
+
+@app.command(epilog=EPILOG)
+@_handled
+def status(run_id: RunIdArg, home: HomeOpt = None) -> int:
+    """Show a run's status, pending interrupts and budget."""
+    base = _home(home)
+    meta = load_meta(base, run_id)
+    graph = build_app(meta, base, read_only=True)
+    state = graph.get_state(run_config(run_id))
+    values = state.values
+    current = "WAITING" if state.interrupts else values.get("status") or "NOT STARTED"
+    pid = owner_alive(base, run_id)
+    out.print(Text(f"run {run_id}", style="bold"), Text(f"· arch {meta.arch} · model {meta.model}"))
+    line = Text("status: ", style="bold") + Text(current, STATUS_STYLE.get(current, ""))
+    if current == "RUNNING":
+        line += Text(f" (process {pid})" if pid else " (no process; execgraph resume continues it)")
+    out.print(line)
+    if values.get("output"):
+        out.print(Text("output: ", style="bold") + Text(short(values["output"], 300)))
+    for item in state.interrupts:
+        out.print(Text(f"  waiting for {interrupt_summary(item.value)}", style="yellow"))
+    for hint in follow_ups(run_id, [i.value for i in state.interrupts], _suffix(base)):
+        out.print(Text(f"  {hint}", style="cyan"), soft_wrap=True)
+    out.print(budget_table(values.get("budget"), (values.get("contract") or {}).get("budgets")))
+    return 0
+
+
+@app.command(epilog=EPILOG)
+@_handled
+def runs(home: HomeOpt = None) -> int:
+    """List the runs under --home with their current status."""
+    base = _home(home)
+    rows = []
+    for meta in list_runs(base):
+        status, waiting = checkpoint_status(base, meta.run_id)
+        shown = "WAITING" if waiting else status or "NOT STARTED"
+        created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(meta.created))
+        rows.append((meta.run_id, meta.arch, meta.model, created, shown))
+    if not rows:
+        out.print(Text(f"no runs under {base}"))
+        return 0
+    out.print(runs_table(rows))
+    return 0
+
+
+@app.command(epilog=EPILOG)
+@_handled
+def trace(run_id: RunIdArg, home: HomeOpt = None) -> int:
+    """Show a run's event timeline from the execution store."""
+    from state.store.sqlite import SqliteExecutionStore
+
+    base = _home(home)
+    load_meta(base, run_id)
+    with SqliteExecutionStore(base / "exec.db") as store:
+        events = store.events(run_id)
+    if not events:
+        out.print(Text(f"run {run_id} has no events yet"))
+        return 0
+    out.print(trace_table(events))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

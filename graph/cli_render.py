@@ -1,0 +1,430 @@
+"""Rich rendering for the ``execgraph`` CLI: progress lines, final report, tables, trace.
+
+Presentation only. Everything shown comes from graph state or the event log, and every
+piece of text that a model or a tool produced is rendered as plain ``Text`` (never as rich
+markup), so a document containing ``[bold]`` or ``[doc-id]`` prints as written.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from state.contracts import BudgetKind
+
+__all__ = [
+    "STATUS_STYLE",
+    "budget_table",
+    "evidence_table",
+    "follow_ups",
+    "interrupt_summary",
+    "progress_lines",
+    "prompt_answer",
+    "render_custom",
+    "render_final",
+    "render_waiting",
+    "report_files",
+    "runs_table",
+    "short",
+    "trace_table",
+]
+
+STATUS_STYLE = {
+    "COMPLETED": "bold green",
+    "WAITING": "bold yellow",
+    "RUNNING": "bold cyan",
+    "FAILED": "bold red",
+    "PARTIAL": "bold red",
+    "BUDGET_EXHAUSTED": "bold red",
+    "CANCELLED": "bold magenta",
+}
+_OBS_STYLE = {"OK": "green", "DENIED": "red", "PERMANENT_ERROR": "red", "UNKNOWN": "yellow"}
+
+
+def short(value: Any, limit: int = 60) -> str:
+    """One line, at most ``limit`` characters."""
+    text = value if isinstance(value, str) else json.dumps(value, default=str, sort_keys=True)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _call(name: str | None, args: Mapping[str, Any] | None) -> str:
+    inner = ", ".join(f"{k}={short(v, 40)}" for k, v in (args or {}).items())
+    return f"{name}({inner})"
+
+
+def _line(node: str, *parts: tuple[str, str] | str) -> Text:
+    text = Text(f"  {node:<12} ", style="dim")
+    for part in parts:
+        if isinstance(part, tuple):
+            text.append(part[0], style=part[1])
+        else:
+            text.append(part)
+    return text
+
+
+def _decision(decision: Mapping[str, Any]) -> tuple[str, str]:
+    kind = decision.get("kind")
+    if kind == "tool_call":
+        call = _call(decision.get("tool_name"), decision.get("arguments"))
+        return f"→ {decision.get('call_id') or ''} {call}", "cyan"
+    content = short(decision.get("content") or decision.get("reason_code") or "", 100)
+    styles = {"finish": "bold", "abort": "red", "ask_user": "yellow"}
+    return f"{kind}: {content}", styles.get(str(kind), "")
+
+
+def _result(result: Mapping[str, Any]) -> list[tuple[str, str] | str]:
+    status = str(result.get("status"))
+    outcome = str(result.get("outcome"))
+    parts: list[tuple[str, str] | str] = [
+        (f"{'✓' if status == 'OK' else '✗'} ", _OBS_STYLE.get(status, "yellow")),
+        f"{result.get('call_id')} {result.get('tool_name')} ",
+        (f"{status}/{outcome}", _OBS_STYLE.get(status, "yellow")),
+    ]
+    effect = result.get("side_effect") or {}
+    error = result.get("error") or {}
+    if error:
+        parts.append((f" — {error.get('phase')}: {short(error.get('message', ''), 100)}", "red"))
+    elif effect.get("summary"):
+        parts.append(f" — {short(effect['summary'], 80)}")
+    return parts
+
+
+def progress_lines(node: str, update: Mapping[str, Any] | None) -> list[Text]:
+    """The live lines for one node update (empty for bookkeeping-only updates)."""
+    if node == "__interrupt__" and isinstance(update, Sequence):
+        waiting = [getattr(item, "value", item) for item in update]
+        return [_line("waiting", ("waiting for ", "yellow"), interrupt_summary(v)) for v in waiting]
+    if not isinstance(update, Mapping):
+        return []
+    lines: list[Text] = []
+    if update.get("contract"):
+        contract = update["contract"]
+        budgets = ", ".join(f"{k} {v:g}" for k, v in (contract.get("budgets") or {}).items())
+        checks = len(contract.get("success_checks") or [])
+        lines.append(_line(node, ("admitted", "green"), f": {checks} checks; budgets {budgets}"))
+    if update.get("phase"):
+        lines.append(_line(node, ("phase → ", "dim"), (str(update["phase"]), "bold")))
+    plan = update.get("plan")
+    if isinstance(plan, Mapping) and plan.get("steps") is not None:
+        steps = ", ".join(str(s.get("id")) for s in plan["steps"])
+        lines.append(_line(node, (f"plan v{plan.get('version')}", "bold"), f": {steps}"))
+    turn = update.get("turn")
+    for decision in update.get("decisions") or []:
+        text, style = _decision(decision)
+        lines.append(_line(node, (f"turn {turn} ", "bold") if turn else "", (text, style)))
+    for result in (update.get("results") or {}).values():
+        lines.append(_line(node, *_result(result)))
+    for note in update.get("feedback") or []:
+        style = "yellow" if "rejected" in str(note.get("text")) else "dim"
+        lines.append(_line(node, (short(note.get("text", ""), 160), style)))
+    verification = update.get("verification")
+    if isinstance(verification, Mapping) and verification.get("accepted"):
+        passed = len(verification.get("passed") or [])
+        lines.append(_line(node, ("verified", "green"), f": {passed} checks passed"))
+    status = update.get("status")
+    if status and status not in ("RUNNING", "WAITING"):
+        lines.append(_line(node, ("status ", "dim"), (str(status), STATUS_STYLE.get(status, ""))))
+    error = update.get("error")
+    if isinstance(error, Mapping) and error.get("message"):
+        lines.append(_line(node, (short(error["message"], 160), "red")))
+    return lines
+
+
+def render_custom(console: Console, chunk: Any) -> None:
+    """A tool's streamed output chunk (stdout lines, progress)."""
+    if not isinstance(chunk, Mapping):
+        return
+    body = {k: v for k, v in chunk.items() if k not in ("call_id", "kind")}
+    line = Text(f"  {'':<12} ", style="dim")
+    line.append(f"· {chunk.get('call_id', '')} {chunk.get('kind', '')}: {short(body, 100)}")
+    console.print(line, style="dim", soft_wrap=True)
+
+
+def interrupt_summary(value: Any) -> str:
+    """One line naming what an interrupt waits for."""
+    if not isinstance(value, Mapping):
+        return short(value, 100)
+    kind = value.get("kind")
+    if kind == "approval":
+        args = _call(value.get("tool"), value.get("arguments"))
+        return f"approval of {args} [call {value.get('call_id')}]"
+    if kind == "approval_batch":
+        calls = "; ".join(
+            f"{_call(c.get('tool'), c.get('arguments'))} [call {c.get('call_id')}]"
+            for c in value.get("calls") or []
+        )
+        return f"approval of a batch: {calls}"
+    if kind == "question":
+        return f"an answer to: {short(value.get('question', ''), 120)}"
+    return short(value, 100)
+
+
+# --------------------------------------------------------------------------- final
+
+
+def evidence_table(evidence: Mapping[str, Mapping[str, Any]]) -> Table:
+    """Evidence: source, kind, value, verified."""
+    table = Table(title="Evidence", title_justify="left", expand=False)
+    table.add_column("source", overflow="fold")
+    table.add_column("kind")
+    table.add_column("value", overflow="fold", max_width=60)
+    table.add_column("verified", justify="center")
+    for key, item in evidence.items():
+        table.add_row(
+            Text(str(item.get("source_id", key))),
+            Text(str(item.get("kind", ""))),
+            Text(short(item.get("value", ""), 60)),
+            Text("✓", style="green") if item.get("verified") else Text("–", style="dim"),
+        )
+    return table
+
+
+def budget_table(budget: Mapping[str, Any] | None, limits: Mapping[str, Any] | None) -> Table:
+    """Budget use per kind against the contract's limit."""
+    used = dict((budget or {}).get("used") or {})
+    limits = dict(limits or {})
+    table = Table(title="Budget", title_justify="left")
+    table.add_column("kind")
+    table.add_column("used", justify="right")
+    table.add_column("limit", justify="right")
+    for kind in [k.value for k in BudgetKind]:
+        if kind not in used and kind not in limits:
+            continue
+        spent, limit = used.get(kind, 0), limits.get(kind)
+        over = limit is not None and spent >= limit
+        table.add_row(
+            kind,
+            Text(f"{spent:g}", style="red" if over else ""),
+            f"{limit:g}" if limit is not None else "–",
+        )
+    return table
+
+
+def report_files(values: Mapping[str, Any], workspace: Path) -> list[Path]:
+    """Files the run wrote or published that exist in the workspace."""
+    names: list[str] = []
+    for result in (values.get("results") or {}).values():
+        data = result.get("data")
+        if result.get("status") == "OK" and isinstance(data, Mapping):
+            for key in ("path", "published"):
+                if isinstance(data.get(key), str) and data[key] not in names:
+                    names.append(data[key])
+    paths = [workspace / name for name in names]
+    return [p for p in paths if p.is_file()]
+
+
+def render_final(console: Console, values: Mapping[str, Any], workspace: Path) -> None:
+    """Final status, output, evidence, budget and report files."""
+    status = str(values.get("status") or "UNKNOWN")
+    console.print()
+    console.print(Text("status: ", style="bold") + Text(status, STATUS_STYLE.get(status, "")))
+    if values.get("output"):
+        console.print(Text("output:", style="bold"))
+        console.print(Text(str(values["output"])), soft_wrap=True)
+    error = values.get("error")
+    if isinstance(error, Mapping) and error.get("message") and status != "COMPLETED":
+        console.print(Text(f"error: {error['message']}", style="red"), soft_wrap=True)
+    failed = (values.get("verification") or {}).get("failed") or []
+    if failed and status != "COMPLETED":
+        console.print(Text("open checks:", style="bold"))
+        for item in failed:
+            console.print(Text(f"  - {item}", style="yellow"), soft_wrap=True)
+    if values.get("evidence"):
+        console.print(evidence_table(values["evidence"]))
+    limits = (values.get("contract") or {}).get("budgets")
+    console.print(budget_table(values.get("budget"), limits))
+    for path in report_files(values, workspace):
+        console.print(Text("report file: ", style="bold") + Text(str(path)), soft_wrap=True)
+
+
+# --------------------------------------------------------------------------- runs, trace
+
+
+def runs_table(rows: Iterable[Sequence[str]]) -> Table:
+    """The ``runs`` listing: id, arch, model, created, status."""
+    table = Table(title="Runs", title_justify="left")
+    for name in ("run id", "arch", "model", "created", "status"):
+        table.add_column(name, overflow="fold")
+    for run_id, arch, model, created, status in rows:
+        table.add_row(run_id, arch, model, created, Text(status, STATUS_STYLE.get(status, "")))
+    return table
+
+
+def _when(ts: float) -> str:
+    return datetime.fromtimestamp(ts).strftime("%H:%M:%S.%f")[:-3]
+
+
+def _event_detail(event: Any) -> str:
+    p = event.payload or {}
+    details: dict[str, Callable[[], str]] = {
+        "run.admitted": lambda: f"goal: {short(p.get('goal', ''), 70)}",
+        "run.finished": lambda: f"{p.get('status')} ({p.get('reason', '')})",
+        "model.called": lambda: f"tokens {p.get('tokens_in')} in / {p.get('tokens_out')} out",
+        "decision.recorded": lambda: (
+            f"{p.get('kind')} "
+            + (
+                _call(p.get("tool_name"), p.get("arguments"))
+                if p.get("tool_name")
+                else short(p.get("content", ""), 60)
+            )
+        ),
+        "tool.requested": lambda: _call(p.get("tool"), p.get("arguments")),
+        "tool.resolved": lambda: f"{p.get('tool')} · policy {p.get('verdict')}",
+        "tool.started": lambda: str(p.get("tool", "")),
+        "approval.requested": lambda: f"{p.get('tool')}@{p.get('version')}: {p.get('reason')}",
+        "approval.resolved": lambda: (
+            f"{p.get('action')} by {p.get('approver')}"
+            + (f" ({p['reason']})" if p.get("reason") else "")
+        ),
+        "tool.side_effect_observed": lambda: (
+            f"committed={p.get('committed')} " + short(p.get("summary", ""), 60)
+        ),
+        "tool.completed": lambda: f"{p.get('outcome')} / {p.get('status')}",
+    }
+    render = details.get(str(event.type))
+    return render() if render else short(p, 80) if p else ""
+
+
+def trace_table(events: Sequence[Any]) -> Table:
+    """The event timeline per turn: model call and decisions, then each call's events
+    grouped (requested → resolved → approval → started → side effect → completed)."""
+    table = Table(title="Trace", title_justify="left")
+    for name in ("time", "turn", "call", "event", "detail"):
+        table.add_column(name, overflow="fold")
+    by_call: dict[str, list[Any]] = {}
+    for event in events:
+        if event.call_id:
+            by_call.setdefault(event.call_id, []).append(event)
+    turn: str | None = None
+    for event in events:
+        if event.call_id is not None and by_call.get(event.call_id) is None:
+            continue  # already shown with its call
+        if event.turn_id and event.turn_id != turn and turn is not None:
+            table.add_section()
+        turn = event.turn_id or turn
+        for member in by_call.pop(event.call_id, [event]) if event.call_id else [event]:
+            _trace_row(table, member)
+    return table
+
+
+def _trace_row(table: Table, event: Any) -> None:
+    kind = str(event.type)
+    style = "red" if kind in ("tool.denied", "tool.validation_failed", "run.rejected") else ""
+    if kind == "tool.completed":
+        style = "green" if (event.payload or {}).get("status") == "OK" else "yellow"
+    table.add_row(
+        _when(event.ts),
+        event.turn_id or "",
+        event.call_id or "",
+        Text(kind, style=style),
+        Text(_event_detail(event)),
+    )
+
+
+def render_waiting(console: Console, run_id: str, values: Sequence[Any], suffix: str = "") -> None:
+    """A run paused on interrupts: what waits, and the exact commands that continue it."""
+    console.print()
+    console.print(Text("status: ", style="bold") + Text("WAITING", STATUS_STYLE["WAITING"]))
+    console.print(Text(f"run id: {run_id}"))
+    console.print(Text("waiting for:", style="bold"))
+    for value in values:
+        reason = value.get("reason") if isinstance(value, Mapping) else None
+        line = f"  - {interrupt_summary(value)}" + (f" — {reason}" if reason else "")
+        console.print(Text(line, style="yellow"), soft_wrap=True)
+    console.print(Text("continue with:", style="bold"))
+    for command in follow_ups(run_id, values, suffix):
+        console.print(Text(f"  {command}", style="cyan"), soft_wrap=True)
+
+
+def follow_ups(run_id: str, values: Sequence[Any], suffix: str = "") -> list[str]:
+    """The exact commands that continue a run waiting on ``values``."""
+    kinds = {v.get("kind") if isinstance(v, Mapping) else None for v in values}
+    commands = []
+    if kinds & {"approval", "approval_batch"}:
+        commands += [f"execgraph approve {run_id}", f"execgraph reject {run_id}"]
+        if "approval" in kinds:
+            commands.append(f"execgraph edit {run_id} --args '{{...}}'")
+    if "question" in kinds:
+        commands.append(f"execgraph resume {run_id} --answer '...'")
+    commands.append(f"execgraph cancel {run_id}")
+    return [command + suffix for command in commands]
+
+
+# --------------------------------------------------------------------------- prompts
+
+
+def _read(console: Console, prompt: str) -> str | None:
+    try:
+        return console.input(Text(prompt, style="bold")).strip()
+    except EOFError:
+        return None
+
+
+def _ask_edit(console: Console, value: Mapping[str, Any]) -> dict[str, Any] | None:
+    current = json.dumps(value.get("arguments") or {})
+    while True:
+        raw = _read(console, f"new arguments as a JSON object (now {current}): ")
+        if raw is None:
+            return None
+        try:
+            parsed = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            console.print(Text(f"not JSON: {exc.msg}", style="red"))
+            continue
+        if isinstance(parsed, dict):
+            return parsed
+        console.print(Text("the arguments must be a JSON object", style="red"))
+
+
+def _show_approval(console: Console, value: Mapping[str, Any]) -> None:
+    console.print(Text(f"approval needed · call {value.get('call_id')}", style="bold yellow"))
+    rows = [
+        ("tool", f"{value.get('tool')} {value.get('version')} ({value.get('effect')})"),
+        ("args", json.dumps(value.get("arguments") or {}, sort_keys=True)),
+        ("reason", str(value.get("reason") or "")),
+    ]
+    for label, text in rows:
+        console.print(Text(f"  {label:<7} ", style="dim") + Text(text), soft_wrap=True)
+
+
+def _ask_approval(console: Console, value: Mapping[str, Any]) -> dict[str, Any] | None:
+    batch = value.get("kind") == "approval_batch"
+    for call in value.get("calls") or [] if batch else [value]:
+        _show_approval(console, call)
+    choices = "approve / reject" + ("" if batch else " / edit")
+    prompt = "approve the whole batch? [a/r] " if batch else f"{choices}? [a/r/e] "
+    while True:
+        raw = _read(console, prompt)
+        if raw is None:
+            return None
+        choice = raw.lower()[:1]
+        if choice == "a":
+            return {"action": "approve", "approver": "cli"}
+        if choice == "r":
+            reason = _read(console, "reason (optional): ")
+            return {"action": "reject", "reason": reason or "", "approver": "cli"}
+        if choice == "e" and not batch:
+            arguments = _ask_edit(console, value)
+            return None if arguments is None else {"action": "edit", "arguments": arguments}
+        console.print(Text(f"please answer one of: {choices}", style="red"))
+
+
+def prompt_answer(console: Console, value: Any) -> dict[str, Any] | None:
+    """Ask a person to answer one interrupt (None: no answer, e.g. stdin closed)."""
+    kind = value.get("kind") if isinstance(value, Mapping) else None
+    if kind == "question":
+        console.print(Text(f"question: {value.get('question', '')}", style="bold yellow"))
+        answer = _read(console, "answer: ")
+        return None if answer is None else {"answer": answer}
+    if kind in ("approval", "approval_batch"):
+        return _ask_approval(console, value)
+    console.print(Text(f"the run waits on an unknown interrupt: {short(value, 120)}", "red"))
+    return None

@@ -1,0 +1,334 @@
+"""Run metadata and resuming for the ``execgraph`` CLI.
+
+A run is driven by one process at a time but may be continued by any later one
+(``approve``, ``resume``, ``cancel``), so everything needed to rebuild the *same* graph is
+written to ``home/runs/<run_id>.json`` when the run starts: architecture, model string,
+task, workspace and the optional ``--tools`` import path. The run id is the LangGraph
+``thread_id``; statuses come from the checkpointer, never from the metadata file.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import os
+import re
+import secrets
+import sqlite3
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from state.contracts import RunStatus, TaskSpec
+
+__all__ = [
+    "EXIT_CODES",
+    "Answerer",
+    "CliError",
+    "RunMeta",
+    "automatic_answer",
+    "build_app",
+    "call_ids",
+    "check_run_id",
+    "checkpoint_status",
+    "exit_code",
+    "interrupt_kind",
+    "list_runs",
+    "load_meta",
+    "load_task",
+    "load_tools",
+    "new_run_id",
+    "owned",
+    "owner_alive",
+    "run_config",
+    "save_meta",
+]
+
+EXIT_CODES: dict[str, int] = {
+    RunStatus.COMPLETED: 0,
+    RunStatus.WAITING: 3,
+    RunStatus.FAILED: 4,
+    RunStatus.PARTIAL: 4,
+    RunStatus.BUDGET_EXHAUSTED: 4,
+    RunStatus.CANCELLED: 5,
+}
+"""Process exit code per final status (2 = bad input, 1 = internal error)."""
+
+_RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+class CliError(Exception):
+    """A user-facing problem (bad input, unknown run): one line, exit code 2."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class RunMeta:
+    """What a later process needs to rebuild a run's graph."""
+
+    run_id: str
+    arch: str
+    model: str
+    task: dict[str, Any]
+    created: float
+    workspace: str
+    tools: str | None = None
+
+
+def exit_code(status: str | None) -> int:
+    """The documented exit code of a run that stopped with ``status``."""
+    return EXIT_CODES.get(str(status), 1)
+
+
+def run_config(run_id: str) -> dict[str, Any]:
+    """The LangGraph config of a run: its id is the thread id."""
+    return {"configurable": {"thread_id": run_id}}
+
+
+def new_run_id() -> str:
+    """A sortable, readable run id, e.g. ``run-20260101-120000-3f9a``."""
+    return time.strftime("run-%Y%m%d-%H%M%S-", time.gmtime()) + secrets.token_hex(2)
+
+
+def check_run_id(run_id: str) -> str:
+    """``run_id`` if it is safe as a file name; otherwise a CliError."""
+    if not _RUN_ID_RE.match(run_id):
+        raise CliError(
+            f"run id {run_id!r} is not valid: use letters, digits, '.', '_' and '-' (max 128)"
+        )
+    return run_id
+
+
+def _runs_dir(home: Path) -> Path:
+    return home / "runs"
+
+
+def save_meta(home: Path, meta: RunMeta) -> Path:
+    """Write the run's metadata; refuses to overwrite another run's file."""
+    path = _runs_dir(home) / f"{check_run_id(meta.run_id)}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with open(path, "x", encoding="utf-8") as fh:
+            json.dump(asdict(meta), fh, indent=2, sort_keys=True)
+    except FileExistsError:
+        raise CliError(
+            f"run {meta.run_id!r} already exists; continue it with: execgraph resume {meta.run_id}"
+        ) from None
+    return path
+
+
+def load_meta(home: Path, run_id: str) -> RunMeta:
+    """The metadata of ``run_id`` under ``home``, or a CliError naming the problem."""
+    path = _runs_dir(home) / f"{check_run_id(run_id)}.json"
+    if not path.is_file():
+        raise CliError(f"unknown run id {run_id!r} in {home} (list runs with: execgraph runs)")
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        return RunMeta(**raw)
+    except (OSError, ValueError, TypeError) as exc:
+        raise CliError(f"run metadata {path} is unreadable ({type(exc).__name__})") from None
+
+
+def list_runs(home: Path) -> list[RunMeta]:
+    """Every run recorded under ``home``, oldest first (unreadable files are skipped)."""
+    metas = []
+    for path in sorted(_runs_dir(home).glob("*.json")):
+        try:
+            metas.append(load_meta(home, path.stem))
+        except CliError:
+            continue
+    return sorted(metas, key=lambda m: (m.created, m.run_id))
+
+
+def load_task(path: Path) -> dict[str, Any]:
+    """A TaskSpec from a JSON file, validated; every failure is a one-line CliError."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CliError(f"task file {str(path)!r} does not exist") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CliError(f"task file {str(path)!r} cannot be read ({type(exc).__name__})") from None
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CliError(
+            f"task file {str(path)!r} is not valid JSON: {exc.msg} "
+            f"(line {exc.lineno}, column {exc.colno})"
+        ) from None
+    if not isinstance(raw, dict):
+        raise CliError(f"task file {str(path)!r} must hold a JSON object (a TaskSpec)")
+    try:
+        TaskSpec.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors(include_input=False, include_url=False)[0]
+        where = ".".join(str(p) for p in first["loc"]) or "task"
+        more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        raise CliError(
+            f"task file {str(path)!r} is not a valid TaskSpec: {where}: {first['msg']}{more}"
+        ) from None
+    return raw
+
+
+def load_tools(spec: str, workspace: Path) -> list[Any]:
+    """Import ``module:attr``: a list of tools/adapters, or a factory ``(workspace) -> list``."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise CliError(f"--tools {spec!r} must look like 'package.module:attribute'")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise CliError(f"--tools: cannot import {module_name!r} ({exc})") from None
+    try:
+        value = getattr(module, attr)
+    except AttributeError:
+        raise CliError(f"--tools: {module_name!r} has no attribute {attr!r}") from None
+    if inspect.isfunction(value):
+        value = value(workspace)
+    if not isinstance(value, list | tuple) or not value:
+        raise CliError(
+            f"--tools {spec!r} must name a non-empty list of tools, or a function "
+            "(workspace) -> list of tools"
+        )
+    return list(value)
+
+
+def build_app(meta: RunMeta, home: Path, *, read_only: bool = False) -> Any:
+    """Compile the run's graph exactly as it was started (same arch, tools, model).
+
+    ``read_only`` swaps the model for an empty script: reading state needs the graph's
+    shape, not a provider (whose API key may be missing here); a model call would fail
+    loudly rather than spend anything.
+    """
+    from graph.build import build_graph
+    from graph.demo import DEMO_STAGES, build_demo_graph
+    from nodes.models import ScriptedChatModel
+    from tools.research import RESEARCH_CHECKS
+
+    model: Any = ScriptedChatModel(replies=[]) if read_only else meta.model
+    workspace = Path(meta.workspace)
+    if meta.tools is None:
+        return build_demo_graph(meta.arch, model=model, home=home, workspace=workspace)
+    tools = load_tools(meta.tools, workspace)
+    workspace.mkdir(parents=True, exist_ok=True)
+    stages = DEMO_STAGES if _offers_demo_stages(tools) else None
+    return build_graph(
+        meta.arch,
+        model=model,
+        tools=tools,
+        checks=RESEARCH_CHECKS,
+        stages=stages,
+        home=home,
+        workspace=workspace,
+    )
+
+
+def _offers_demo_stages(tools: list[Any]) -> bool:
+    """The demo's fixed stages fit only a toolkit with the demo tool names."""
+    names = {getattr(t, "name", None) for t in tools}
+    return {"search_corpus", "read_document", "write_file", "publish_report"} <= names
+
+
+def checkpoint_status(home: Path, run_id: str) -> tuple[str | None, bool]:
+    """(status, waiting on an interrupt) read straight from the checkpoint database.
+
+    No graph is built, so listing runs needs no model, tools or API keys.
+    """
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    path = home / "checkpoints.db"
+    if not path.is_file():
+        return None, False
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        found = SqliteSaver(conn).get_tuple(
+            {"configurable": {"thread_id": run_id, "checkpoint_ns": ""}}
+        )
+    except sqlite3.Error:
+        return None, False
+    finally:
+        conn.close()
+    if found is None:
+        return None, False
+    status = found.checkpoint.get("channel_values", {}).get("status")
+    waiting = any(write[1] == "__interrupt__" for write in found.pending_writes or ())
+    return (str(status) if status else None), waiting
+
+
+# --------------------------------------------------------------------------- owner
+
+
+def _owner_file(home: Path, run_id: str) -> Path:
+    return _runs_dir(home) / f"{run_id}.pid"
+
+
+@contextmanager
+def owned(home: Path, run_id: str) -> Iterator[None]:
+    """Mark this process as the one driving ``run_id`` (for ``cancel`` and ``status``)."""
+    path = _owner_file(home, run_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(str(os.getpid()))
+    try:
+        yield
+    finally:
+        try:
+            if path.read_text().strip() == str(os.getpid()):
+                path.unlink()
+        except OSError:
+            pass
+
+
+def owner_alive(home: Path, run_id: str) -> int | None:
+    """The pid of a live process driving ``run_id``, if any (best effort)."""
+    try:
+        pid = int(_owner_file(home, run_id).read_text().strip())
+    except (OSError, ValueError):
+        return None
+    if pid == os.getpid():
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        return pid
+    return pid
+
+
+# --------------------------------------------------------------------------- interrupts
+
+Answerer = Literal["ask", "approve", "reject", "stop"]
+"""Who answers interrupts: a person at a prompt, auto-approve, cancel (reject), nobody."""
+
+
+def interrupt_kind(value: Any) -> str | None:
+    """``approval``, ``approval_batch``, ``question`` (or None for anything else)."""
+    return value.get("kind") if isinstance(value, Mapping) else None
+
+
+def call_ids(value: Any) -> list[str]:
+    """The call ids an approval interrupt covers (a batch covers several)."""
+    kind = interrupt_kind(value)
+    if kind == "approval_batch":
+        return [str(c.get("call_id")) for c in value.get("calls") or []]
+    return [str(value.get("call_id"))] if kind == "approval" else []
+
+
+def automatic_answer(value: Any, answerer: Answerer) -> dict[str, Any] | None:
+    """The unattended resume value for one interrupt (None: a person must answer)."""
+    kind = interrupt_kind(value)
+    if answerer == "reject":
+        if kind == "question":
+            return {"answer": "(the run was cancelled)"}
+        return {"action": "reject", "reason": "run cancelled", "approver": "cli"}
+    if answerer == "approve" and kind in ("approval", "approval_batch"):
+        return {"action": "approve", "approver": "auto-approve"}
+    return None
