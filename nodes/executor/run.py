@@ -104,13 +104,7 @@ def execute_node(state: ExecutorState, *, deps: ExecutorDeps) -> dict[str, Any]:
             ToolError.model_validate(failure["error"]),
             status=ObservationStatus(failure["status"]),
         )
-        done = call_event(
-            request,
-            EventType.TOOL_COMPLETED,
-            payload={"outcome": result.outcome, "status": result.status},
-        )
-        deps.store.append_events([done])
-        return _returned(result, [done.event_id])
+        return _unreserved(request, deps, result)
     return _execute(request, prepared, deps)
 
 
@@ -227,7 +221,13 @@ def _execute(
 def _refuse(
     request: ToolExecutionRequest, deps: ExecutorDeps, exc: ExecGraphError, version: str
 ) -> dict[str, Any]:
-    result = failure_result(request, exc, tool_version=version)
+    return _unreserved(request, deps, failure_result(request, exc, tool_version=version))
+
+
+def _unreserved(
+    request: ToolExecutionRequest, deps: ExecutorDeps, result: ToolResult
+) -> dict[str, Any]:
+    """Log the terminal event of a call refused before any record was reserved."""
     done = call_event(
         request,
         EventType.TOOL_COMPLETED,
