@@ -21,6 +21,8 @@ from state.schema import RunState
 
 __all__ = ["approval_tokens"]
 
+_MAX_EDITS = 3
+
 
 def approval_tokens(
     state: RunState,
@@ -28,32 +30,39 @@ def approval_tokens(
     contract: TaskContract,
     calls: list[Decision],
     turn_id: str,
-) -> tuple[dict[str, str], str]:
-    """Ask once for all ``calls``; returns (tokens by call id, the person's action)."""
-    asked, keys = [], {}
+) -> tuple[dict[str, str], list[Decision], str]:
+    """Ask about each call in turn; returns (tokens by call id, the calls to run, action).
+
+    Each pause is an ordinary :class:`ApprovalRequest` interrupt, so every client that
+    answers the executor's approvals answers these too. An *edit* replaces the call's
+    arguments and is shown again (validated and normalized anew); a rejection of any call
+    stops the whole publication.
+    """
+    tokens: dict[str, str] = {}
+    approved: list[Decision] = []
     for decision in calls:
-        request = make_request(contract, decision, turn_id)
-        try:
-            authorized = preview(request, deps.executor)
-        except ExecGraphError:
-            continue  # the executor will refuse it with a typed error; nothing to approve
-        ask = approval_request(request, authorized, ttl_s=deps.executor.approval_ttl_s)
-        asked.append(ask.model_dump(mode="json"))
-        keys[request.call_id] = (authorized.spec.key, ask.args_hash)
-    if not asked:
-        return {}, "approve"
-    answer = parse_decision(
-        interrupt({"kind": "approval_batch", "run_id": contract.run_id, "calls": asked})
-    )
-    if answer.action != "approve":
-        return {}, answer.action
-    tokens = {
-        call_id: issue_token(
-            deps.executor.approval_secret,
-            tool_key=key,
-            args_hash=args_hash,
-            ttl_s=deps.executor.approval_ttl_s,
-        )
-        for call_id, (key, args_hash) in keys.items()
-    }
-    return tokens, "approve"
+        for _ in range(_MAX_EDITS + 1):
+            request = make_request(contract, decision, turn_id)
+            try:
+                authorized = preview(request, deps.executor)
+            except ExecGraphError:
+                approved.append(decision)  # the executor refuses it with a typed error
+                break
+            ask = approval_request(request, authorized, ttl_s=deps.executor.approval_ttl_s)
+            answer = parse_decision(interrupt(ask.model_dump(mode="json")))
+            if answer.action == "reject":
+                return {}, [], "reject"
+            if answer.action == "edit":
+                decision = decision.model_copy(update={"arguments": answer.arguments or {}})
+                continue
+            tokens[request.call_id] = issue_token(
+                deps.executor.approval_secret,
+                tool_key=authorized.spec.key,
+                args_hash=ask.args_hash,
+                ttl_s=deps.executor.approval_ttl_s,
+            )
+            approved.append(decision)
+            break
+        else:
+            return {}, [], "reject"  # edited too many times without an approval
+    return tokens, approved, "approve"

@@ -73,7 +73,7 @@ def route_phase(state: Mapping[str, Any]) -> str:
 
 
 def approve_publish(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str, Any]:
-    """The fixed approval node: one person approves the exact publish calls, or none run.
+    """The fixed approval node: a person approves each exact publish call, or none run.
 
     Approval yields signed single-use tokens bound to each call's tool version and
     normalized arguments, so the executor runs exactly what was shown and does not ask twice.
@@ -81,7 +81,7 @@ def approve_publish(state: RunState, config: RunnableConfig, *, deps: RunDeps) -
     contract = TaskContract.model_validate(state["contract"])
     calls = tool_calls(state)
     turn_id = f"t{state.get('turn', 0)}"
-    tokens, answer = approval_tokens(state, deps, contract, calls, turn_id)
+    tokens, calls, answer = approval_tokens(state, deps, contract, calls, turn_id)
     if answer != "approve":
         passed, _ = evaluate(contract, state, deps)
         status = RunStatus.PARTIAL if passed else RunStatus.FAILED

@@ -56,3 +56,18 @@ def test_fixed_workflow_cannot_recover_and_ends_partial(tmp_path: Path) -> None:
     out, _, pauses = _run(tmp_path, "workflow")
     assert out["status"] == "PARTIAL" and pauses == 0
     assert any("cannot be located" in item for item in out["open_items"])
+
+
+def test_hybrid_gate_asks_per_call_and_an_edit_is_asked_again(tmp_path: Path) -> None:
+    app = build_demo_graph("hybrid", home=tmp_path, checkpointer=InMemorySaver())
+    cfg = {"configurable": {"thread_id": "gate"}}
+    out = app.invoke({"task": demo_task()}, cfg)
+    [pause] = out["__interrupt__"]
+    assert pause.value["kind"] == "approval" and pause.value["tool"] == "publish_report"
+    edit = {"action": "edit", "arguments": {"path": "./report.md"}}
+    out = app.invoke(Command(resume={pause.id: edit}), cfg)
+    [again] = out["__interrupt__"]
+    assert again.value["arguments"] == {"path": "report.md"}  # normalized, shown again
+    out = app.invoke(Command(resume={again.id: {"action": "approve"}}), cfg)
+    assert out["status"] == "COMPLETED"
+    assert (tmp_path / "workspace" / "published" / "report.md").exists()
