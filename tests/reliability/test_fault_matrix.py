@@ -1,0 +1,120 @@
+"""The seed's fault-injection matrix (section 15.2): every fault under every architecture.
+
+Each cell runs on real SQLite with a scripted model and fake tools that count their own
+executions; :func:`tests.reliability.matrix.check_cell` asserts the final status, real
+executions, per-kind budget charges, a complete and ordered event log, no effect
+committed twice, and no execution without an ``allow`` verdict. The scenarios and the
+expected status per cell (with the reason where an architecture differs) live in
+:mod:`tests.reliability.scenarios`; ``python -m tests.reliability.matrix --markdown``
+prints the same matrix as a table.
+
+A cell that exposes a known runtime bug is marked ``xfail(strict=True)`` with the bug, so
+the mark must be removed once the runtime is fixed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.reliability.matrix import ARCHS, FAULTS, CellReport, render, run_cell
+from tests.reliability.replies import call, finish, hybrid, lookup, save
+from tests.reliability.scenarios import STAGES, Cell
+
+PHASE_BUG = (
+    "BUG: a workflow stage / hybrid phase only narrows the tools *offered*; dispatch sends "
+    "any contract-allowed tool the model names, so a write runs inside a read-only phase"
+)
+
+
+def _params() -> list[object]:
+    params: list[object] = []
+    for fault, build in FAULTS.items():
+        for arch in ARCHS:
+            bug = build(arch).bug
+            marks = [pytest.mark.xfail(strict=True, reason=bug)] if bug else []
+            params.append(pytest.param(fault, arch, marks=marks, id=f"{fault}-{arch}"))
+    return params
+
+
+@pytest.mark.parametrize(("fault", "arch"), _params())
+def test_fault_cell(tmp_path: Path, fault: str, arch: str) -> None:
+    report = run_cell(FAULTS[fault](arch), tmp_path)
+    assert report.problems == [], f"{fault} x {arch}: {report.problems}"
+    assert report.unauthorized == 0
+
+
+def test_matrix_covers_every_seed_fault_under_every_architecture() -> None:
+    assert set(ARCHS) == {"workflow", "react", "plan_execute", "hybrid"}
+    seed = {
+        "illegal_output",
+        "unknown_tool",
+        "schema_violation",
+        "permission_denied",
+        "read_timeout",
+        "write_lost_probe",
+        "write_lost_no_probe",
+        "prompt_injection",
+        "no_progress",
+        "budget_model_calls",
+        "budget_tool_calls",
+        "verification_fails",
+        "user_cancels",
+    }
+    assert set(FAULTS) == seed
+    for fault, build in FAULTS.items():
+        statuses = {arch: build(arch).status for arch in ARCHS}
+        for arch, status in statuses.items():
+            # every difference between architectures is explained in the scenario
+            if status != statuses["react"]:
+                assert build(arch).why, f"{fault} x {arch} differs without a reason"
+
+
+def test_render_prints_markdown_and_the_unauthorized_count() -> None:
+    reports = [
+        CellReport("unknown_tool", "react", "COMPLETED"),
+        CellReport("unknown_tool", "hybrid", "FAILED", ["FAILED (expected COMPLETED)"], 1),
+    ]
+    text = render(reports, markdown=True)
+    assert text.splitlines()[0] == "| fault | workflow | react | plan_execute | hybrid |"
+    assert "| unknown_tool | - | PASS COMPLETED | - | FAIL FAILED (expected COMPLETED) |" in text
+    assert text.splitlines()[-1] == "unauthorized executions = 1"
+
+
+def _off_phase(arch: str) -> Cell:
+    """The model names a write tool inside a read-only stage / phase (not offered there)."""
+    if arch == "workflow":
+        replies = [save(), save("b"), finish()]  # stage "collect" offers only lookup
+        return Cell("off_phase", arch, replies, "PARTIAL", {"save": 1}, 2, first=("save", "DENIED"))
+    replies = hybrid([save(), lookup()], [save("b")], finish())  # collect offers reads only
+    executions = {"save": 1, "lookup": 1}
+    return Cell("off_phase", arch, replies, "COMPLETED", executions, 3, first=("save", "DENIED"))
+
+
+@pytest.mark.parametrize(
+    "arch",
+    [
+        pytest.param(a, marks=pytest.mark.xfail(strict=True, reason=PHASE_BUG))
+        for a in ("workflow", "hybrid")
+    ],
+)
+def test_a_tool_outside_the_current_stage_or_phase_is_refused(tmp_path: Path, arch: str) -> None:
+    assert [s.tools for s in STAGES] == [("lookup",), ("save",)]
+    report = run_cell(_off_phase(arch), tmp_path)
+    assert report.problems == [], report.problems
+
+
+def test_an_unoffered_tool_call_is_still_authorized_by_the_executor(tmp_path: Path) -> None:
+    """The injection row's refusal comes from the contract, checked in the executor."""
+    replies = [lookup(), call("send_email", {"item": "x"}), save(), finish()]
+    cell = Cell(
+        "contract",
+        "react",
+        replies,
+        "COMPLETED",
+        {"send_email": 0, "save": 1},
+        3,
+        first=("send_email", "DENIED"),
+    )
+    assert run_cell(cell, tmp_path).problems == []
