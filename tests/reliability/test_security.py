@@ -38,6 +38,11 @@ def _result(out: dict[str, Any], call_id: str = "call-1") -> ToolResult:
     return ToolResult.model_validate(out["results"][call_id])
 
 
+def _run(tmp_path: Path, tools: list[Any], tool: str, args: dict[str, Any]) -> ToolResult:
+    app = make_executor(make_deps(tmp_path, tools))
+    return _result(app.invoke({"request": request(tool, args, root=tmp_path)}, config()))
+
+
 def _refused(result: ToolResult, error_type: str, status: str = "DENIED") -> None:
     assert result.outcome == "failed", result
     assert result.error is not None and result.error.type == error_type, result.error
@@ -105,9 +110,8 @@ INJECTIONS = ["; touch pwned", "$(touch pwned)", "`touch pwned`", "| touch pwned
 
 @pytest.mark.parametrize("payload", INJECTIONS)
 def test_shell_metacharacters_in_arguments_are_inert(tmp_path: Path, payload: str) -> None:
-    app = make_executor(make_deps(tmp_path, [ProcessAdapter(["/bin/echo"])]))
     args = {"program": "echo", "args": [payload]}
-    result = _result(app.invoke({"request": request("run_process", args, root=tmp_path)}, config()))
+    result = _run(tmp_path, [ProcessAdapter(["/bin/echo"])], "run_process", args)
     assert result.outcome == "succeeded", result.error
     assert result.data["stdout"] == payload + "\n"  # printed as text, never interpreted
     assert not (tmp_path / "pwned").exists()
@@ -117,18 +121,16 @@ def test_shell_metacharacters_in_arguments_are_inert(tmp_path: Path, payload: st
     "program", ["/bin/sh", "sh", "echo; touch pwned", "echo $(touch pwned)", "bash -c 'id'"]
 )
 def test_program_outside_allow_list_is_denied(tmp_path: Path, program: str) -> None:
-    app = make_executor(make_deps(tmp_path, [ProcessAdapter(["/bin/echo"])]))
     args = {"program": program, "args": ["-c", "touch pwned"]}
-    result = _result(app.invoke({"request": request("run_process", args, root=tmp_path)}, config()))
+    result = _run(tmp_path, [ProcessAdapter(["/bin/echo"])], "run_process", args)
     _refused(result, "PolicyDenied")
     assert not (tmp_path / "pwned").exists()
 
 
 def test_child_environment_is_scrubbed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("EXECGRAPH_TEST_SECRET", "hunter2")
-    app = make_executor(make_deps(tmp_path, [ProcessAdapter({"python": sys.executable})]))
     args = {"program": "python", "args": ["-c", "import os; print(sorted(os.environ))"]}
-    result = _result(app.invoke({"request": request("run_process", args, root=tmp_path)}, config()))
+    result = _run(tmp_path, [ProcessAdapter({"python": sys.executable})], "run_process", args)
     assert result.outcome == "succeeded", result.error
     assert "EXECGRAPH_TEST_SECRET" not in result.data["stdout"]
 
@@ -148,27 +150,15 @@ def _http(allowed: list[str], transport: LoopbackOnly, **kw: Any) -> HttpAdapter
     return HttpAdapter(allowed, client=client, **kw)
 
 
-SSRF = [
-    "http://127.0.0.1:{port}/ok",
-    "http://localhost:{port}/ok",
-    "http://2130706433:{port}/ok",
-    "http://0177.0.0.1:{port}/ok",
-    "http://0x7f.1:{port}/ok",
-    "http://127.1:{port}/ok",
-    "http://[::1]:{port}/ok",
-    "http://[::ffff:127.0.0.1]:{port}/ok",
-    "http://[::ffff:7f00:1]:{port}/ok",
-    "http://[64:ff9b::7f00:1]:{port}/ok",
-    "http://[2002:7f00:1::]:{port}/ok",
-    "http://0:{port}/ok",
-    "http://10.0.0.1/",
-    "http://172.16.0.1/",
-    "http://192.168.1.1/",
-    "http://169.254.169.254/latest/meta-data/",
-    "http://[fe80::1]/",
-    "http://[fc00::1]/",
-    "http://user:pw@127.0.0.1:{port}/ok",
-]
+SSRF = """
+    http://127.0.0.1:{port}/ok  http://localhost:{port}/ok  http://0:{port}/ok
+    http://2130706433:{port}/ok  http://0177.0.0.1:{port}/ok  http://0x7f.1:{port}/ok
+    http://127.1:{port}/ok  http://[::1]:{port}/ok  http://[::ffff:127.0.0.1]:{port}/ok
+    http://[::ffff:7f00:1]:{port}/ok  http://[64:ff9b::7f00:1]:{port}/ok
+    http://[2002:7f00:1::]:{port}/ok  http://10.0.0.1/  http://172.16.0.1/
+    http://192.168.1.1/  http://169.254.169.254/latest/meta-data/  http://[fe80::1]/
+    http://[fc00::1]/  http://user:pw@127.0.0.1:{port}/ok
+""".split()  # noqa: SIM905 - a table reads better than one URL per line
 
 
 @pytest.mark.parametrize("url", SSRF)
@@ -176,10 +166,8 @@ def test_ssrf_targets_are_refused_before_any_traffic(
     tmp_path: Path, server: Server, url: str
 ) -> None:
     transport = LoopbackOnly()
-    app = make_executor(make_deps(tmp_path, [_http(["*"], transport)]))
     target = url.format(port=server.port)
-    out = app.invoke({"request": request("http_get", {"url": target}, root=tmp_path)}, config())
-    _refused(_result(out), "PolicyDenied")
+    _refused(_run(tmp_path, [_http(["*"], transport)], "http_get", {"url": target}), "PolicyDenied")
     assert transport.seen == [] and server.state.hits == []
 
 
@@ -191,11 +179,9 @@ def test_redirect_to_a_disallowed_host_is_not_followed(
     try:
         transport = LoopbackOnly()
         adapter = _http([f"127.0.0.1:{server.port}"], transport, allow_private=True)
-        app = make_executor(make_deps(tmp_path, [adapter]))
         to = hop.format(other=other.port)
         url = str(httpx.URL(server.url("/redirect"), params={"to": to}))
-        out = app.invoke({"request": request("http_get", {"url": url}, root=tmp_path)}, config())
-        _refused(_result(out), "PolicyDenied")
+        _refused(_run(tmp_path, [adapter], "http_get", {"url": url}), "PolicyDenied")
         assert server.state.hits == [("GET", "/redirect")]
         assert other.state.hits == [] and len(transport.seen) == 1
     finally:
@@ -219,26 +205,26 @@ def _args_hash(deps: Any, req: dict[str, Any]) -> str:
     return preview(ToolExecutionRequest.model_validate(req), deps).validated.normalized.args_hash
 
 
-def test_forged_approval_token_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("secret", "target", "tool_key"),
+    [
+        (b"another-secret", "moon", "launch@1.0.0"),  # forged: signed with another key
+        (SECRET, "mars", "launch@1.0.0"),  # genuine, but for other arguments
+        (SECRET, "moon", "launch@0.9.0"),  # genuine, but for another tool version
+    ],
+    ids=["forged", "other-arguments", "other-version"],
+)
+def test_forged_or_misbound_approval_token_is_refused(
+    tmp_path: Path, secret: bytes, target: str, tool_key: str
+) -> None:
     counter = Counter()
     deps = make_deps(tmp_path, [_launcher(counter)])
-    req = request("launch", {"target": "moon"}, root=tmp_path)
-    args_hash = _args_hash(deps, req)
-    forged = issue_token(b"another-secret", tool_key="launch@1.0.0", args_hash=args_hash)
-    out = make_executor(deps).invoke({"request": {**req, "approval_token": forged}}, config())
-    _refused(_result(out), "ApprovalTokenInvalid")
-    assert len(counter) == 0 and "__interrupt__" not in out
-
-
-def test_token_for_other_arguments_is_refused(tmp_path: Path) -> None:
-    counter = Counter()
-    deps = make_deps(tmp_path, [_launcher(counter)])
-    other = _args_hash(deps, request("launch", {"target": "mars"}, root=tmp_path))
-    token = issue_token(SECRET, tool_key="launch@1.0.0", args_hash=other)
+    bound = _args_hash(deps, request("launch", {"target": target}, root=tmp_path))
+    token = issue_token(secret, tool_key=tool_key, args_hash=bound)
     req = request("launch", {"target": "moon"}, root=tmp_path, approval_token=token)
     out = make_executor(deps).invoke({"request": req}, config())
     _refused(_result(out), "ApprovalTokenInvalid")
-    assert len(counter) == 0
+    assert len(counter) == 0 and "__interrupt__" not in out
 
 
 def test_used_approval_token_cannot_be_replayed(tmp_path: Path) -> None:
@@ -278,21 +264,13 @@ def test_expected_state_changed_after_approval_is_refused(tmp_path: Path) -> Non
     deps = make_deps(tmp_path, [FileAdapter(tmp_path)], PolicyEngine(rules))
     app = make_executor(deps)
     sha = hashlib.sha256(b"v1\n").hexdigest()
-    req = request(
-        "write_file",
-        {"path": "plan.txt", "content": "v2\n"},
-        root=tmp_path,
-        expected_state={"sha256": sha},
-    )
+    args = {"path": "plan.txt", "content": "v2\n"}
+    req = request("write_file", args, root=tmp_path, expected_state={"sha256": sha})
     pending = _pause(app, req, "t-cas")
     (tmp_path / "plan.txt").write_text("changed by someone else\n")
     out = app.invoke(Command(resume={pending.id: {"action": "approve"}}), config("t-cas"))
-    result = _result(out)
-    assert result.error is not None and result.error.type in (
-        "ApprovalStale",
-        "StateGuardMismatch",
-    ), result.error
-    assert result.side_effect.committed is False and result.outcome == "failed"
+    # re-checked on resume; reported as the compare-and-swap mismatch it is
+    _refused(_result(out), "StateGuardMismatch", status="RETRYABLE_ERROR")
     assert (tmp_path / "plan.txt").read_text() == "changed by someone else\n"
 
 
@@ -328,10 +306,7 @@ def test_read_only_sql_tool_cannot_write(tmp_path: Path, shop: Path, kind: str) 
     adapter = DatabaseAdapter(f"sqlite:///{shop}")
     tool = adapter.query_tool(name="lookup", sql=SNEAKY[kind])
     args = {"customer": "ann"} if ":customer" in SNEAKY[kind] else {}
-    out = make_executor(make_deps(tmp_path, [tool])).invoke(
-        {"request": request("lookup", args, root=tmp_path)}, config()
-    )
-    _refused(_result(out), "PolicyDenied")
+    _refused(_run(tmp_path, [tool], "lookup", args), "PolicyDenied")
     assert _rows(shop) == before
 
 
@@ -340,10 +315,7 @@ def test_sql_injection_in_parameters_is_bound_as_data(tmp_path: Path, shop: Path
     adapter = DatabaseAdapter(f"sqlite:///{shop}")
     tool = adapter.query_tool(name="find", sql="SELECT id FROM orders WHERE customer = :customer")
     args = {"customer": "ann'; DROP TABLE orders; --"}
-    out = make_executor(make_deps(tmp_path, [tool])).invoke(
-        {"request": request("find", args, root=tmp_path)}, config()
-    )
-    result = _result(out)
+    result = _run(tmp_path, [tool], "find", args)
     assert result.outcome == "succeeded" and result.data["rows"] == []
     assert _rows(shop) == before
 
