@@ -129,6 +129,22 @@ def ledger_tools(world: Path, lock: str = "shared") -> list[ToolSpec]:
     return [append_ledger, post_transfer]
 
 
+def _ledger_plan(messages: list[BaseMessage]) -> AIMessage:
+    """Plan-and-execute: the whole script as one plan of chained steps, then finish."""
+    if any('<tool_output tool="append_ledger"' in str(m.content) for m in messages):
+        args: dict[str, Any] = {"output": "ledger posted"}
+        return AIMessage("", tool_calls=[{"name": "finish", "args": args, "id": "finish"}])
+    steps: list[dict[str, Any]] = []
+    for turn, calls in enumerate(LEDGER_STEPS):
+        before = [s["id"] for s in steps if s["id"].startswith(f"s{turn - 1}-")]
+        for i, (name, arguments) in enumerate(calls):
+            steps.append(
+                {"id": f"s{turn}-{i}", "tool": name, "arguments": arguments, "depends_on": before}
+            )
+    plan = {"name": "submit_plan", "args": {"steps": steps}, "id": "plan"}
+    return AIMessage("", tool_calls=[plan])
+
+
 def _ledger_policy(messages: list[BaseMessage]) -> AIMessage:
     """Deterministic: the next step is the number of ledger turns already taken."""
     done = sum(1 for m in messages if isinstance(m, AIMessage) and m.tool_calls)
@@ -186,7 +202,8 @@ def build_app(
             **common,
         )
         return app, demo_task()
-    model = ScriptedChatModel([_ledger_policy] * 200)
+    policy = _ledger_plan if arch == "plan_execute" else _ledger_policy
+    model = ScriptedChatModel([policy] * 200)
     return build_graph(arch, model=model, tools=ledger_tools(world, lock), **common), LEDGER_TASK
 
 
