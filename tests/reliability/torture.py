@@ -146,9 +146,10 @@ def _effects(base: Path) -> tuple[Counter[str], int]:
     """(effects per key, duplicated effects) in the trial's world."""
     world, counts, dups = base / "workspace", Counter[str](), 0
     for name in ("ledger.txt", "transfers.txt"):
-        per_key = _keyed(world / name)
-        counts.update(per_key)
-        dups += sum(n - 1 for n in per_key.values())
+        counts.update(_keyed(world / name))
+        # per entry, not per key: the same entry booked under two call ids is a duplicate too
+        lines = (world / name).read_text().splitlines() if (world / name).exists() else []
+        dups += sum(n - 1 for n in Counter(line.split(" ", 1)[0] for line in lines).values())
     log = base / "effects.log"
     for line in log.read_text().splitlines() if log.exists() else []:
         entry = json.loads(line)
