@@ -61,6 +61,8 @@ TRAVERSALS = {
     "nul-byte": "report.txt\x00../../escape.txt",
     "fullwidth-solidus": "..\uff0fescape.txt",
     "fullwidth-dots": "\uff0e\uff0e/escape.txt",
+    "one-dot-leaders": "\u2024\u2024/escape.txt",
+    "small-full-stops": "\ufe52\ufe52/escape.txt",
     "symlink-escape": "link/escape.txt",
 }
 
