@@ -1,0 +1,25 @@
+"""Benchmarks of execgraph's ReAct graph against plain LangGraph, on one scripted workload.
+
+Run ``python -m bench`` (``--quick`` for a smoke run, ``--only NAME`` for one measurement,
+``--json PATH`` to keep the figures). Measurements, one module each: ``steps`` (cost per
+tool step), ``growth``, ``size`` (SQLite bytes), ``parallel`` (fan-out), ``resume`` (new
+process), ``memory`` (tracemalloc peak), ``floor`` (two bare SQLite commits per step) and
+``concurrency`` (20 threads on one store). The harness only measures; it changes nothing
+in the runtime.
+"""
+
+from bench.core import Bench, Row, Target
+
+__all__ = ["MEASUREMENTS", "Bench", "Row", "Target"]
+
+MEASUREMENTS = (
+    "steps",
+    "growth",
+    "size",
+    "resume",
+    "parallel",
+    "memory",
+    "floor",
+    "concurrency",
+)
+"""Measurement names, in the order they run (the long runs are shared by the first four)."""

@@ -1,0 +1,61 @@
+"""1. Cost per tool step at 10, 100 and 1,000 steps, counted until the run is durable.
+
+Each framework runs the same script with ``durability="sync"``; the cost per step is the
+run's wall time divided by its tool steps. Short runs are repeated and the median kept,
+frameworks interleaved so that noise from other work on the machine spreads evenly.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+from bench.core import Bench, Row, Target
+from bench.workload import EXECGRAPH
+
+__all__ = ["measure"]
+
+BASELINES = ("create_agent", "create_react_agent", "create_agent_nocp")
+_LABELS = {
+    "create_agent": "create_agent+SqliteSaver(sync)",
+    "create_react_agent": "create_react_agent+SqliteSaver(sync)",
+    "create_agent_nocp": "create_agent, no checkpointer",
+}
+_TARGETS = {
+    "create_agent": Target(1.0, "<= 1.0x"),
+    "create_agent_nocp": Target(1.5, "<= 1.5x"),
+}
+
+
+def per_step_ms(bench: Bench, n: int) -> dict[str, float]:
+    """Median ms per step of each framework at ``n`` steps."""
+    if n >= bench.long_steps:
+        return {fw: bench.long_run(fw).per_step_ms for fw in (EXECGRAPH, *BASELINES)}
+    reps = 1 if bench.quick else 3
+    samples: dict[str, list[float]] = {fw: [] for fw in (EXECGRAPH, *BASELINES)}
+    for _ in range(reps):
+        for fw in samples:
+            samples[fw].append(bench.run(fw, n).per_step_ms)
+    return {fw: statistics.median(values) for fw, values in samples.items()}
+
+
+def measure(bench: Bench) -> list[Row]:
+    """Rows: execgraph vs each baseline at every step count."""
+    rows: list[Row] = []
+    for n in bench.step_counts:
+        bench.log(f"steps: {n}")
+        costs = per_step_ms(bench, n)
+        bench.extras.setdefault("steps_ms", {})[n] = costs
+        for fw in BASELINES:
+            target = _TARGETS.get(fw) if n == 100 else None
+            rows.append(
+                Row(
+                    "1 cost/step",
+                    f"{n} steps",
+                    costs[EXECGRAPH],
+                    costs[fw],
+                    "ms/step",
+                    _LABELS[fw],
+                    target,
+                )
+            )
+    return rows
