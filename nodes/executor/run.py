@@ -32,6 +32,7 @@ from state.events import Event, EventType
 from state.schema import ExecutorState
 from tools.adapters.base import InvokeContext
 from tools.policy import PolicyDecision
+from tools.spec import ToolSpec
 
 __all__ = ["execute_node"]
 
@@ -147,7 +148,11 @@ def _execute(
                 )
             )
             result = build_result(request, spec.version, settled, key=key, attempt_id=attempt_id)
-            return _finish(request, deps, key, result, events, None)
+            # The crashed attempt held this call's locks under the same owner: free them.
+            crashed = Locked(
+                keys=_keys_or_none(spec, normalized_args, request), owner=owner, queued_ms=0
+            )
+            return _finish(request, deps, key, result, events, crashed)
         deps.store.restart(key, attempt_id)
     if authorized.token_id and not deps.store.use_approval_token(authorized.token_id):
         used = ApprovalTokenInvalid("approval token was already used")
@@ -216,6 +221,15 @@ def _execute(
         running_ms=invoked.running_ms,
     )
     return _finish(request, deps, key, result, events, locked)
+
+
+def _keys_or_none(
+    spec: ToolSpec, arguments: dict[str, Any], request: ToolExecutionRequest
+) -> tuple[str, ...]:
+    try:
+        return lock_keys(spec, arguments, request.workspace.id)
+    except ExecGraphError:
+        return ()
 
 
 def _refuse(

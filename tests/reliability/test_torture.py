@@ -95,13 +95,6 @@ def test_crash_after_probed_effect_is_reconciled_not_repeated(ledger_crash: Path
     assert set(unknown) <= {"post_transfer"}, unknown
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: nodes/executor/run.py settles an in-doubt record (crash before commit) "
-    "through _finish(..., locked=None), so the crashed attempt's locks are never released; "
-    "they stay held for the whole lease (~330 s) and later calls on the same resource fail "
-    "with LockTimeout",
-)
 def test_crash_after_probed_effect_releases_its_locks(ledger_crash: Path) -> None:
     trial = TrialResult(0, "COMPLETED")
     analyze(ledger_crash, trial)
