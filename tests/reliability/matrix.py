@@ -8,7 +8,8 @@ A cell runs one architecture on real SQLite (execution store and LangGraph check
 under a temporary directory), with a scripted model and fake tools that count what they
 really did. :func:`check_cell` then asserts, per cell: the final status; the real
 executions per tool; the budget charged per kind (model calls = scripted replies used,
-tool calls = requests dispatched); a complete, ordered event log (every ``tool.requested``
+tool calls = requests dispatched, tokens = the usage the model reported, every call
+logged as ``model.called``); a complete, ordered event log (every ``tool.requested``
 call has exactly one ``tool.completed``, after it, and a call's events follow the pipeline
 order); no side effect committed twice; no execution without an ``allow`` verdict.
 """
@@ -28,6 +29,7 @@ from typing import Any
 from graph import build_graph
 from nodes.cancel import request_cancel
 from nodes.models import ScriptedChatModel
+from nodes.models.scripted import ScriptExhausted
 from state.events import Event
 from state.store.sqlite import SqliteExecutionStore
 from tests.reliability.scenarios import ARCHS, FAULTS, STAGES, TASK, Cell
@@ -39,6 +41,7 @@ __all__ = [
     "Cell",
     "CellReport",
     "check_cell",
+    "log_problems",
     "main",
     "render",
     "run_all",
@@ -144,6 +147,8 @@ def run_cell(cell: Cell, tmp: Path) -> CellReport:
         admitted = [
             s.values["contract"] for s in app.get_state_history(cfg) if s.values.get("contract")
         ][-1]
+    except ScriptExhausted:  # the run asked the model for more than the cell scripted
+        return CellReport(cell.fault, cell.arch, None, ["did not stop: model called past script"])
     except Exception as exc:  # a crash is a failed cell, reported like any other
         return CellReport(cell.fault, cell.arch, None, [f"raised {type(exc).__name__}"])
     finally:
@@ -167,7 +172,7 @@ def _unauthorized(cell: Cell, fake: FakeAdapter, by_call: dict[str, list[Event]]
     return count
 
 
-def _log_problems(by_call: dict[str, list[Event]], results: dict[str, Any]) -> list[str]:
+def log_problems(by_call: dict[str, list[Event]], results: dict[str, Any]) -> list[str]:
     problems = []
     for call_id, events in by_call.items():
         types = [str(e.type) for e in events if str(e.type) in _PIPELINE]
@@ -212,6 +217,12 @@ def check_cell(
             f"model_calls charged {used.get('model_calls', 0)}, replies used "
             f"{len(model.calls)} of {len(cell.replies)}"
         )
+    called = [e for e in events if e.type == "model.called"]
+    if len(called) != len(model.calls):
+        problems.append(f"{len(called)} model.called events for {len(model.calls)} model calls")
+    for kind in ("tokens_in", "tokens_out"):
+        if used.get(kind, 0) != sum(e.payload.get(kind, 0) for e in called):
+            problems.append(f"{kind} charged {used.get(kind, 0)} differs from the model's usage")
     by_call: dict[str, list[Event]] = {}
     for e in events:
         if e.call_id:
@@ -223,7 +234,7 @@ def check_cell(
             f"expected {cell.tool_calls}"
         )
     results = out.get("results") or {}
-    problems += _log_problems(by_call, results)
+    problems += log_problems(by_call, results)
     if cell.first:
         tool, expected = cell.first
         ids = [

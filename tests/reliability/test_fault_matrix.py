@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.reliability.matrix import ARCHS, FAULTS, CellReport, render, run_cell
+from state.events import EventType, make_event
+from tests.reliability.matrix import ARCHS, FAULTS, CellReport, log_problems, render, run_cell
 from tests.reliability.replies import call, finish, hybrid, lookup, save
 from tests.reliability.scenarios import STAGES, Cell
 
@@ -80,6 +81,25 @@ def test_render_prints_markdown_and_the_unauthorized_count() -> None:
     assert text.splitlines()[0] == "| fault | workflow | react | plan_execute | hybrid |"
     assert "| unknown_tool | - | PASS COMPLETED | - | FAIL FAILED (expected COMPLETED) |" in text
     assert text.splitlines()[-1] == "unauthorized executions = 1"
+
+
+def test_the_log_checker_catches_missing_duplicate_and_misordered_events() -> None:
+    def log(*types: EventType, call: str = "c1") -> list[object]:
+        return [make_event(t, "r", call_id=call, seq=i) for i, t in enumerate(types)]
+
+    req, res, start, done = (
+        EventType.TOOL_REQUESTED,
+        EventType.TOOL_RESOLVED,
+        EventType.TOOL_STARTED,
+        EventType.TOOL_COMPLETED,
+    )
+    assert log_problems({"c1": log(req, res, start, done)}, {"c1": {}}) == []
+    assert log_problems({"c1": log(req, res)}, {"c1": {}}) == ["c1: 0 tool.completed events"]
+    assert "2 tool.completed" in log_problems({"c1": log(req, done, done)}, {"c1": {}})[0]
+    assert (
+        "out of pipeline order" in log_problems({"c1": log(req, start, res, done)}, {"c1": {}})[0]
+    )
+    assert "no result" in log_problems({"c1": log(req, res, done)}, {})[0]
 
 
 def _off_phase(arch: str) -> Cell:

@@ -107,9 +107,9 @@ def _tools() -> tuple[FakeAdapter, list[Any]]:
     return fake, [*fake.tools(), echo_raise]
 
 
-def _leaks(text: str, *values: Any) -> bool:
-    planted = [PLANTED, TOOL_SECRET] + [v for v in values if isinstance(v, str) and len(v) > 8]
-    return any(p in text for p in planted)
+def _leaks(text: str) -> bool:
+    """A secret planted in an argument value or in a tool's exception shows up in ``text``."""
+    return PLANTED in text or TOOL_SECRET in text
 
 
 def _request(arguments: Any, root: Path, tool: str = "note") -> ToolExecutionRequest:
@@ -129,12 +129,9 @@ def test_normalize_and_validate_refuse_with_typed_errors_only(arguments: Any, to
     _, tools = _tools()
     spec = next(t for t in tools if t.name == tool)
     with tempfile.TemporaryDirectory() as root:
+        req = _request(arguments, Path(root), tool)
         try:
-            validated = validate(
-                _request(arguments, Path(root), tool),
-                spec,
-                normalize(_request(arguments, Path(root), tool), spec),
-            )
+            validated = validate(req, spec, normalize(req, spec))
         except ExecGraphError as exc:
             assert not _leaks(exc.message), exc.message
             assert len(exc.message) < 2_000
@@ -183,7 +180,7 @@ def test_executor_never_crashes_and_never_leaks(tmp_path: Path) -> None:
         if result.outcome != "succeeded":
             assert result.error is not None
             dumped = json.dumps(result.model_dump(mode="json"), default=str)
-            assert not _leaks(dumped, *_strings(arguments)), result.error.message
+            assert not _leaks(dumped), result.error.message
         events = deps.store.events(f"r{n}")
         logged = json.dumps([e.payload for e in events if e.type != "tool.requested"])
         assert TOOL_SECRET not in logged
@@ -196,16 +193,6 @@ def test_executor_never_crashes_and_never_leaks(tmp_path: Path) -> None:
     finally:
         fake.close()
         deps.store.close()
-
-
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
 
 
 # --------------------------------------------------------------------------- paths
