@@ -29,6 +29,7 @@ nothing with the others but the files on disk.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -264,11 +265,14 @@ def _child(cmd: dict[str, Any]) -> None:
         os._exit(code)
 
 
-def _supervise(pid: int, kill_after: float | None, timeout_s: float) -> dict[str, Any]:
-    """Wait for the child; SIGKILL it at ``kill_after`` (or at the timeout). Always reaps."""
+def _supervise(pid: int, kill_after: float | None, timeout_s: float, parent: int) -> dict[str, Any]:
+    """Wait for the child; SIGKILL it at ``kill_after`` (or at the timeout). Always reaps.
+
+    If the harness itself dies meanwhile (we are re-parented), the child is killed too.
+    """
     start = time.monotonic()
     limit = timeout_s if kill_after is None else min(kill_after, timeout_s)
-    while time.monotonic() - start < limit:
+    while time.monotonic() - start < limit and os.getppid() == parent:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
             return {"pid": pid, "killed": False, "timeout": False, "code": _code(status)}
@@ -285,7 +289,20 @@ def _code(status: int) -> int:
 
 
 def serve() -> None:
-    """The fork server loop: one JSON command per stdin line, one JSON answer per line."""
+    """The fork server loop: one JSON command per stdin line, one JSON answer per line.
+
+    SIGTERM (the harness shutting down) kills and reaps the running attempt first.
+    """
+    parent, running = os.getppid(), [0]
+
+    def stop(signum: int, frame: Any) -> None:
+        if running[0]:
+            with contextlib.suppress(ProcessLookupError, ChildProcessError):
+                os.kill(running[0], signal.SIGKILL)
+                os.waitpid(running[0], 0)
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
     print(json.dumps({"ready": os.getpid()}), flush=True)
     for line in sys.stdin:
         if not line.strip():
@@ -293,8 +310,14 @@ def serve() -> None:
         cmd = json.loads(line)
         pid = os.fork()
         if pid == 0:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
             _child(cmd)
-        answer = _supervise(pid, cmd.get("kill_after"), float(cmd.get("timeout", 300)))
+        running[0] = pid
+        timeout_s = float(cmd.get("timeout", 300))
+        answer = _supervise(pid, cmd.get("kill_after"), timeout_s, parent)
+        running[0] = 0
+        if os.getppid() != parent:
+            return  # the harness is gone: nobody to answer
         print(json.dumps(answer), flush=True)
 
 

@@ -71,13 +71,18 @@ class Forkserver:
         return self._line(float(cmd["timeout"]) + 60.0)
 
     def close(self) -> None:
+        """Stop the server; SIGTERM makes it kill and reap a running attempt first."""
         if self.proc.stdin is not None:
             self.proc.stdin.close()
+        if self.proc.poll() is None:
+            self.proc.terminate()
         try:
             self.proc.wait(30)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(30)
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
 
 
 def _exec_attempt(cmd: dict[str, Any]) -> dict[str, Any]:
