@@ -42,7 +42,7 @@ def approval_tokens(
     approved: list[Decision] = []
     for decision in calls:
         for _ in range(_MAX_EDITS + 1):
-            request = make_request(contract, decision, turn_id)
+            request = make_request(contract, decision, turn_id, allowed=state.get("offered"))
             try:
                 authorized = preview(request, deps.executor)
             except ExecGraphError:

@@ -16,7 +16,7 @@ from langchain_core.runnables import RunnableConfig
 from nodes.admission import run_id_of
 from nodes.budget import remaining
 from nodes.context import project
-from nodes.model_call import ModelTurn, call_model
+from nodes.model_call import ModelTurn, call_model, unstorable
 from nodes.runtime import RunDeps
 from state.contracts import BudgetKind, Decision, DecisionKind, RunStatus, TaskContract
 from state.events import EventType, make_event
@@ -93,6 +93,8 @@ def parse_reply(ai: AIMessage, turn_id: str) -> tuple[list[Decision], str | None
     if ai.invalid_tool_calls:
         names = ", ".join(str(c.get("name")) for c in ai.invalid_tool_calls)
         return [], f"the arguments of your call(s) to {names} were not valid JSON objects"
+    if any(unstorable(c.get("args")) for c in ai.tool_calls):
+        return [], "argument numbers must fit in 64 bits"
     decisions: list[Decision] = []
     for index, call in enumerate(ai.tool_calls):
         name, args = call["name"], dict(call.get("args") or {})
@@ -164,7 +166,8 @@ def decide(
     run_id = run_id_of(config)
     turn = int(state.get("turn", 0)) + 1
     turn_id = f"t{turn}"
-    schemas = _offered(contract, deps, tools) + [CONTROL_SCHEMAS[c] for c in controls]
+    offered = _offered(contract, deps, tools)
+    schemas = offered + [CONTROL_SCHEMAS[c] for c in controls]
     left = remaining(contract, state, BudgetKind.MODEL_CALLS)
     result = call_model(
         deps.model.bind_tools(schemas),
@@ -186,6 +189,8 @@ def decide(
         "turn": turn,
         "budget": result.charge(f"{turn_id}:model"),
         "decisions": [],
+        # What this turn may act with: dispatch refuses any other tool the model names.
+        "offered": [o["function"]["name"] for o in offered],
         **({"phase": phase} if phase else {}),
     }
     if result.problem is not None or result.parsed is None:

@@ -32,9 +32,17 @@ __all__ = ["dispatch", "fan_out", "make_request", "queue_calls", "tool_calls"]
 
 
 def make_request(
-    contract: TaskContract, decision: Decision, turn_id: str, step_id: str | None = None
+    contract: TaskContract,
+    decision: Decision,
+    turn_id: str,
+    step_id: str | None = None,
+    allowed: list[str] | None = None,
 ) -> ToolExecutionRequest:
-    """The executor request for one tool decision, bound to the contract."""
+    """The executor request for one tool decision, bound to the contract.
+
+    ``allowed`` narrows the contract's actions to what the current step offered (a workflow
+    stage, a hybrid phase): a tool the model names outside it is refused, not run.
+    """
     return ToolExecutionRequest(
         run_id=contract.run_id,
         turn_id=turn_id,
@@ -47,7 +55,9 @@ def make_request(
         workspace=contract.workspace,
         deadline=contract.deadline,
         data_scope=contract.data_scope,
-        allowed_actions=contract.allowed_actions,
+        allowed_actions=contract.allowed_actions
+        if allowed is None
+        else [a for a in contract.allowed_actions if a in allowed],
         approval_rules=contract.approval_rules,
     )
 
@@ -60,11 +70,13 @@ def queue_calls(
     charge_id: str,
     tokens: dict[str, str] | None = None,
     steps: dict[str, str] | None = None,
+    allowed: list[str] | None = None,
 ) -> dict[str, Any]:
     """Reserve the tool-call budget for ``calls`` (all or none) and queue their requests.
 
     ``tokens`` maps call ids to signed approval tokens given before dispatch; ``steps``
-    maps call ids to plan step ids.
+    maps call ids to plan step ids; ``allowed`` is the step's offered tools (None: the
+    whole contract).
     """
     contract = TaskContract.model_validate(state["contract"])
     left = remaining(contract, state, BudgetKind.TOOL_CALLS)
@@ -74,7 +86,10 @@ def queue_calls(
             **stop_update(state, contract, deps, RunStatus.BUDGET_EXHAUSTED, reason),
             "pending": [],
         }
-    requests = [make_request(contract, d, turn_id) for d in calls]
+    requests = [
+        make_request(contract, d, turn_id, (steps or {}).get(d.call_id or ""), allowed)
+        for d in calls
+    ]
     if tokens:
         requests = [
             r.model_copy(update={"approval_token": tokens.get(r.call_id)}) for r in requests
@@ -97,7 +112,9 @@ def dispatch(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[
     """Queue one request per tool decision of this turn, budget reserved first."""
     turn_id = f"t{state.get('turn', 0)}"
     charge_id = f"{run_id_of(config)}:{turn_id}:dispatch"
-    return queue_calls(state, deps, tool_calls(state), turn_id, charge_id)
+    return queue_calls(
+        state, deps, tool_calls(state), turn_id, charge_id, allowed=state.get("offered")
+    )
 
 
 def fan_out(state: RunState) -> list[Send] | str:

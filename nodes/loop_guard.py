@@ -30,7 +30,9 @@ def _observation_hash(result: Mapping[str, Any] | None) -> str:
 
 
 def _fact(item: Mapping[str, Any]) -> str:
-    return stable_hash([item.get("source_id"), item.get("version"), item.get("value")])[:16]
+    # Kind and value only: adapters stamp versions and source ids per call or per read, so
+    # an identical re-read must not look like new evidence.
+    return stable_hash([item.get("kind"), item.get("value")])[:16]
 
 
 def update_progress(

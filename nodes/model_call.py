@@ -22,7 +22,9 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from nodes.budget import charge
 from state.events import Event, EventType, make_event
 
-__all__ = ["ModelTurn", "call_model"]
+__all__ = ["ModelTurn", "call_model", "unstorable"]
+
+_INT64 = 2**63
 
 T = TypeVar("T")
 
@@ -44,6 +46,23 @@ class ModelTurn(Generic[T]):
         return charge(
             charge_id, model_calls=self.calls, tokens_in=self.tokens_in, tokens_out=self.tokens_out
         )
+
+
+def unstorable(value: Any) -> bool:
+    """True when ``value`` holds a number no checkpoint can store (beyond 64 bits).
+
+    Valid JSON from a model may carry any integer; one that cannot be serialized must be
+    repaired by the model, not crash the run.
+    """
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return not -_INT64 <= value < _INT64
+    if isinstance(value, dict):
+        return any(unstorable(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(unstorable(v) for v in value)
+    return False
 
 
 def _repair(ai: AIMessage, problem: str) -> list[BaseMessage]:

@@ -87,7 +87,15 @@ def approve_publish(state: RunState, config: RunnableConfig, *, deps: RunDeps) -
         status = RunStatus.PARTIAL if passed else RunStatus.FAILED
         return stop_update(state, contract, deps, status, "a person rejected publishing")
     return {
-        **queue_calls(state, deps, calls, turn_id, f"{turn_id}:publish", tokens=tokens),
+        **queue_calls(
+            state,
+            deps,
+            calls,
+            turn_id,
+            f"{turn_id}:publish",
+            tokens=tokens,
+            allowed=state.get("offered"),
+        ),
         "phase": "publish",
     }
 

@@ -24,7 +24,7 @@ from nodes.context import observation_text, project
 from nodes.decide import CONTROL_SCHEMAS, model_failure
 from nodes.dispatch import queue_calls
 from nodes.executor.validate import schema_message
-from nodes.model_call import call_model
+from nodes.model_call import call_model, unstorable
 from nodes.runtime import RunDeps
 from nodes.verify import is_terminal, stop_update
 from state.contracts import BudgetKind, Decision, DecisionKind, RunStatus, TaskContract
@@ -81,6 +81,8 @@ def parse_plan(ai: AIMessage, done: set[str]) -> tuple[list[PlanStep] | None, st
     calls = [c for c in ai.tool_calls if c["name"] == "submit_plan"]
     if len(calls) != 1:
         return None, "call submit_plan exactly once"
+    if unstorable(calls[0]["args"]):
+        return None, "argument numbers must fit in 64 bits"
     try:
         steps = _Submitted.model_validate(calls[0]["args"]).steps
     except ValidationError as exc:

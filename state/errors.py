@@ -21,7 +21,8 @@ exception, so no secret or stack trace can reach a model or a user through them:
     │   ├── PolicyDenied
     │   ├── ApprovalRejected
     │   ├── ApprovalStale         approved request no longer matches the world
-    │   └── ApprovalTokenInvalid  forged, expired or already used token
+    │   ├── ApprovalTokenInvalid  forged, expired or already used token
+    │   └── UnresolvedOutcome     an identical earlier write is still unknown
     ├── AdapterError              phase=execute
     │   ├── PathEscapeError       outside the workspace / data scope
     │   ├── TargetNotFound
@@ -70,6 +71,7 @@ __all__ = [
     "ToolRaised",
     "TransientError",
     "UnknownToolError",
+    "UnresolvedOutcome",
     "VerificationError",
 ]
 
@@ -195,6 +197,10 @@ class ApprovalStale(PolicyError):
 
 class ApprovalTokenInvalid(PolicyError):
     """An approval token is forged, expired, bound to other arguments, or already used."""
+
+
+class UnresolvedOutcome(PolicyError):
+    """An identical earlier write has an unknown outcome: reconcile it, never retry blindly."""
 
 
 class AdapterError(ExecGraphError):

@@ -60,6 +60,7 @@ class RunState(SharedFields, total=False):
     verification: dict[str, Any] | None
     open_items: list[str]
     trigger: str | None
+    offered: list[str] | None
 
 
 class ExecutorInput(TypedDict):

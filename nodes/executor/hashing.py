@@ -16,4 +16,5 @@ def canonical_json(value: Any) -> str:
 
 def stable_hash(value: Any) -> str:
     """sha256 of the canonical JSON form."""
-    return hashlib.sha256(canonical_json(value).encode()).hexdigest()
+    # surrogatepass: a lone surrogate from a model is hashable data, not a crash
+    return hashlib.sha256(canonical_json(value).encode("utf-8", "surrogatepass")).hexdigest()

@@ -17,7 +17,7 @@ from langgraph.errors import GraphBubbleUp
 from pydantic import BaseModel
 
 from nodes.executor.results import Invoked
-from state.errors import ExecGraphError, ToolRaised
+from state.errors import ExecGraphError, ToolCancelled, ToolRaised
 from tools.adapters.base import AdapterOutput, InvokeContext
 from tools.spec import ToolSpec
 
@@ -69,6 +69,16 @@ def invoke(
         return Invoked(None, None, int((time.monotonic() - start) * 1000), timed_out=True)
     except GraphBubbleUp:
         raise
+    except ToolCancelled as exc:
+        # A tool that stops itself at its deadline has timed out; only a cancel request
+        # from outside makes it a cancellation.
+        by_deadline = ctx.remaining_s() == 0 and not (cancelled is not None and cancelled())
+        elapsed = int((time.monotonic() - start) * 1000)
+        return (
+            Invoked(None, None, elapsed, timed_out=True)
+            if by_deadline
+            else Invoked(None, exc, elapsed)
+        )
     except ExecGraphError as exc:
         return Invoked(None, exc, int((time.monotonic() - start) * 1000))
     except Exception as exc:

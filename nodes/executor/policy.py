@@ -30,7 +30,7 @@ def authorize(
         ApprovalTokenInvalid: a token was given but does not verify for this call.
     """
     if request.allowed_actions is not None and spec.name not in request.allowed_actions:
-        raise PolicyDenied(f"{spec.name} is not among the task contract's allowed actions")
+        raise PolicyDenied(f"{spec.name} is not allowed here (task contract or current step)")
     if request.approval_rules:
         engine = engine.with_rules(request.approval_rules)
     decision = engine.decide(spec, validated.normalized.arguments, request)

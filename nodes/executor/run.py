@@ -23,11 +23,17 @@ from nodes.executor.invoke import invoke
 from nodes.executor.lock import acquire, lock_keys
 from nodes.executor.outcome import settle
 from nodes.executor.reconcile import in_doubt
-from nodes.executor.reserve import reserve
+from nodes.executor.reserve import mark_unresolved, reserve, unresolved_twin
 from nodes.executor.results import Authorized, ExecutorDeps, Locked, Normalized, Validated
 from nodes.executor.trace import call_event
 from state.contracts import ToolError, ToolExecutionRequest, ToolResult
-from state.errors import ApprovalTokenInvalid, DomainViolation, ExecGraphError, ObservationStatus
+from state.errors import (
+    ApprovalTokenInvalid,
+    DomainViolation,
+    ExecGraphError,
+    ObservationStatus,
+    UnresolvedOutcome,
+)
 from state.events import Event, EventType
 from state.schema import ExecutorState
 from tools.adapters.base import InvokeContext
@@ -124,6 +130,12 @@ def _execute(
             PolicyDecision("allow", prepared["reason"]),
             token_id=prepared.get("token_id"),
         )
+        twin = unresolved_twin(deps.store, request, authorized)
+        if twin is not None:
+            raise UnresolvedOutcome(
+                f"an identical earlier call ({twin}) has an unknown outcome; it must be "
+                "reconciled before this write may run again"
+            )
         reserved = reserve(deps.store, request, authorized, attempt_id)
     except ExecGraphError as exc:
         return _refuse(request, deps, exc, prepared.get("version", ""))
@@ -152,7 +164,7 @@ def _execute(
             crashed = Locked(
                 keys=_keys_or_none(spec, normalized_args, request), owner=owner, queued_ms=0
             )
-            return _finish(request, deps, key, result, events, crashed)
+            return _finish(request, deps, key, result, events, crashed, authorized)
         deps.store.restart(key, attempt_id)
     if authorized.token_id and not deps.store.use_approval_token(authorized.token_id):
         used = ApprovalTokenInvalid("approval token was already used")
@@ -220,7 +232,7 @@ def _execute(
         queued_ms=locked.queued_ms,
         running_ms=invoked.running_ms,
     )
-    return _finish(request, deps, key, result, events, locked)
+    return _finish(request, deps, key, result, events, locked, authorized)
 
 
 def _keys_or_none(
@@ -258,6 +270,7 @@ def _finish(
     result: ToolResult,
     events: list[Event],
     locked: Locked | None,
+    authorized: Authorized | None = None,
 ) -> dict[str, Any]:
     events.append(
         call_event(
@@ -268,4 +281,6 @@ def _finish(
         )
     )
     final = commit(deps.store, key, result, events, locked)
+    if final.outcome == "unknown" and authorized is not None:
+        mark_unresolved(deps.store, request, authorized, final.model_dump(mode="json"))
     return _returned(final, [e.event_id for e in events])

@@ -56,19 +56,6 @@ TASK: dict[str, Any] = {
 }
 FIXED = "workflow: a fixed path gives each stage one turn and never loops back, so the run "
 FIXED_PARTIAL = FIXED + "ends PARTIAL (one of its two checks holds) instead of recovering"
-LOOP_BUG = (
-    "BUG: nodes/loop_guard._fact fingerprints evidence with its version, and the fake (like "
-    "FileAdapter._ev, HTTP, DB) stamps version=time_ns or the call id, so an identical "
-    "re-read always counts as new evidence and the loop guard never fires"
-)
-TIMEOUT_BUG = (
-    "BUG: a read that stops at its deadline (raises ToolCancelled, as a cooperative tool does) "
-    "is observed as CANCELLED/non-retryable instead of RETRYABLE_ERROR DeadlineExceeded"
-)
-RETRY_BUG = (
-    "BUG: a blind retry of a write whose outcome is unknown (same tool, same normalized args, "
-    "new call id) gets a fresh idempotency key and runs again: the effect is committed twice"
-)
 
 
 @dataclass
@@ -180,7 +167,7 @@ def permission_denied(arch: str) -> Cell:
 def read_timeout(arch: str) -> Cell:
     cell = _refused_then_recover("read_timeout", arch, lookup, ("lookup", "RETRYABLE_ERROR"))
     cell.executions = {"lookup": 1 if arch == "workflow" else 2, "save": 1}
-    cell.lookup, cell.lookup_timeout_s, cell.bug = ["hang", "succeed"], 0.3, TIMEOUT_BUG
+    cell.lookup, cell.lookup_timeout_s = ["hang", "succeed"], 0.3
     return cell
 
 
@@ -231,7 +218,6 @@ def write_lost_no_probe(arch: str) -> Cell:
         reconcile="none",
         first=("save", "UNKNOWN"),
         why=FIXED + "has no turn left to retry the write; it ends PARTIAL" if workflow else "",
-        bug=None if workflow else RETRY_BUG,
     )
 
 
@@ -287,7 +273,6 @@ def no_progress(arch: str) -> Cell:
         n,
         settings={"loop_threshold": 2},
         why=FIXED + "cannot repeat an action; it ends PARTIAL" if workflow else "",
-        bug=None if workflow else LOOP_BUG,
     )
 
 

@@ -23,11 +23,6 @@ from tests.reliability.matrix import ARCHS, FAULTS, CellReport, log_problems, re
 from tests.reliability.replies import call, finish, hybrid, lookup, save
 from tests.reliability.scenarios import STAGES, Cell
 
-PHASE_BUG = (
-    "BUG: a workflow stage / hybrid phase only narrows the tools *offered*; dispatch sends "
-    "any contract-allowed tool the model names, so a write runs inside a read-only phase"
-)
-
 
 def _params() -> list[object]:
     params: list[object] = []
@@ -112,13 +107,7 @@ def _off_phase(arch: str) -> Cell:
     return Cell("off_phase", arch, replies, "COMPLETED", executions, 3, first=("save", "DENIED"))
 
 
-@pytest.mark.parametrize(
-    "arch",
-    [
-        pytest.param(a, marks=pytest.mark.xfail(strict=True, reason=PHASE_BUG))
-        for a in ("workflow", "hybrid")
-    ],
-)
+@pytest.mark.parametrize("arch", ["workflow", "hybrid"])
 def test_a_tool_outside_the_current_stage_or_phase_is_refused(tmp_path: Path, arch: str) -> None:
     assert [s.tools for s in STAGES] == [("lookup",), ("save",)]
     report = run_cell(_off_phase(arch), tmp_path)
