@@ -92,12 +92,29 @@ def _lines(path: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
 
+def _planned_crash(world: Path, point: str) -> None:
+    """Die here (once per trial) if the attempt was told to: ``after:<entry>`` or
+    ``before:<tool>`` — after an effect / before one, always after its durable record."""
+    if os.environ.get("TORTURE_CRASH") == point and not (world / "crashed").exists():
+        (world / "crashed").touch()
+        os._exit(17)
+
+
 def _after_effect(world: Path, name: str) -> None:
     """Between the effect and its commit: a little delay, or a planned crash."""
-    if os.environ.get("TORTURE_CRASH_AFTER") == name and not (world / "crashed").exists():
-        (world / "crashed").touch()
-        os._exit(17)  # die after the effect, before the executor commits it
+    _planned_crash(world, f"after:{name}")
     time.sleep(random.uniform(0, _EFFECT_JITTER_S))
+
+
+def _crashable(world: Path, spec: ToolSpec) -> ToolSpec:
+    """``spec`` with a planned-crash point between its record and its effect."""
+    inner = spec.run
+
+    def run(args: Any, ctx: InvokeContext) -> AdapterOutput:
+        _planned_crash(world, f"before:{spec.name}")
+        return inner(args, ctx)
+
+    return spec.with_(run=run)
 
 
 def ledger_tools(world: Path, lock: str = "shared") -> list[ToolSpec]:
@@ -193,7 +210,8 @@ def build_app(
     }
     if workload == "demo":
         # the demo's own tools, with the publish tool logging its executions
-        tools = [CorpusAdapter(), FileAdapter(world), _publish_logged(base)]
+        files = [_crashable(world, t) for t in FileAdapter(world).tools()]
+        tools = [CorpusAdapter(), *files, _publish_logged(base)]
         app = build_graph(
             arch,
             model="offline",
@@ -245,8 +263,8 @@ def _child(cmd: dict[str, Any]) -> None:
     code = 1
     try:
         random.seed()  # not the parent's sequence
-        if cmd.get("crash_after"):
-            os.environ["TORTURE_CRASH_AFTER"] = cmd["crash_after"]
+        if cmd.get("crash"):
+            os.environ["TORTURE_CRASH"] = cmd["crash"]
         log = os.open(cmd["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)

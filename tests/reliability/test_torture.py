@@ -20,7 +20,7 @@ import pytest
 from graph.cli_runs import RunMeta, build_app, checkpoint_status, new_run_id, run_config, save_meta
 from graph.demo import demo_task
 from state.store.sqlite import SqliteExecutionStore
-from tests.reliability.crash_worker import THREAD
+from tests.reliability.crash_worker import TERMINAL, THREAD
 from tests.reliability.torture import Forkserver, TrialResult, analyze, parse_args, run_trials
 from tests.support.cli_helpers import cli
 
@@ -43,13 +43,13 @@ def test_fast_subset_has_no_duplicates_and_no_lost_commits(
     assert summary.total("lost_commits") == 0, report
     assert summary.total("orphans") == 0, report
     assert summary.total("leaked_locks") == 0 and summary.total("stalled") == 0, report
-    assert all(t.status in ("COMPLETED", "PARTIAL") for t in summary.trials), report
+    # every trial stops; one that does not complete must be blocked by an honest unknown
+    assert all(t.status in TERMINAL for t in summary.trials), report
+    assert all(t.status == "COMPLETED" or t.unknown_left for t in summary.trials), report
     assert summary.total("attempts") > len(summary.trials), report  # something was killed
 
 
-def _crash_then_resume(
-    server: Forkserver, base: Path, workload: str, crash_after: str
-) -> dict[str, Any]:
+def _crash_then_resume(server: Forkserver, base: Path, workload: str, crash: str) -> dict[str, Any]:
     base.mkdir(parents=True)
     cmd = {
         "dir": str(base),
@@ -58,7 +58,7 @@ def _crash_then_resume(
         "log": str(base / "worker.log"),
         "kill_after": None,
         "timeout": 240.0,
-        "crash_after": crash_after,
+        "crash": crash,
     }
     crashed = server.attempt(cmd)
     assert crashed["code"] == 17, (base / "worker.log").read_text()
@@ -72,7 +72,7 @@ def _crash_then_resume(
 @pytest.fixture(scope="module")
 def ledger_crash(server: Forkserver, tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("crash") / "debit-5"
-    _crash_then_resume(server, base, "ledger", "debit-5")
+    _crash_then_resume(server, base, "ledger", "after:debit-5")
     return base
 
 
@@ -99,7 +99,7 @@ def test_crash_after_probed_effect_releases_its_locks(ledger_crash: Path) -> Non
 
 
 def test_crash_after_unprobed_effect_stays_unknown(server: Forkserver, tmp_path: Path) -> None:
-    final = _crash_then_resume(server, tmp_path / "tx-1", "ledger", "tx-1")
+    final = _crash_then_resume(server, tmp_path / "tx-1", "ledger", "after:tx-1")
     lines = (tmp_path / "tx-1" / "workspace" / "transfers.txt").read_text().splitlines()
     assert sum(line.startswith("tx-1 ") for line in lines) == 1  # never retried blindly
     [sent] = [r for r in final["results"].values() if r["call_id"] == "t2.c0"]
@@ -115,7 +115,7 @@ def test_crash_after_unprobed_effect_stays_unknown(server: Forkserver, tmp_path:
 
 def test_crash_after_publish_does_not_publish_twice(server: Forkserver, tmp_path: Path) -> None:
     base = tmp_path / "publish"
-    final = _crash_then_resume(server, base, "demo", "publish")
+    final = _crash_then_resume(server, base, "demo", "after:publish")
     assert final["status"] == "COMPLETED"
     log = [json.loads(line) for line in (base / "effects.log").read_text().splitlines()]
     assert [entry["already"] for entry in log] == [False]  # one execution, never repeated
@@ -164,3 +164,19 @@ def test_cli_resume_continues_a_run_killed_between_checkpoints(tmp_path: Path) -
     resumed = cli("resume", run_id, "--no-input", home=home)
     status, _ = checkpoint_status(home, run_id)
     assert status != "RUNNING", resumed.out + resumed.err
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: FileAdapter keeps a write's pre-image hash only in process memory (its "
+    "journal), so after a crash between the durable record and the atomic replace the new "
+    "process's reconcile probe cannot tell 'not yet written' from 'overwritten since' and "
+    "the write stays unknown forever (the demo then fails) instead of being proven absent "
+    "and run again",
+)
+def test_crash_before_a_file_write_is_proven_absent_and_run(
+    server: Forkserver, tmp_path: Path
+) -> None:
+    final = _crash_then_resume(server, tmp_path / "draft", "demo", "before:write_file")
+    draft = final["results"]["t3.c0"]  # the first write_file of the react demo
+    assert draft["outcome"] == "succeeded", draft

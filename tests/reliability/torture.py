@@ -88,7 +88,7 @@ class Forkserver:
 def _exec_attempt(cmd: dict[str, Any]) -> dict[str, Any]:
     """The same attempt as a brand-new interpreter (slower: imports everything again)."""
     args = ["attempt", "--dir", cmd["dir"], "--workload", cmd["workload"], "--arch", cmd["arch"]]
-    env = {**os.environ, "TORTURE_CRASH_AFTER": cmd.get("crash_after") or ""}
+    env = {**os.environ, "TORTURE_CRASH": cmd.get("crash") or ""}
     with open(cmd["log"], "ab") as log:
         proc = subprocess.Popen(
             [*_WORKER, *args, "--lock", cmd.get("lock", "shared")],
@@ -179,6 +179,8 @@ def analyze(base: Path, result: TrialResult) -> None:
     claimed = {r["key"] for r in records if r["state"] == "committed"}
     committed_keys, denied_keys = set(), set()
     for rec in records:
+        if not rec["key"].endswith(f":{rec['call_id']}"):
+            continue  # a bookkeeping row (e.g. an unresolved-write marker), not a call
         if rec["state"] != "committed":
             result.unknown_left += 1
             result.notes.append(f"pending record {rec['key']}")
