@@ -186,6 +186,8 @@ def _answers(interrupts: Sequence[Any], answerer: Answerer) -> dict[str, Any] | 
 
 
 def _stream(session: _Session, inp: Any) -> None:
+    # Not subgraphs=True: the executor's stream writer is called from a tool worker thread,
+    # where LangGraph's namespaced writer cannot read its config (see the CLI report).
     modes = ["updates", "custom"]
     for mode, chunk in session.graph.stream(inp, session.config, stream_mode=modes):
         if mode == "custom":
@@ -379,7 +381,8 @@ def _approve_like(
     answers = {}
     for item in pending:
         answers[item.id] = decide(item.value)
-        verb = answers[item.id]["action"] + "d"
+        decide_action = answers[item.id]["action"]
+        verb = {"approve": "approved", "reject": "rejected", "edit": "edited"}[decide_action]
         out.print(Text(f"{verb}: {interrupt_summary(item.value)}", style="cyan"), soft_wrap=True)
     return _drive(session, Command(resume=answers))
 
@@ -492,9 +495,12 @@ def status(run_id: RunIdArg, home: HomeOpt = None) -> int:
         out.print(Text("output: ", style="bold") + Text(short(values["output"], 300)))
     for item in state.interrupts:
         out.print(Text(f"  waiting for {interrupt_summary(item.value)}", style="yellow"))
-    for hint in follow_ups(run_id, [i.value for i in state.interrupts], _suffix(base)):
-        out.print(Text(f"  {hint}", style="cyan"), soft_wrap=True)
-    out.print(budget_table(values.get("budget"), (values.get("contract") or {}).get("budgets")))
+    if state.interrupts:
+        for hint in follow_ups(run_id, [i.value for i in state.interrupts], _suffix(base)):
+            out.print(Text(f"  {hint}", style="cyan"), soft_wrap=True)
+    table = budget_table(values.get("budget"), (values.get("contract") or {}).get("budgets"))
+    if table.row_count:
+        out.print(table)
     return 0
 
 

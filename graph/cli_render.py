@@ -232,7 +232,8 @@ def render_final(console: Console, values: Mapping[str, Any], workspace: Path) -
     error = values.get("error")
     if isinstance(error, Mapping) and error.get("message") and status != "COMPLETED":
         console.print(Text(f"error: {error['message']}", style="red"), soft_wrap=True)
-    failed = (values.get("verification") or {}).get("failed") or []
+    output = str(values.get("output") or "")
+    failed = [item for item in values.get("open_items") or [] if str(item) not in output]
     if failed and status != "COMPLETED":
         console.print(Text("open checks:", style="bold"))
         for item in failed:
@@ -240,7 +241,9 @@ def render_final(console: Console, values: Mapping[str, Any], workspace: Path) -
     if values.get("evidence"):
         console.print(evidence_table(values["evidence"]))
     limits = (values.get("contract") or {}).get("budgets")
-    console.print(budget_table(values.get("budget"), limits))
+    table = budget_table(values.get("budget"), limits)
+    if table.row_count:
+        console.print(table)
     for path in report_files(values, workspace):
         console.print(Text("report file: ", style="bold") + Text(str(path)), soft_wrap=True)
 
@@ -413,7 +416,8 @@ def _ask_approval(console: Console, value: Mapping[str, Any]) -> dict[str, Any] 
             return {"action": "reject", "reason": reason or "", "approver": "cli"}
         if choice == "e" and not batch:
             arguments = _ask_edit(console, value)
-            return None if arguments is None else {"action": "edit", "arguments": arguments}
+            edited = {"action": "edit", "arguments": arguments, "approver": "cli"}
+            return None if arguments is None else edited
         console.print(Text(f"please answer one of: {choices}", style="red"))
 
 

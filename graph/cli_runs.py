@@ -16,6 +16,7 @@ import os
 import re
 import secrets
 import sqlite3
+import sys
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -179,10 +180,15 @@ def load_task(path: Path) -> dict[str, Any]:
 
 
 def load_tools(spec: str, workspace: Path) -> list[Any]:
-    """Import ``module:attr``: a list of tools/adapters, or a factory ``(workspace) -> list``."""
+    """Import ``module:attr``: a list of tools/adapters, or a factory ``(workspace) -> list``.
+
+    The working directory is importable, so ``--tools mytools:TOOLS`` finds ``./mytools.py``.
+    """
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise CliError(f"--tools {spec!r} must look like 'package.module:attribute'")
+    if str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))  # a user's own module, as `python -m` would
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:

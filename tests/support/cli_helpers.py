@@ -1,0 +1,144 @@
+"""Drive the real ``execgraph`` console script in subprocesses, as a user's shell would.
+
+Every call is a new process over a real SQLite home, so anything that works here works
+across processes: a run started by one command is approved, resumed or cancelled by
+another. Output is read without colour (``NO_COLOR``) and ANSI codes are stripped.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+CORPUS = REPO / "tools" / "corpus"
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_STATUS = re.compile(r"^status: ([A-Z_]+)", re.MULTILINE)
+GUARD_S = 240.0  # a hung CLI fails the test instead of hanging the suite (not a timing claim)
+
+
+def executable() -> list[str]:
+    """The installed console script (next to this interpreter), else ``python -m graph.cli``."""
+    script = Path(sys.executable).with_name("execgraph")
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("execgraph")
+    return [found] if found else [sys.executable, "-m", "graph.cli"]
+
+
+def cli_env(home: Path | None = None, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EXECGRAPH_")}
+    env.update({"NO_COLOR": "1", "COLUMNS": "200", "PYTHONUNBUFFERED": "1"})
+    if home is not None:
+        env["EXECGRAPH_HOME"] = str(home)
+    env.update(extra)
+    return env
+
+
+def clean(text: str) -> str:
+    return _ANSI.sub("", text).replace("\r\n", "\n")
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+    @property
+    def status(self) -> str | None:
+        """The last ``status: X`` line printed."""
+        found = _STATUS.findall(self.out)
+        return found[-1] if found else None
+
+
+def cli(*args: str, home: Path | None = None, **env: str) -> Result:
+    """Run one command with stdin closed (not a TTY) and return its exit code and output."""
+    proc = subprocess.run(
+        [*executable(), *args],
+        cwd=REPO,
+        env=cli_env(home, **env),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=GUARD_S,
+    )
+    return Result(proc.returncode, clean(proc.stdout), clean(proc.stderr))
+
+
+def start(*args: str, home: Path) -> subprocess.Popen[str]:
+    """Start a command in the background (stdin closed); read it with ``finish``."""
+    return subprocess.Popen(
+        [*executable(), *args],
+        cwd=REPO,
+        env=cli_env(home),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def finish(proc: subprocess.Popen[str]) -> Result:
+    out, err = proc.communicate(timeout=GUARD_S)
+    return Result(proc.returncode, clean(out), clean(err))
+
+
+def wait_for(predicate: object, what: str) -> None:
+    """Poll ``predicate()`` until true; fail (never hang) after the guard."""
+    assert callable(predicate)
+    deadline = time.monotonic() + GUARD_S
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for {what}")
+        time.sleep(0.1)
+
+
+def run_in_pty(args: list[str], script: list[tuple[bytes, bytes]], home: Path) -> Result:
+    """Run a command on a pseudo-terminal, typing each answer when its prompt appears.
+
+    ``script`` is answered in order; a prompt is looked for only in the output that came
+    after the previous answer, so the same prompt can be answered twice.
+    """
+    master, slave = os.openpty()
+    proc = subprocess.Popen(
+        [*executable(), *args],
+        cwd=REPO,
+        env=cli_env(home),
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+    )
+    os.close(slave)
+    buf, pending, seen = b"", list(script), 0
+    deadline = time.monotonic() + GUARD_S
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 1.0)
+            if not ready:
+                if proc.poll() is not None:
+                    break
+                continue
+            try:
+                data = os.read(master, 4096)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not data:
+                break
+            buf += data
+            while pending and pending[0][0] in buf[seen:]:
+                prompt, answer = pending.pop(0)
+                seen = buf.index(prompt, seen) + len(prompt)
+                os.write(master, answer)
+    finally:
+        os.close(master)
+    code = proc.wait(timeout=GUARD_S)
+    return Result(code, clean(buf.decode(errors="replace")), "")
