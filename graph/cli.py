@@ -9,13 +9,11 @@ same checkpointed run.
 from __future__ import annotations
 
 import functools
-import json
 import os
 import sys
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -27,13 +25,12 @@ from rich.text import Text
 from graph.build import ARCHITECTURES, default_home
 from graph.cli_render import (
     STATUS_STYLE,
-    budget_table,
-    follow_ups,
     interrupt_summary,
     progress_lines,
     prompt_answer,
     render_custom,
     render_final,
+    render_status,
     render_waiting,
     runs_table,
     short,
@@ -43,21 +40,25 @@ from graph.cli_runs import (
     Answerer,
     CliError,
     RunMeta,
+    Session,
+    answer_questions,
     automatic_answer,
     build_app,
-    call_ids,
     check_run_id,
     checkpoint_status,
+    ensure_not_driven,
     exit_code,
-    interrupt_kind,
-    list_runs,
     load_meta,
     load_task,
     new_run_id,
+    open_session,
     owned,
     owner_alive,
+    parse_json_object,
     run_config,
+    run_rows,
     save_meta,
+    select_approvals,
 )
 from nodes.models.select import ModelConfigError
 
@@ -128,7 +129,10 @@ def _handled(fn: Callable[..., int | None]) -> Callable[..., None]:
 
 
 def _home(home: Path | None) -> Path:
-    return (home if home is not None else default_home()).expanduser().resolve()
+    base = (home if home is not None else default_home()).expanduser().resolve()
+    if base.exists() and not base.is_dir():
+        raise CliError(f"--home {base} is not a directory")
+    return base
 
 
 def _suffix(home: Path) -> str:
@@ -138,29 +142,6 @@ def _suffix(home: Path) -> str:
 
 def _interactive(no_input: bool) -> bool:
     return not no_input and sys.stdin.isatty()
-
-
-def _not_driven(home: Path, run_id: str) -> None:
-    pid = owner_alive(home, run_id)
-    if pid is not None:
-        raise CliError(f"run {run_id!r} is being driven by process {pid}; wait or cancel it")
-
-
-@dataclass
-class _Session:
-    meta: RunMeta
-    home: Path
-    graph: Any
-    answerer: Answerer
-
-    @property
-    def config(self) -> dict[str, Any]:
-        return run_config(self.meta.run_id)
-
-
-def _open(run_id: str, home: Path, answerer: Answerer = "stop") -> _Session:
-    meta = load_meta(home, run_id)
-    return _Session(meta, home, build_app(meta, home), answerer)
 
 
 # --------------------------------------------------------------------------- answers
@@ -185,7 +166,7 @@ def _answers(interrupts: Sequence[Any], answerer: Answerer) -> dict[str, Any] | 
 # --------------------------------------------------------------------------- driving
 
 
-def _stream(session: _Session, inp: Any) -> None:
+def _stream(session: Session, inp: Any) -> None:
     # Not subgraphs=True: the executor's stream writer is called from a tool worker thread,
     # where LangGraph's namespaced writer cannot read its config (see the CLI report).
     modes = ["updates", "custom"]
@@ -198,7 +179,7 @@ def _stream(session: _Session, inp: Any) -> None:
                 out.print(line, soft_wrap=True)
 
 
-def _drive(session: _Session, inp: Any) -> int:
+def _drive(session: Session, inp: Any) -> int:
     """Stream the run to its next unanswerable pause or its end; returns the exit code."""
     with owned(session.home, session.meta.run_id):
         for _ in range(_MAX_ROUNDS):
@@ -211,7 +192,7 @@ def _drive(session: _Session, inp: Any) -> int:
     return _report(session)
 
 
-def _report(session: _Session) -> int:
+def _report(session: Session) -> int:
     """Print where the run stands; the exit code follows the status."""
     state = session.graph.get_state(session.config)
     run_id = session.meta.run_id
@@ -254,7 +235,7 @@ def _start(
     workspace = str(base / "workspaces" / rid)
     meta = RunMeta(rid, arch, model, task, time.time(), workspace, tools)
     answerer: Answerer = "approve" if auto_approve else "ask" if _interactive(no_input) else "stop"
-    session = _Session(meta, base, build_app(meta, base), answerer)
+    session = Session(meta, base, build_app(meta, base), answerer)
     save_meta(base, meta)
     out.print(
         Text(f"run {rid}", style="bold"),
@@ -329,19 +310,13 @@ def resume(
 ) -> int:
     """Continue a run in this process (after a crash, or to answer a question)."""
     base = _home(home)
-    _not_driven(base, run_id)
-    session = _open(run_id, base, "ask" if _interactive(no_input) else "stop")
+    ensure_not_driven(base, run_id)
+    session = open_session(run_id, base, "ask" if _interactive(no_input) else "stop")
     state = session.graph.get_state(session.config)
     inp: Any = None
     if state.interrupts:
-        questions = [i for i in state.interrupts if interrupt_kind(i.value) == "question"]
-        if answer is not None and not questions:
-            raise CliError(
-                f"run {run_id!r} has no pending question; answer approvals with "
-                f"execgraph approve/reject/edit {run_id}"
-            )
         if answer is not None:
-            inp = Command(resume={q.id: {"answer": answer} for q in questions})
+            inp = Command(resume=answer_questions(state, run_id, answer))
         else:
             answers = _answers(state.interrupts, session.answerer)
             if answers is None:
@@ -364,20 +339,10 @@ def _approve_like(
     single: bool = False,
 ) -> int:
     base = _home(home)
-    _not_driven(base, run_id)
-    session = _open(run_id, base, "ask" if _interactive(no_input) else "stop")
+    ensure_not_driven(base, run_id)
+    session = open_session(run_id, base, "ask" if _interactive(no_input) else "stop")
     state = session.graph.get_state(session.config)
-    pending = [i for i in state.interrupts if call_ids(i.value)]
-    if not pending:
-        status = state.values.get("status") or "unknown"
-        raise CliError(f"run {run_id!r} has no pending approval (status {status})")
-    if call is not None:
-        pending = [i for i in pending if call in call_ids(i.value)]
-        if not pending:
-            ids = ", ".join(c for i in state.interrupts for c in call_ids(i.value))
-            raise CliError(f"run {run_id!r} has no pending approval for call {call!r} ({ids})")
-    if single and (len(pending) != 1 or interrupt_kind(pending[0].value) != "approval"):
-        raise CliError("edit needs exactly one pending single-call approval; pick it with --call")
+    pending = select_approvals(state, run_id, call, single=single)
     answers = {}
     for item in pending:
         answers[item.id] = decide(item.value)
@@ -417,16 +382,6 @@ def reject(
     return _approve_like(run_id, home, no_input, call, lambda v: answer)
 
 
-def _json_object(raw: str) -> dict[str, Any]:
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise CliError(f"--args is not valid JSON: {exc.msg} (column {exc.colno})") from None
-    if not isinstance(value, dict):
-        raise CliError("--args must be a JSON object of the new arguments")
-    return value
-
-
 @app.command(epilog=EPILOG)
 @_handled
 def edit(
@@ -437,7 +392,7 @@ def edit(
     no_input: NoInputOpt = False,
 ) -> int:
     """Replace a pending call's arguments (validated and authorized again) and continue."""
-    arguments = _json_object(args)
+    arguments = parse_json_object(args, "--args")
     answer = {"action": "edit", "arguments": arguments, "approver": "cli"}
     return _approve_like(run_id, home, no_input, call, lambda v: answer, single=True)
 
@@ -464,7 +419,7 @@ def cancel(run_id: RunIdArg, home: HomeOpt = None) -> int:
         )
         return exit_code(status)
     out.print(Text(f"cancel requested; ending run {run_id} now", style="bold"))
-    session = _Session(meta, base, build_app(meta, base), "reject")
+    session = Session(meta, base, build_app(meta, base), "reject")
     state = session.graph.get_state(session.config)
     inp: Any = None
     if state.interrupts:
@@ -483,24 +438,7 @@ def status(run_id: RunIdArg, home: HomeOpt = None) -> int:
     meta = load_meta(base, run_id)
     graph = build_app(meta, base, read_only=True)
     state = graph.get_state(run_config(run_id))
-    values = state.values
-    current = "WAITING" if state.interrupts else values.get("status") or "NOT STARTED"
-    pid = owner_alive(base, run_id)
-    out.print(Text(f"run {run_id}", style="bold"), Text(f"· arch {meta.arch} · model {meta.model}"))
-    line = Text("status: ", style="bold") + Text(current, STATUS_STYLE.get(current, ""))
-    if current == "RUNNING":
-        line += Text(f" (process {pid})" if pid else " (no process; execgraph resume continues it)")
-    out.print(line)
-    if values.get("output"):
-        out.print(Text("output: ", style="bold") + Text(short(values["output"], 300)))
-    for item in state.interrupts:
-        out.print(Text(f"  waiting for {interrupt_summary(item.value)}", style="yellow"))
-    if state.interrupts:
-        for hint in follow_ups(run_id, [i.value for i in state.interrupts], _suffix(base)):
-            out.print(Text(f"  {hint}", style="cyan"), soft_wrap=True)
-    table = budget_table(values.get("budget"), (values.get("contract") or {}).get("budgets"))
-    if table.row_count:
-        out.print(table)
+    render_status(out, meta, state, owner_alive(base, run_id), _suffix(base))
     return 0
 
 
@@ -509,12 +447,7 @@ def status(run_id: RunIdArg, home: HomeOpt = None) -> int:
 def runs(home: HomeOpt = None) -> int:
     """List the runs under --home with their current status."""
     base = _home(home)
-    rows = []
-    for meta in list_runs(base):
-        status, waiting = checkpoint_status(base, meta.run_id)
-        shown = "WAITING" if waiting else status or "NOT STARTED"
-        created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(meta.created))
-        rows.append((meta.run_id, meta.arch, meta.model, created, shown))
+    rows = run_rows(base)
     if not rows:
         out.print(Text(f"no runs under {base}"))
         return 0

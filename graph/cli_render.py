@@ -29,6 +29,7 @@ __all__ = [
     "prompt_answer",
     "render_custom",
     "render_final",
+    "render_status",
     "render_waiting",
     "report_files",
     "runs_table",
@@ -432,3 +433,28 @@ def prompt_answer(console: Console, value: Any) -> dict[str, Any] | None:
         return _ask_approval(console, value)
     console.print(Text(f"the run waits on an unknown interrupt: {short(value, 120)}", "red"))
     return None
+
+
+def render_status(
+    console: Console, meta: Any, state: Any, pid: int | None, suffix: str = ""
+) -> None:
+    """``execgraph status``: status (and who drives it), output, waits, budget."""
+    values = state.values
+    current = "WAITING" if state.interrupts else values.get("status") or "NOT STARTED"
+    console.print(
+        Text(f"run {meta.run_id}", style="bold"), f"· arch {meta.arch} · model {meta.model}"
+    )
+    line = Text("status: ", style="bold") + Text(current, STATUS_STYLE.get(current, ""))
+    if current == "RUNNING":
+        line += Text(f" (process {pid})" if pid else " (no process; execgraph resume continues it)")
+    console.print(line)
+    if values.get("output"):
+        console.print(Text("output: ", style="bold") + Text(short(values["output"], 300)))
+    waiting = [item.value for item in state.interrupts]
+    for value in waiting:
+        console.print(Text(f"  waiting for {interrupt_summary(value)}", style="yellow"))
+    for hint in follow_ups(meta.run_id, waiting, suffix) if waiting else []:
+        console.print(Text(f"  {hint}", style="cyan"), soft_wrap=True)
+    table = budget_table(values.get("budget"), (values.get("contract") or {}).get("budgets"))
+    if table.row_count:
+        console.print(table)

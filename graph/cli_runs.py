@@ -33,11 +33,14 @@ __all__ = [
     "Answerer",
     "CliError",
     "RunMeta",
+    "Session",
+    "answer_questions",
     "automatic_answer",
     "build_app",
     "call_ids",
     "check_run_id",
     "checkpoint_status",
+    "ensure_not_driven",
     "exit_code",
     "interrupt_kind",
     "list_runs",
@@ -45,10 +48,14 @@ __all__ = [
     "load_task",
     "load_tools",
     "new_run_id",
+    "open_session",
     "owned",
     "owner_alive",
+    "parse_json_object",
     "run_config",
+    "run_rows",
     "save_meta",
+    "select_approvals",
 ]
 
 EXIT_CODES: dict[str, int] = {
@@ -338,3 +345,84 @@ def automatic_answer(value: Any, answerer: Answerer) -> dict[str, Any] | None:
     if answerer == "approve" and kind in ("approval", "approval_batch"):
         return {"action": "approve", "approver": "auto-approve"}
     return None
+
+
+def select_approvals(
+    state: Any, run_id: str, call: str | None, *, single: bool = False
+) -> list[Any]:
+    """The pending approval interrupts to answer (all, or the one covering ``call``)."""
+    pending = [i for i in state.interrupts if call_ids(i.value)]
+    if not pending:
+        status = state.values.get("status") or "unknown"
+        raise CliError(f"run {run_id!r} has no pending approval (status {status})")
+    if call is not None:
+        pending = [i for i in pending if call in call_ids(i.value)]
+        if not pending:
+            ids = ", ".join(c for i in state.interrupts for c in call_ids(i.value))
+            raise CliError(f"run {run_id!r} has no pending approval for call {call!r} ({ids})")
+    if single and (len(pending) != 1 or interrupt_kind(pending[0].value) != "approval"):
+        raise CliError("edit needs exactly one pending single-call approval; pick it with --call")
+    return pending
+
+
+def answer_questions(state: Any, run_id: str, answer: str) -> dict[str, Any]:
+    """Resume values giving ``answer`` to every pending question of the run."""
+    questions = [i for i in state.interrupts if interrupt_kind(i.value) == "question"]
+    if not questions:
+        raise CliError(
+            f"run {run_id!r} has no pending question; answer approvals with "
+            f"execgraph approve/reject/edit {run_id}"
+        )
+    return {q.id: {"answer": answer} for q in questions}
+
+
+# --------------------------------------------------------------------------- sessions
+
+
+@dataclass
+class Session:
+    """A run being continued by this process: its metadata, graph and who answers."""
+
+    meta: RunMeta
+    home: Path
+    graph: Any
+    answerer: Answerer
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return run_config(self.meta.run_id)
+
+
+def open_session(run_id: str, home: Path, answerer: Answerer = "stop") -> Session:
+    """Rebuild a recorded run's graph to continue it here."""
+    meta = load_meta(home, run_id)
+    return Session(meta, home, build_app(meta, home), answerer)
+
+
+def ensure_not_driven(home: Path, run_id: str) -> None:
+    """Refuse to drive a run another live process is driving."""
+    pid = owner_alive(home, run_id)
+    if pid is not None:
+        raise CliError(f"run {run_id!r} is being driven by process {pid}; wait or cancel it")
+
+
+def run_rows(home: Path) -> list[tuple[str, str, str, str, str]]:
+    """(id, arch, model, created, current status) of every recorded run."""
+    rows = []
+    for meta in list_runs(home):
+        status, waiting = checkpoint_status(home, meta.run_id)
+        shown = "WAITING" if waiting else status or "NOT STARTED"
+        created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(meta.created))
+        rows.append((meta.run_id, meta.arch, meta.model, created, shown))
+    return rows
+
+
+def parse_json_object(raw: str, what: str) -> dict[str, Any]:
+    """A JSON object from the command line, or a one-line CliError."""
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise CliError(f"{what} is not valid JSON: {exc.msg} (column {exc.colno})") from None
+    if not isinstance(value, dict):
+        raise CliError(f"{what} must be a JSON object of the new arguments")
+    return value

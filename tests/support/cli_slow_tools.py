@@ -37,3 +37,8 @@ def slow_demo(workspace: Path) -> list[Any]:
 
 TOOLS = [search_corpus]
 """Only the slow search (a list value for ``--tools``)."""
+
+
+def broken(workspace: Path) -> list[Any]:
+    """A factory that fails: the CLI reports an internal error (exit 1), no traceback."""
+    raise RuntimeError("the tool factory is broken")
