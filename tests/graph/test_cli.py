@@ -6,6 +6,7 @@ another; exit codes follow the documented table and always match the printed sta
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -16,6 +17,7 @@ import pytest
 from graph.cli_runs import EXIT_CODES
 from state.store.sqlite import SqliteExecutionStore
 from tests.support.cli_helpers import CORPUS, cli, finish, run_in_pty, start, wait_for
+from tests.support.openai_server import OpenAIServer, tool_call, tool_calls
 
 SLOW_TOOLS = "tests.support.cli_slow_tools:slow_demo"
 
@@ -248,3 +250,31 @@ def test_tty_prompt_edit_then_approve(tmp_path: Path) -> None:
     assert result.status == "COMPLETED"
     trace = cli("trace", "t2", "--home", str(tmp_path)).out
     assert "edit by cli" in trace
+
+
+def test_a_question_waits_and_resume_answer_continues(
+    tmp_path: Path, openai_server: OpenAIServer
+) -> None:
+    """A provider model (a real local OpenAI-compatible server) asks; a new process answers."""
+    openai_server.add(
+        tool_calls(tool_call("ask_user", {"question": "Which colour should the answer be?"})),
+        tool_calls(tool_call("finish", {"output": "The answer is blue."})),
+    )
+    task = tmp_path / "task.json"
+    task.write_text(
+        '{"goal": "Answer with the colour the user picks.", '
+        '"success_checks": [{"kind": "output_contains", "value": "blue"}]}'
+    )
+    env = {"OPENAI_BASE_URL": openai_server.base_url, "OPENAI_API_KEY": "test-key"}
+    home = ["--home", str(tmp_path)]
+    asked = cli("run", str(task), "--model", "openai:gpt-test", "--run-id", "q1", *home, **env)
+    assert asked.code == 3, asked
+    assert "an answer to: Which colour should the answer be?" in asked.out
+    assert "execgraph resume q1 --answer" in asked.out
+    assert "status: WAITING" in cli("status", "q1", *home).out
+    done = cli("resume", "q1", "--answer", "blue", *home, **env)
+    assert done.code == 0, done
+    assert done.status == "COMPLETED"
+    assert "The answer is blue." in done.out
+    assert "The user answered: blue" in json.dumps(openai_server.requests[-1].body)
+    assert not openai_server.unexpected
