@@ -166,14 +166,6 @@ def test_cli_resume_continues_a_run_killed_between_checkpoints(tmp_path: Path) -
     assert status != "RUNNING", resumed.out + resumed.err
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: FileAdapter keeps a write's pre-image hash only in process memory (its "
-    "journal), so after a crash between the durable record and the atomic replace the new "
-    "process's reconcile probe cannot tell 'not yet written' from 'overwritten since' and "
-    "the write stays unknown forever (the demo then fails) instead of being proven absent "
-    "and run again",
-)
 def test_crash_before_a_file_write_is_proven_absent_and_run(
     server: Forkserver, tmp_path: Path
 ) -> None:

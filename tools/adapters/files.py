@@ -15,9 +15,7 @@ import functools
 import hashlib
 import json
 import os
-import threading
 import time
-from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +50,8 @@ _CHUNK = 1 << 20
 _DIFF_LINES = 60
 _DIFF_CHARS = 4000
 _DIFF_MAX_INPUT = 256 * 1024
-_JOURNAL_SIZE = 4096
+JOURNAL_DIR = ".execgraph-journal"
+"""Where writes note their intent before the replace (hidden from list_files)."""
 _READ_DOC = "Read a UTF-8 workspace file; page with offset when it exceeds the output budget."
 _LIST_DOC = "List workspace files matching a glob; '**' spans directories."
 _WRITE_DOC = "Atomically replace a workspace file with content, creating parent directories."
@@ -233,21 +232,34 @@ class FileAdapter:
     def __init__(self, root: Path | str, *, max_read_bytes: int = 8 * 1024 * 1024) -> None:
         self.root = Path(root)
         self.max_read_bytes = max_read_bytes
-        # call_id -> (pre-image hash, intended hash): lets reconcile tell "not yet" from
-        # "done" for a lost response within this process's lifetime.
-        self._journal: OrderedDict[str, tuple[str, str]] = OrderedDict()
-        self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ helpers
 
     def _root(self, ctx: InvokeContext | None) -> Path:
         return Path(ctx.workspace_root) if ctx is not None and ctx.workspace_root else self.root
 
-    def _remember(self, call_id: str, pre: str, intended: str) -> None:
-        with self._lock:
-            self._journal[call_id] = (pre, intended)
-            while len(self._journal) > _JOURNAL_SIZE:
-                self._journal.popitem(last=False)
+    @staticmethod
+    def _journal_path(root: Path, ctx: InvokeContext) -> Path:
+        name = hashlib.sha256((ctx.idempotency_key or ctx.call_id).encode()).hexdigest()[:32]
+        return Path(os.path.realpath(root)) / JOURNAL_DIR / f"{name}.json"
+
+    def _remember(self, ctx: InvokeContext, pre: str, intended: str) -> None:
+        """Durably note (pre-image, intended) hashes *before* the replace.
+
+        The note outlives a crash, so a new process's reconcile can prove a write absent
+        (the file still holds its pre-image, or no note exists: the write never started)
+        or present (it holds the intended content), instead of leaving it unknown.
+        """
+        path = self._journal_path(self._root(ctx), ctx)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_replace(path, json.dumps({"pre": pre, "intended": intended}).encode())
+
+    def _recall(self, ctx: InvokeContext) -> tuple[str, str] | None:
+        try:
+            note = json.loads(self._journal_path(self._root(ctx), ctx).read_text())
+            return str(note["pre"]), str(note["intended"])
+        except (OSError, ValueError, KeyError):
+            return None
 
     # ------------------------------------------------------------------ read tools
 
@@ -285,7 +297,7 @@ class FileAdapter:
         for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
             if ctx.cancel.is_set():
                 raise ToolCancelled("the listing was cancelled")
-            dirnames.sort()
+            dirnames[:] = sorted(d for d in dirnames if d != JOURNAL_DIR)
             reldir = os.path.relpath(dirpath, base)
             for fname in sorted(filenames):
                 rel = fname if reldir == "." else f"{reldir}/{fname}"
@@ -321,8 +333,11 @@ class FileAdapter:
         """Atomically replace ``path`` with ``after`` and describe the change."""
         pre = _sha(before) if before is not None else ABSENT
         intended = _sha(after)
-        self._remember(ctx.call_id, pre, intended)
         check_running(ctx)  # last point at which nothing has happened yet
+        try:
+            self._remember(ctx, pre, intended)
+        except OSError as exc:
+            raise os_error(exc, rel, "write") from None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             if confine_path(self._root(ctx), rel) != path:  # a directory was swapped
@@ -403,14 +418,16 @@ class FileAdapter:
             sha, _ = _file_state(confine_path(self._root(ctx), rel))
         except OSError:
             return None
-        with self._lock:
-            pre, intended = self._journal.get(ctx.call_id, (None, None))
+        note = self._recall(ctx)
+        pre, intended = note if note is not None else (None, None)
         if isinstance(args, WriteFileArgs):
             intended = _sha(args.content.encode("utf-8"))  # known from the arguments alone
         data = {"path": rel, "sha256": sha}
         if intended is not None and sha == intended:
             return AdapterOutput(data, True, f"{rel} holds the intended content")
-        if pre is not None and sha == pre:
+        if note is None:
+            return AdapterOutput(data, False, f"no write of {rel} was ever started")
+        if sha == pre:
             return AdapterOutput(data, False, f"{rel} still holds its previous content")
         return None
 

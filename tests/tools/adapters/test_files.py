@@ -23,7 +23,7 @@ from state.errors import (
 )
 from tools.adapters import FileAdapter, InvokeContext
 from tools.adapters.base import AdapterOutput
-from tools.adapters.files import ABSENT
+from tools.adapters.files import ABSENT, JOURNAL_DIR
 from tools.registry import ToolRegistry
 from tools.spec import ToolSpec
 
@@ -353,7 +353,9 @@ def test_concurrent_writes_never_tear_a_file(adapter: FileAdapter, root: Path) -
     watcher.join()
     assert seen and all(content in versions for content in seen)
     assert (root / "shared.bin").read_bytes() in versions
-    assert [p.name for p in root.iterdir()] == ["shared.bin"]
+    # no temp file left behind; the intent notes live in their own hidden directory
+    assert sorted(p.name for p in root.iterdir()) == [JOURNAL_DIR, "shared.bin"]
+    assert all(p.suffix == ".json" for p in (root / JOURNAL_DIR).iterdir())
 
 
 def test_cancel_or_deadline_before_start_writes_nothing(adapter: FileAdapter, root: Path) -> None:
@@ -461,8 +463,15 @@ def test_reconcile_patch_uses_recorded_hashes(adapter: FileAdapter, root: Path) 
     (root / "p.txt").write_text("x = 1\n")
     result = s.reconcile(a, ctx_for(root, "p1"))
     assert result is not None and result.committed is False
+    # A new process reads the durable intent note, so it can still prove the patch absent.
     other = spec(FileAdapter(root), "patch_file").reconcile
-    assert other is not None and other(a, ctx_for(root, "p1")) is None
+    assert other is not None
+    fresh = other(a, ctx_for(root, "p1"))
+    assert fresh is not None and fresh.committed is False
+    (root / "p.txt").write_text("something else entirely\n")
+    assert other(a, ctx_for(root, "p1")) is None  # neither pre-image nor intent: cannot tell
+    never = other(a, ctx_for(root, "never-started"))
+    assert never is not None and never.committed is False  # no note: the write never began
 
 
 def test_read_state_reports_sha256_or_absent(adapter: FileAdapter, root: Path) -> None:
