@@ -8,6 +8,7 @@ markup), so a document containing ``[bold]`` or ``[doc-id]`` prints as written.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -171,6 +172,14 @@ def interrupt_summary(value: Any) -> str:
 # --------------------------------------------------------------------------- final
 
 
+_HASHES = re.compile(r"\b([0-9a-f]{12})[0-9a-f]{52}\b")
+
+
+def _value(value: Any) -> str:
+    """An evidence value on one line; sha256 digests shortened to 12 hex digits."""
+    return short(_HASHES.sub(r"\1…", str(value)), 60)
+
+
 def evidence_table(evidence: Mapping[str, Mapping[str, Any]]) -> Table:
     """Evidence: source, kind, value, verified."""
     table = Table(title="Evidence", title_justify="left", expand=False)
@@ -182,7 +191,7 @@ def evidence_table(evidence: Mapping[str, Mapping[str, Any]]) -> Table:
         table.add_row(
             Text(str(item.get("source_id", key))),
             Text(str(item.get("kind", ""))),
-            Text(short(item.get("value", ""), 60)),
+            Text(_value(item.get("value", ""))),
             Text("✓", style="green") if item.get("verified") else Text("–", style="dim"),
         )
     return table
