@@ -150,8 +150,7 @@ def ledger_tools(world: Path, lock: str = "shared") -> list[ToolSpec]:
 def _ledger_plan(messages: list[BaseMessage]) -> AIMessage:
     """Plan-and-execute: the whole script as one plan of chained steps, then finish."""
     if any('<tool_output tool="append_ledger"' in str(m.content) for m in messages):
-        args: dict[str, Any] = {"output": "ledger posted"}
-        return AIMessage("", tool_calls=[{"name": "finish", "args": args, "id": "finish"}])
+        return _finish()
     steps: list[dict[str, Any]] = []
     for turn, calls in enumerate(LEDGER_STEPS):
         before = [s["id"] for s in steps if s["id"].startswith(f"s{turn - 1}-")]
@@ -163,16 +162,23 @@ def _ledger_plan(messages: list[BaseMessage]) -> AIMessage:
     return AIMessage("", tool_calls=[plan])
 
 
+def _finish() -> AIMessage:
+    args: dict[str, Any] = {"output": "ledger posted"}
+    return AIMessage("", tool_calls=[{"name": "finish", "args": args, "id": "finish"}])
+
+
 def _ledger_policy(messages: list[BaseMessage]) -> AIMessage:
-    """Deterministic: the next step is the number of ledger turns already taken."""
-    done = sum(1 for m in messages if isinstance(m, AIMessage) and m.tool_calls)
-    done -= sum(
-        1 for m in messages if isinstance(m, AIMessage) and m.tool_calls[:1] and
-        m.tool_calls[0]["name"] == "finish"
-    )  # fmt: skip
+    """Deterministic: the next step is the number of ledger turns already taken.
+
+    Under ``hybrid`` the writes belong to the ANALYZE phase; every other phase finishes.
+    """
+    step = " ".join(str(m.content) for m in messages if m.type == "human")
+    if "Phase " in step and "Phase ANALYZE" not in step:
+        return _finish()
+    turns = [m.tool_calls[0]["name"] for m in messages if isinstance(m, AIMessage) and m.tool_calls]
+    done = sum(1 for name in turns if name != "finish")
     if done >= len(LEDGER_STEPS):
-        args: dict[str, Any] = {"output": "ledger posted"}
-        return AIMessage("", tool_calls=[{"name": "finish", "args": args, "id": "finish"}])
+        return _finish()
     calls = [
         {"name": name, "args": args, "id": f"s{done}-{i}"}
         for i, (name, args) in enumerate(LEDGER_STEPS[done])
