@@ -20,7 +20,7 @@ from nodes.executor.results import Authorized, ExecutorDeps
 from nodes.executor.trace import call_event, log_events
 from nodes.executor.validate import validate
 from state.contracts import ApprovalRequest, ToolExecutionRequest
-from state.errors import ApprovalRejected, ExecGraphError, PolicyError
+from state.errors import ApprovalRejected, ApprovalStale, ExecGraphError, PolicyError
 from state.events import EventType
 from state.schema import ExecutorState
 
@@ -166,9 +166,18 @@ def approval_node(state: ExecutorState, *, deps: ExecutorDeps) -> dict[str, Any]
     try:
         current = _check(request, deps)
         check_fresh(asked, current)
-    except ExecGraphError as exc:
+    except ApprovalStale as exc:
         return {
             "failure": failure_payload(exc),
+            "prepared": None,
+            "events": log_events(deps, resolved),
+        }
+    except ExecGraphError as exc:
+        # What was approved no longer holds (state guard, deadline, policy): the approval
+        # is stale, whatever check noticed it first.
+        stale = ApprovalStale(f"the approved call no longer holds: {exc.message}")
+        return {
+            "failure": failure_payload(stale),
             "prepared": None,
             "events": log_events(deps, resolved),
         }

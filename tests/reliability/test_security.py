@@ -271,8 +271,10 @@ def test_expected_state_changed_after_approval_is_refused(tmp_path: Path) -> Non
     pending = _pause(app, req, "t-cas")
     (tmp_path / "plan.txt").write_text("changed by someone else\n")
     out = app.invoke(Command(resume={pending.id: {"action": "approve"}}), config("t-cas"))
-    # re-checked on resume; reported as the compare-and-swap mismatch it is
-    _refused(_result(out), "StateGuardMismatch", status="RETRYABLE_ERROR")
+    # re-checked on resume: what the person approved no longer holds, so the approval is stale
+    result = _result(out)
+    _refused(result, "ApprovalStale", status="DENIED")
+    assert result.error is not None and "expected_state" in result.error.message
     assert (tmp_path / "plan.txt").read_text() == "changed by someone else\n"
 
 
