@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from state.errors import IncompatibleVersionError, ToolDisabledError, UnknownToolError
 from tools.adapters.base import Adapter, AdapterOutput, InvokeContext
-from tools.spec import Effect, ToolSpec
+from tools.spec import Effect, ToolSpec, resolve_awaitable
 
 __all__ = ["ToolRegistry", "from_langchain"]
 
@@ -39,8 +39,11 @@ def from_langchain(
         base.__name__, (base,), {"model_config": {**base.model_config, "extra": "forbid"}}
     )
 
+    async_only = getattr(tool, "func", None) is None and getattr(tool, "coroutine", None)
+
     def run(args: BaseModel, ctx: InvokeContext) -> AdapterOutput:
-        value = tool.invoke(args.model_dump())
+        payload = args.model_dump()
+        value = resolve_awaitable(tool.ainvoke(payload)) if async_only else tool.invoke(payload)
         return AdapterOutput(data=value, committed=effect != "read")
 
     return ToolSpec(

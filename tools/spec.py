@@ -9,6 +9,7 @@ compare-and-swap checks). :func:`tool_spec` builds one from a plain function.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -27,6 +28,7 @@ __all__ = [
     "Runner",
     "ToolSpec",
     "Verify",
+    "resolve_awaitable",
     "tool_spec",
 ]
 
@@ -133,14 +135,27 @@ def _input_model(func: Callable[..., Any], name: str) -> tuple[type[BaseModel], 
     return model, ctx_param
 
 
+def resolve_awaitable(value: Any) -> Any:
+    """Run a coroutine a tool returned to completion (tools run on worker threads, which
+    have no event loop of their own); any other value passes through."""
+    if inspect.isawaitable(value):
+        return asyncio.run(_awaited(value))
+    return value
+
+
+async def _awaited(value: Any) -> Any:
+    return await value
+
+
 def _function_runner(func: Callable[..., Any], effect: Effect, ctx_param: str | None) -> Runner:
-    """Adapt a plain function: its return value is the data; a write counts as committed."""
+    """Adapt a plain or ``async`` function: its return value is the data; a write counts as
+    committed."""
 
     def run(args: BaseModel, ctx: InvokeContext) -> AdapterOutput:
         kwargs = dict(args)
         if ctx_param:
             kwargs[ctx_param] = ctx
-        value = func(**kwargs)
+        value = resolve_awaitable(func(**kwargs))
         if isinstance(value, AdapterOutput):
             return value
         return AdapterOutput(data=value, committed=effect != "read")

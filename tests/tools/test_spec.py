@@ -181,3 +181,30 @@ def test_json_schema_is_openai_function_shape() -> None:
     assert schema["function"]["name"] == "search"
     assert schema["function"]["description"] == "Search the corpus."
     assert schema["function"]["parameters"]["properties"]["query"]["type"] == "string"
+
+
+def test_async_tools_are_awaited_not_reported_as_coroutines() -> None:
+    import asyncio as _asyncio
+
+    from langchain_core.tools import StructuredTool
+
+    from tools.registry import from_langchain
+
+    @tool_spec
+    async def fetch(n: int) -> int:
+        """Fetch asynchronously."""
+        await _asyncio.sleep(0)
+        return n * 2
+
+    out = fetch.run(fetch.input_model(n=21), InvokeContext("r", "c", "a", Path(".")))
+    assert out.data == 42
+
+    async def shout(text: str) -> str:
+        await _asyncio.sleep(0)
+        return text.upper()
+
+    lc = StructuredTool.from_function(coroutine=shout, name="shout", description="Shout.")
+    spec = from_langchain(lc)
+    assert (
+        spec.run(spec.input_model(text="hi"), InvokeContext("r", "c", "a", Path("."))).data == "HI"
+    )
