@@ -32,6 +32,7 @@ from graph.cli_render import (
     render_final,
     render_status,
     render_waiting,
+    replay_table,
     runs_table,
     short,
     trace_table,
@@ -55,12 +56,14 @@ from graph.cli_runs import (
     owned,
     owner_alive,
     parse_json_object,
+    replay_recorded,
     run_config,
     run_rows,
     save_meta,
     select_approvals,
 )
 from nodes.models.select import ModelConfigError
+from state.store.sqlite import SqliteExecutionStore
 
 __all__ = ["app"]
 
@@ -324,8 +327,10 @@ def resume(
             inp = Command(resume=answers)
     elif not state.values:
         inp = {"task": session.meta.task}  # stopped before its first checkpoint
-    elif not state.next:
+    elif not state.next and state.values.get("status") not in (None, "RUNNING", "WAITING"):
         return _report(session)  # already finished
+    # An unfinished run with nothing scheduled was killed between a step's durable writes
+    # and its next checkpoint: driving it with no input replays the saved writes.
     out.print(Text(f"resuming run {run_id}", style="bold"))
     return _drive(session, inp)
 
@@ -459,8 +464,6 @@ def runs(home: HomeOpt = None) -> int:
 @_handled
 def trace(run_id: RunIdArg, home: HomeOpt = None) -> int:
     """Show a run's event timeline from the execution store."""
-    from state.store.sqlite import SqliteExecutionStore
-
     base = _home(home)
     load_meta(base, run_id)
     with SqliteExecutionStore(base / "exec.db") as store:
@@ -470,6 +473,22 @@ def trace(run_id: RunIdArg, home: HomeOpt = None) -> int:
         return 0
     out.print(trace_table(events))
     return 0
+
+
+@app.command(epilog=EPILOG)
+@_handled
+def replay(run_id: RunIdArg, home: HomeOpt = None) -> int:
+    """Re-run a recorded run's control logic: no model call, no side effect; show any diff.
+
+    Exit 0 when the replay reproduces the recording, 4 when it diverges (a changed policy,
+    verifier or tool set shows up here).
+    """
+    base = _home(home)
+    meta = load_meta(base, run_id)
+    with SqliteExecutionStore(base / "exec.db") as store:
+        report = replay_recorded(meta, base, store)
+    out.print(replay_table(report))
+    return 0 if report.same else 4
 
 
 if __name__ == "__main__":  # pragma: no cover

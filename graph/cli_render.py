@@ -32,6 +32,7 @@ __all__ = [
     "render_final",
     "render_status",
     "render_waiting",
+    "replay_table",
     "report_files",
     "runs_table",
     "short",
@@ -467,3 +468,21 @@ def render_status(
     table = budget_table(values.get("budget"), (values.get("contract") or {}).get("budgets"))
     if table.row_count:
         console.print(table)
+
+
+def replay_table(report: Any) -> Table:
+    """A replay's verdict: statuses, calls, model calls and side effects, and the diff."""
+    table = Table(title=f"Replay of {report.run_id}", title_justify="left", show_header=False)
+    table.add_column("what")
+    table.add_column("value", overflow="fold")
+    table.add_row("recorded status", str(report.recorded_status))
+    table.add_row("replayed status", str(report.replayed_status))
+    table.add_row(
+        "tool calls",
+        f"{len(report.recorded_calls)} recorded, {len(report.replayed_calls)} replayed",
+    )
+    table.add_row("model calls", str(report.model_calls))
+    table.add_row("side effects", str(report.side_effects))
+    verdict = "same trajectory" if report.same else "\n".join(report.diff)
+    table.add_row("divergence", Text(verdict, style="green" if report.same else "red"))
+    return table

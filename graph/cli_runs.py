@@ -52,6 +52,7 @@ __all__ = [
     "owned",
     "owner_alive",
     "parse_json_object",
+    "replay_recorded",
     "run_config",
     "run_rows",
     "save_meta",
@@ -426,3 +427,26 @@ def parse_json_object(raw: str, what: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise CliError(f"{what} must be a JSON object of the new arguments")
     return value
+
+
+def replay_recorded(meta: RunMeta, home: Path, store: Any) -> Any:
+    """Replay a recorded run with the tools and checks it ran with (no model, no effects)."""
+    from functools import partial
+
+    from graph.build import build_graph
+    from graph.demo import DEMO_STAGES, demo_tools
+    from graph.replay import replay_run
+    from tools.research import RESEARCH_CHECKS
+
+    workspace = Path(meta.workspace)
+    tools = demo_tools(workspace) if meta.tools is None else load_tools(meta.tools, workspace)
+    stages = DEMO_STAGES if _offers_demo_stages(tools) else None
+    return replay_run(
+        partial(build_graph, meta.arch, stages=stages),
+        tools,
+        store,
+        meta.run_id,
+        meta.task,
+        checks=RESEARCH_CHECKS,
+        workspace=workspace,
+    )

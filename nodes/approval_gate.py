@@ -17,6 +17,7 @@ from nodes.executor.tokens import issue_token
 from nodes.runtime import RunDeps
 from state.contracts import Decision, TaskContract
 from state.errors import ExecGraphError
+from state.events import EventType, make_event
 from state.schema import RunState
 
 __all__ = ["approval_tokens"]
@@ -41,7 +42,7 @@ def approval_tokens(
     tokens: dict[str, str] = {}
     approved: list[Decision] = []
     for decision in calls:
-        for _ in range(_MAX_EDITS + 1):
+        for round_ in range(_MAX_EDITS + 1):
             request = make_request(contract, decision, turn_id, allowed=state.get("offered"))
             try:
                 authorized = preview(request, deps.executor)
@@ -50,6 +51,14 @@ def approval_tokens(
                 break
             ask = approval_request(request, authorized, ttl_s=deps.executor.approval_ttl_s)
             answer = parse_decision(interrupt(ask.model_dump(mode="json")))
+            answered = make_event(
+                EventType.APPROVAL_RESOLVED,
+                contract.run_id,
+                call_id=request.call_id,
+                seq=f"gate-{round_}",
+                payload=answer.model_dump(mode="json"),
+            )
+            deps.executor.store.append_events([answered])
             if answer.action == "reject":
                 return {}, [], "reject"
             if answer.action == "edit":

@@ -138,11 +138,7 @@ def approval_node(state: ExecutorState, *, deps: ExecutorDeps) -> dict[str, Any]
         request,
         EventType.APPROVAL_RESOLVED,
         seq=round_,
-        payload={
-            "action": decision.action,
-            "approver": decision.approver,
-            "reason": decision.reason,
-        },
+        payload=decision.model_dump(mode="json"),
     )
     resolved = [asked_event, answered]
     if decision.action == "reject":

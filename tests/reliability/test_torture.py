@@ -145,12 +145,6 @@ def _drop_latest_checkpoint(db: Path, thread: str) -> None:
     conn.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: graph/cli.py resume treats an empty StateSnapshot.next as 'already "
-    "finished', but after a kill between a step's durable writes and the next checkpoint "
-    "next is empty while the run is still RUNNING; resume reports and never continues",
-)
 def test_cli_resume_continues_a_run_killed_between_checkpoints(tmp_path: Path) -> None:
     home = tmp_path / "home"
     run_id = new_run_id()
