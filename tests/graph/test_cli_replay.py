@@ -8,7 +8,9 @@ from tests.support.cli_helpers import cli
 
 
 def _snapshot(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
 
 
 def test_replay_of_a_recorded_demo_run_reproduces_it(tmp_path: Path) -> None:

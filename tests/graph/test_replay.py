@@ -24,14 +24,17 @@ def _record(tmp_path: Path, arch: str) -> tuple[SqliteExecutionStore, Path, str]
     cfg: dict[str, Any] = {"configurable": {"thread_id": run_id}}
     out = app.invoke({"task": demo_task()}, cfg)
     while "__interrupt__" in out:
-        out = app.invoke(Command(resume={i.id: {"action": "approve"} for i in out["__interrupt__"]}),
-                         cfg)
+        out = app.invoke(
+            Command(resume={i.id: {"action": "approve"} for i in out["__interrupt__"]}), cfg
+        )
     assert out["status"] == "COMPLETED"
     return store, tmp_path / "workspace", run_id
 
 
 def _snapshot(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
 
 
 @pytest.mark.parametrize("arch", ["react", "plan_execute", "hybrid"])
@@ -39,8 +42,13 @@ def test_replay_reproduces_the_run_without_model_or_effects(tmp_path: Path, arch
     store, ws, run_id = _record(tmp_path, arch)
     before = _snapshot(ws)
     report = replay_run(
-        partial(build_graph, arch, stages=DEMO_STAGES), demo_tools(ws), store, run_id,
-        demo_task(), checks=RESEARCH_CHECKS, workspace=ws,
+        partial(build_graph, arch, stages=DEMO_STAGES),
+        demo_tools(ws),
+        store,
+        run_id,
+        demo_task(),
+        checks=RESEARCH_CHECKS,
+        workspace=ws,
     )
     assert report.same, report.diff
     assert report.replayed_status == report.recorded_status == "COMPLETED"
@@ -51,8 +59,13 @@ def test_replay_reproduces_the_run_without_model_or_effects(tmp_path: Path, arch
 def test_a_changed_policy_gives_a_visible_diff(tmp_path: Path) -> None:
     store, ws, run_id = _record(tmp_path, "react")
     report = replay_run(
-        partial(build_graph, "react", stages=DEMO_STAGES), demo_tools(ws), store, run_id,
-        demo_task(), checks=RESEARCH_CHECKS, workspace=ws,
+        partial(build_graph, "react", stages=DEMO_STAGES),
+        demo_tools(ws),
+        store,
+        run_id,
+        demo_task(),
+        checks=RESEARCH_CHECKS,
+        workspace=ws,
         policy=[{"tool": "publish_report", "decision": "deny"}],
     )
     assert not report.same
