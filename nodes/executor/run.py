@@ -7,6 +7,8 @@ commits result, evidence, idempotency state, lock release and events.
 
 from __future__ import annotations
 
+import contextvars
+import threading
 import time
 import uuid
 from functools import partial
@@ -58,6 +60,9 @@ def _context(
         writer = get_stream_writer()
     except RuntimeError:
         writer = None
+    # Tools emit from their own threads; LangGraph's writer needs the node's context, and
+    # one context cannot be entered by two threads at once (stdout and stderr readers).
+    node_context, entering = contextvars.copy_context(), threading.Lock()
     counter = iter(range(1_000_000_000))
 
     def emit(kind: str, payload: dict[str, Any]) -> None:
@@ -72,7 +77,11 @@ def _context(
             )
         )
         if writer is not None:
-            writer({"call_id": request.call_id, "kind": kind, **payload})
+            try:
+                with entering:
+                    node_context.run(writer, {"call_id": request.call_id, "kind": kind, **payload})
+            except Exception:  # live progress is best effort; it never fails the tool
+                pass
 
     def put_artifact(data: bytes, kind: str) -> str:
         return deps.store.put_artifact(data, kind=kind, run_id=request.run_id)

@@ -95,3 +95,26 @@ def test_database_tools_through_executor(tmp_path: Path) -> None:
     assert added.outcome == "succeeded" and any(e.verified for e in added.evidence)
     found = _run(tmp_path / "r", [add, find], "find_orders", {"customer": hostile})
     assert found.outcome == "succeeded" and hostile in str(found.data)
+
+
+def test_tool_output_streams_live_through_the_parent_graph(tmp_path: Path) -> None:
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import Send
+
+    from graph.executor import build_executor
+    from state.schema import RunState
+
+    deps = make_deps(tmp_path, [ProcessAdapter([sys.executable])])
+    code = "import sys; print('out'); print('err', file=sys.stderr)"
+    req = request("run_process", {"program": sys.executable, "args": ["-c", code]}, root=tmp_path)
+    parent = StateGraph(RunState)
+    parent.add_node("executor", build_executor(deps))
+    parent.add_conditional_edges(
+        START, lambda s: [Send("executor", {"request": req})], ["executor"]
+    )
+    parent.add_edge("executor", END)
+    chunks = list(
+        parent.compile().stream({"task": {"goal": "x"}}, stream_mode="custom", subgraphs=True)
+    )
+    kinds = {c[1].get("stream") for c in chunks if isinstance(c, tuple) and c[1].get("call_id")}
+    assert {"stdout", "stderr"} <= kinds, chunks
