@@ -10,6 +10,8 @@ compare-and-swap checks). :func:`tool_spec` builds one from a plain function.
 from __future__ import annotations
 
 import asyncio
+import copy
+import functools
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -101,9 +103,15 @@ class ToolSpec:
             "function": {
                 "name": self.name,
                 "description": self.description,
-                "parameters": self.input_model.model_json_schema(),
+                "parameters": copy.deepcopy(_parameters(self.input_model)),
             },
         }
+
+
+@functools.cache
+def _parameters(model: type[BaseModel]) -> dict[str, Any]:
+    """A model's JSON schema, built once: every turn offers the same tools again."""
+    return model.model_json_schema()
 
 
 def _input_model(func: Callable[..., Any], name: str) -> tuple[type[BaseModel], str | None]:
