@@ -70,7 +70,6 @@ class Cell:
         cancel_on: request a cancel from another thread once this tool is running.
         first: (tool, observation status) the first call of that tool must get.
         why: why this architecture's expected status differs from the others.
-        bug: a known runtime bug this cell exposes (the test marks it xfail strict).
     """
 
     fault: str
@@ -92,7 +91,6 @@ class Cell:
     error_type: str | None = None
     rejected_finish: bool = False
     why: str = ""
-    bug: str | None = None
 
 
 # --------------------------------------------------------------------------- faults

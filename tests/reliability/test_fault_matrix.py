@@ -7,9 +7,6 @@ committed twice, and no execution without an ``allow`` verdict. The scenarios an
 expected status per cell (with the reason where an architecture differs) live in
 :mod:`tests.reliability.scenarios`; ``python -m tests.reliability.matrix --markdown``
 prints the same matrix as a table.
-
-A cell that exposes a known runtime bug is marked ``xfail(strict=True)`` with the bug, so
-the mark must be removed once the runtime is fixed.
 """
 
 from __future__ import annotations
@@ -25,13 +22,7 @@ from tests.reliability.scenarios import STAGES, Cell
 
 
 def _params() -> list[object]:
-    params: list[object] = []
-    for fault, build in FAULTS.items():
-        for arch in ARCHS:
-            bug = build(arch).bug
-            marks = [pytest.mark.xfail(strict=True, reason=bug)] if bug else []
-            params.append(pytest.param(fault, arch, marks=marks, id=f"{fault}-{arch}"))
-    return params
+    return [pytest.param(fault, arch, id=f"{fault}-{arch}") for fault in FAULTS for arch in ARCHS]
 
 
 @pytest.mark.parametrize(("fault", "arch"), _params())

@@ -78,7 +78,7 @@ def _arguments(values: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, An
 
 json_values = _values(st.integers())
 argument_dicts = _arguments(json_values)
-# Checkpoints (msgpack) hold 64-bit integers; larger ones are a known bug, tested below.
+# Checkpoints (msgpack) hold 64-bit integers; larger ones are repaired (tested below).
 checkpointable = _arguments(_values(st.integers(-(2**63), 2**63 - 1)))
 path_chars = st.sampled_from(
     [".", "/", "\\", "a", "b", "\x00", "\uff0e", "\uff0f", "\u2025", ":", "C", " ", "\u0301"]
