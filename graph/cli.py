@@ -23,11 +23,16 @@ from rich.console import Console
 from rich.text import Text
 
 from graph.build import ARCHITECTURES, default_home
+from graph.cli_prompts import (
+    answer_questions,
+    automatic_answer,
+    prompt_answer,
+    select_approvals,
+)
 from graph.cli_render import (
     STATUS_STYLE,
     interrupt_summary,
     progress_lines,
-    prompt_answer,
     render_custom,
     render_final,
     render_status,
@@ -35,15 +40,12 @@ from graph.cli_render import (
     replay_table,
     runs_table,
     short,
-    trace_table,
 )
 from graph.cli_runs import (
     Answerer,
     CliError,
     RunMeta,
     Session,
-    answer_questions,
-    automatic_answer,
     build_app,
     check_run_id,
     checkpoint_status,
@@ -60,8 +62,8 @@ from graph.cli_runs import (
     run_config,
     run_rows,
     save_meta,
-    select_approvals,
 )
+from graph.cli_trace import trace_table
 from nodes.models.select import ModelConfigError
 from state.store.sqlite import SqliteExecutionStore
 

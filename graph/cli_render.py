@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import datetime
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +22,11 @@ from state.contracts import BudgetKind
 __all__ = [
     "STATUS_STYLE",
     "budget_table",
+    "call_text",
     "evidence_table",
     "follow_ups",
     "interrupt_summary",
     "progress_lines",
-    "prompt_answer",
     "render_custom",
     "render_final",
     "render_status",
@@ -36,7 +35,6 @@ __all__ = [
     "report_files",
     "runs_table",
     "short",
-    "trace_table",
 ]
 
 STATUS_STYLE = {
@@ -58,7 +56,7 @@ def short(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _call(name: str | None, args: Mapping[str, Any] | None) -> str:
+def call_text(name: str | None, args: Mapping[str, Any] | None) -> str:
     inner = ", ".join(f"{k}={short(v, 40)}" for k, v in (args or {}).items())
     return f"{name}({inner})"
 
@@ -76,7 +74,7 @@ def _line(node: str, *parts: tuple[str, str] | str) -> Text:
 def _decision(decision: Mapping[str, Any]) -> tuple[str, str]:
     kind = decision.get("kind")
     if kind == "tool_call":
-        call = _call(decision.get("tool_name"), decision.get("arguments"))
+        call = call_text(decision.get("tool_name"), decision.get("arguments"))
         return f"→ {decision.get('call_id') or ''} {call}", "cyan"
     content = short(decision.get("content") or decision.get("reason_code") or "", 100)
     styles = {"finish": "bold", "abort": "red", "ask_user": "yellow"}
@@ -157,11 +155,11 @@ def interrupt_summary(value: Any) -> str:
         return short(value, 100)
     kind = value.get("kind")
     if kind == "approval":
-        args = _call(value.get("tool"), value.get("arguments"))
+        args = call_text(value.get("tool"), value.get("arguments"))
         return f"approval of {args} [call {value.get('call_id')}]"
     if kind == "approval_batch":
         calls = "; ".join(
-            f"{_call(c.get('tool'), c.get('arguments'))} [call {c.get('call_id')}]"
+            f"{call_text(c.get('tool'), c.get('arguments'))} [call {c.get('call_id')}]"
             for c in value.get("calls") or []
         )
         return f"approval of a batch: {calls}"
@@ -272,77 +270,6 @@ def runs_table(rows: Iterable[Sequence[str]]) -> Table:
     return table
 
 
-def _when(ts: float) -> str:
-    return datetime.fromtimestamp(ts).strftime("%H:%M:%S.%f")[:-3]
-
-
-def _event_detail(event: Any) -> str:
-    p = event.payload or {}
-    details: dict[str, Callable[[], str]] = {
-        "run.admitted": lambda: f"goal: {short(p.get('goal', ''), 70)}",
-        "run.finished": lambda: f"{p.get('status')} ({p.get('reason', '')})",
-        "model.called": lambda: f"tokens {p.get('tokens_in')} in / {p.get('tokens_out')} out",
-        "decision.recorded": lambda: (
-            f"{p.get('kind')} "
-            + (
-                _call(p.get("tool_name"), p.get("arguments"))
-                if p.get("tool_name")
-                else short(p.get("content", ""), 60)
-            )
-        ),
-        "tool.requested": lambda: _call(p.get("tool"), p.get("arguments")),
-        "tool.resolved": lambda: f"{p.get('tool')} · policy {p.get('verdict')}",
-        "tool.started": lambda: str(p.get("tool", "")),
-        "approval.requested": lambda: f"{p.get('tool')}@{p.get('version')}: {p.get('reason')}",
-        "approval.resolved": lambda: (
-            f"{p.get('action')} by {p.get('approver')}"
-            + (f" ({p['reason']})" if p.get("reason") else "")
-        ),
-        "tool.side_effect_observed": lambda: (
-            f"committed={p.get('committed')} " + short(p.get("summary", ""), 60)
-        ),
-        "tool.completed": lambda: f"{p.get('outcome')} / {p.get('status')}",
-    }
-    render = details.get(str(event.type))
-    return render() if render else short(p, 80) if p else ""
-
-
-def trace_table(events: Sequence[Any]) -> Table:
-    """The event timeline per turn: model call and decisions, then each call's events
-    grouped (requested → resolved → approval → started → side effect → completed)."""
-    table = Table(title="Trace", title_justify="left")
-    for name in ("time", "turn", "call", "event", "detail"):
-        table.add_column(name, overflow="fold")
-    by_call: dict[str, list[Any]] = {}
-    for event in events:
-        if event.call_id:
-            by_call.setdefault(event.call_id, []).append(event)
-    turn: str | None = None
-    for event in events:
-        if event.call_id is not None and by_call.get(event.call_id) is None:
-            continue  # already shown with its call
-        if event.turn_id and event.turn_id != turn and turn is not None:
-            table.add_section()
-        turn = event.turn_id or turn
-        for member in by_call.pop(event.call_id, [event]) if event.call_id else [event]:
-            _trace_row(table, member)
-    return table
-
-
-def _trace_row(table: Table, event: Any) -> None:
-    kind = str(event.type)
-    style = "red" if kind in ("tool.denied", "tool.validation_failed", "run.rejected") else ""
-    if kind == "tool.completed":
-        style = "green" if (event.payload or {}).get("status") == "OK" else "yellow"
-    table.add_row(
-        _when(event.ts),
-        event.turn_id or "",
-        event.call_id or "",
-        Text(kind, style=style),
-        Text(_event_detail(event)),
-    )
-
-
 def render_waiting(console: Console, run_id: str, values: Sequence[Any], suffix: str = "") -> None:
     """A run paused on interrupts: what waits, and the exact commands that continue it."""
     console.print()
@@ -373,76 +300,6 @@ def follow_ups(run_id: str, values: Sequence[Any], suffix: str = "") -> list[str
 
 
 # --------------------------------------------------------------------------- prompts
-
-
-def _read(console: Console, prompt: str) -> str | None:
-    try:
-        return console.input(Text(prompt, style="bold")).strip()
-    except EOFError:
-        return None
-
-
-def _ask_edit(console: Console, value: Mapping[str, Any]) -> dict[str, Any] | None:
-    current = json.dumps(value.get("arguments") or {})
-    while True:
-        raw = _read(console, f"new arguments as a JSON object (now {current}): ")
-        if raw is None:
-            return None
-        try:
-            parsed = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            console.print(Text(f"not JSON: {exc.msg}", style="red"))
-            continue
-        if isinstance(parsed, dict):
-            return parsed
-        console.print(Text("the arguments must be a JSON object", style="red"))
-
-
-def _show_approval(console: Console, value: Mapping[str, Any]) -> None:
-    console.print(Text(f"approval needed · call {value.get('call_id')}", style="bold yellow"))
-    rows = [
-        ("tool", f"{value.get('tool')} {value.get('version')} ({value.get('effect')})"),
-        ("args", json.dumps(value.get("arguments") or {}, sort_keys=True)),
-        ("reason", str(value.get("reason") or "")),
-    ]
-    for label, text in rows:
-        console.print(Text(f"  {label:<7} ", style="dim") + Text(text), soft_wrap=True)
-
-
-def _ask_approval(console: Console, value: Mapping[str, Any]) -> dict[str, Any] | None:
-    batch = value.get("kind") == "approval_batch"
-    for call in value.get("calls") or [] if batch else [value]:
-        _show_approval(console, call)
-    choices = "approve / reject" + ("" if batch else " / edit")
-    prompt = "approve the whole batch? [a/r] " if batch else f"{choices}? [a/r/e] "
-    while True:
-        raw = _read(console, prompt)
-        if raw is None:
-            return None
-        choice = raw.lower()[:1]
-        if choice == "a":
-            return {"action": "approve", "approver": "cli"}
-        if choice == "r":
-            reason = _read(console, "reason (optional): ")
-            return {"action": "reject", "reason": reason or "", "approver": "cli"}
-        if choice == "e" and not batch:
-            arguments = _ask_edit(console, value)
-            edited = {"action": "edit", "arguments": arguments, "approver": "cli"}
-            return None if arguments is None else edited
-        console.print(Text(f"please answer one of: {choices}", style="red"))
-
-
-def prompt_answer(console: Console, value: Any) -> dict[str, Any] | None:
-    """Ask a person to answer one interrupt (None: no answer, e.g. stdin closed)."""
-    kind = value.get("kind") if isinstance(value, Mapping) else None
-    if kind == "question":
-        console.print(Text(f"question: {value.get('question', '')}", style="bold yellow"))
-        answer = _read(console, "answer: ")
-        return None if answer is None else {"answer": answer}
-    if kind in ("approval", "approval_batch"):
-        return _ask_approval(console, value)
-    console.print(Text(f"the run waits on an unknown interrupt: {short(value, 120)}", "red"))
-    return None
 
 
 def render_status(

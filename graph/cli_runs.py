@@ -18,7 +18,7 @@ import secrets
 import sqlite3
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -34,15 +34,11 @@ __all__ = [
     "CliError",
     "RunMeta",
     "Session",
-    "answer_questions",
-    "automatic_answer",
     "build_app",
-    "call_ids",
     "check_run_id",
     "checkpoint_status",
     "ensure_not_driven",
     "exit_code",
-    "interrupt_kind",
     "list_runs",
     "load_meta",
     "load_task",
@@ -56,7 +52,6 @@ __all__ = [
     "run_config",
     "run_rows",
     "save_meta",
-    "select_approvals",
 ]
 
 EXIT_CODES: dict[str, int] = {
@@ -321,60 +316,6 @@ def owner_alive(home: Path, run_id: str) -> int | None:
 
 Answerer = Literal["ask", "approve", "reject", "stop"]
 """Who answers interrupts: a person at a prompt, auto-approve, cancel (reject), nobody."""
-
-
-def interrupt_kind(value: Any) -> str | None:
-    """``approval``, ``approval_batch``, ``question`` (or None for anything else)."""
-    return value.get("kind") if isinstance(value, Mapping) else None
-
-
-def call_ids(value: Any) -> list[str]:
-    """The call ids an approval interrupt covers (a batch covers several)."""
-    kind = interrupt_kind(value)
-    if kind == "approval_batch":
-        return [str(c.get("call_id")) for c in value.get("calls") or []]
-    return [str(value.get("call_id"))] if kind == "approval" else []
-
-
-def automatic_answer(value: Any, answerer: Answerer) -> dict[str, Any] | None:
-    """The unattended resume value for one interrupt (None: a person must answer)."""
-    kind = interrupt_kind(value)
-    if answerer == "reject":
-        if kind == "question":
-            return {"answer": "(the run was cancelled)"}
-        return {"action": "reject", "reason": "run cancelled", "approver": "cli"}
-    if answerer == "approve" and kind in ("approval", "approval_batch"):
-        return {"action": "approve", "approver": "auto-approve"}
-    return None
-
-
-def select_approvals(
-    state: Any, run_id: str, call: str | None, *, single: bool = False
-) -> list[Any]:
-    """The pending approval interrupts to answer (all, or the one covering ``call``)."""
-    pending = [i for i in state.interrupts if call_ids(i.value)]
-    if not pending:
-        status = state.values.get("status") or "unknown"
-        raise CliError(f"run {run_id!r} has no pending approval (status {status})")
-    if call is not None:
-        pending = [i for i in pending if call in call_ids(i.value)]
-        if not pending:
-            ids = ", ".join(c for i in state.interrupts for c in call_ids(i.value))
-            raise CliError(f"run {run_id!r} has no pending approval for call {call!r} ({ids})")
-    if single and (len(pending) != 1 or interrupt_kind(pending[0].value) != "approval"):
-        raise CliError("edit needs exactly one pending single-call approval; pick it with --call")
-    return pending
-
-
-def answer_questions(state: Any, run_id: str, answer: str) -> dict[str, Any]:
-    """Resume values giving ``answer`` to every pending question of the run."""
-    questions = [i for i in state.interrupts if interrupt_kind(i.value) == "question"]
-    if not questions:
-        raise CliError(
-            f"run {run_id!r} has no pending question; answer approvals with "
-            f"execgraph approve/reject/edit {run_id}"
-        )
-    return {q.id: {"answer": answer} for q in questions}
 
 
 # --------------------------------------------------------------------------- sessions
