@@ -13,7 +13,7 @@ import os
 import sys
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -23,20 +23,15 @@ from rich.console import Console
 from rich.text import Text
 
 from graph.build import ARCHITECTURES, default_home
+from graph.cli_drive import answers_for, drive, out, report, suffix
 from graph.cli_prompts import (
     answer_questions,
-    automatic_answer,
-    prompt_answer,
     select_approvals,
 )
 from graph.cli_render import (
     STATUS_STYLE,
     interrupt_summary,
-    progress_lines,
-    render_custom,
-    render_final,
     render_status,
-    render_waiting,
     replay_table,
     runs_table,
     short,
@@ -55,7 +50,6 @@ from graph.cli_runs import (
     load_task,
     new_run_id,
     open_session,
-    owned,
     owner_alive,
     parse_json_object,
     replay_recorded,
@@ -85,10 +79,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
-out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
-
-_MAX_ROUNDS = 100  # interrupts answered in one process before giving up (a loop guard)
 
 HomeOpt = Annotated[
     Path | None,
@@ -140,76 +131,8 @@ def _home(home: Path | None) -> Path:
     return base
 
 
-def _suffix(home: Path) -> str:
-    """What a printed follow-up command needs to find this home again."""
-    return "" if home == _home(None) else f" --home {home}"
-
-
 def _interactive(no_input: bool) -> bool:
     return not no_input and sys.stdin.isatty()
-
-
-# --------------------------------------------------------------------------- answers
-
-
-def _answers(interrupts: Sequence[Any], answerer: Answerer) -> dict[str, Any] | None:
-    """Answers for every pending interrupt, or None when the run must stay WAITING."""
-    answers: dict[str, Any] = {}
-    for item in interrupts:
-        answer = automatic_answer(item.value, answerer)
-        if answer is None and answerer == "ask":
-            answer = prompt_answer(out, item.value)
-        if answer is None:
-            return None
-        if answerer in ("approve", "reject"):
-            verb = "auto-approved" if answerer == "approve" else "rejected (cancel)"
-            out.print(Text(f"{verb}: {interrupt_summary(item.value)}", style="cyan"))
-        answers[item.id] = answer
-    return answers
-
-
-# --------------------------------------------------------------------------- driving
-
-
-def _stream(session: Session, inp: Any) -> None:
-    # Not subgraphs=True: the executor's stream writer is called from a tool worker thread,
-    # where LangGraph's namespaced writer cannot read its config (see the CLI report).
-    modes = ["updates", "custom"]
-    for mode, chunk in session.graph.stream(inp, session.config, stream_mode=modes):
-        if mode == "custom":
-            render_custom(out, chunk)
-            continue
-        for node, update in chunk.items():
-            for line in progress_lines(node, update):
-                out.print(line, soft_wrap=True)
-
-
-def _drive(session: Session, inp: Any) -> int:
-    """Stream the run to its next unanswerable pause or its end; returns the exit code."""
-    with owned(session.home, session.meta.run_id):
-        for _ in range(_MAX_ROUNDS):
-            _stream(session, inp)
-            interrupts = session.graph.get_state(session.config).interrupts
-            answers = _answers(interrupts, session.answerer) if interrupts else None
-            if answers is None:
-                break
-            inp = Command(resume=answers)
-    return _report(session)
-
-
-def _report(session: Session) -> int:
-    """Print where the run stands; the exit code follows the status."""
-    state = session.graph.get_state(session.config)
-    run_id = session.meta.run_id
-    if state.interrupts:
-        render_waiting(out, run_id, [i.value for i in state.interrupts], _suffix(session.home))
-        return exit_code("WAITING")
-    status = state.values.get("status")
-    render_final(out, state.values, Path(session.meta.workspace))
-    if status in (None, "RUNNING", "WAITING"):
-        out.print(Text(f"the run has not finished; continue with: execgraph resume {run_id}"))
-        return 1
-    return exit_code(status)
 
 
 # --------------------------------------------------------------------------- commands
@@ -249,7 +172,7 @@ def _start(
     )
     if auto_approve:
         out.print(Text("--auto-approve: every approval request will be approved", style="cyan"))
-    return _drive(session, {"task": task})
+    return drive(session, {"task": task})
 
 
 TaskArg = Annotated[
@@ -323,18 +246,18 @@ def resume(
         if answer is not None:
             inp = Command(resume=answer_questions(state, run_id, answer))
         else:
-            answers = _answers(state.interrupts, session.answerer)
+            answers = answers_for(state.interrupts, session.answerer)
             if answers is None:
-                return _report(session)
+                return report(session)
             inp = Command(resume=answers)
     elif not state.values:
         inp = {"task": session.meta.task}  # stopped before its first checkpoint
     elif not state.next and state.values.get("status") not in (None, "RUNNING", "WAITING"):
-        return _report(session)  # already finished
+        return report(session)  # already finished
     # An unfinished run with nothing scheduled was killed between a step's durable writes
     # and its next checkpoint: driving it with no input replays the saved writes.
     out.print(Text(f"resuming run {run_id}", style="bold"))
-    return _drive(session, inp)
+    return drive(session, inp)
 
 
 def _approve_like(
@@ -356,7 +279,7 @@ def _approve_like(
         decide_action = answers[item.id]["action"]
         verb = {"approve": "approved", "reject": "rejected", "edit": "edited"}[decide_action]
         out.print(Text(f"{verb}: {interrupt_summary(item.value)}", style="cyan"), soft_wrap=True)
-    return _drive(session, Command(resume=answers))
+    return drive(session, Command(resume=answers))
 
 
 CallOpt = Annotated[
@@ -430,11 +353,11 @@ def cancel(run_id: RunIdArg, home: HomeOpt = None) -> int:
     state = session.graph.get_state(session.config)
     inp: Any = None
     if state.interrupts:
-        answers = _answers(state.interrupts, "reject")
+        answers = answers_for(state.interrupts, "reject")
         inp = Command(resume=answers)
     elif not state.values:
         inp = {"task": meta.task}
-    return _drive(session, inp)
+    return drive(session, inp)
 
 
 @app.command(epilog=EPILOG)
@@ -445,7 +368,7 @@ def status(run_id: RunIdArg, home: HomeOpt = None) -> int:
     meta = load_meta(base, run_id)
     graph = build_app(meta, base, read_only=True)
     state = graph.get_state(run_config(run_id))
-    render_status(out, meta, state, owner_alive(base, run_id), _suffix(base))
+    render_status(out, meta, state, owner_alive(base, run_id), suffix(base))
     return 0
 
 
