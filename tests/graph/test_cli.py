@@ -173,7 +173,7 @@ def test_cancel_of_a_running_run_from_another_process(tmp_path: Path) -> None:
     proc = start(
         "run", "--tools", SLOW_TOOLS, "--run-id", "s1", "--home", str(tmp_path), home=tmp_path
     )
-    wait_for(lambda: tool_running(tmp_path, "s1"), "the slow tool to start")
+    wait_for(lambda: tool_running(tmp_path, "s1"), "the slow tool to start", proc)
     status = cli("status", "s1", "--home", str(tmp_path))
     assert f"status: RUNNING (process {proc.pid})" in status.out
     cancel = cli("cancel", "s1", "--home", str(tmp_path))
@@ -189,7 +189,7 @@ def test_a_crashed_run_resumes_in_a_new_process(tmp_path: Path) -> None:
     proc = start(
         "run", "--tools", SLOW_TOOLS, "--run-id", "k1", "--home", str(tmp_path), home=tmp_path
     )
-    wait_for(lambda: tool_running(tmp_path, "k1"), "the slow tool to start")
+    wait_for(lambda: tool_running(tmp_path, "k1"), "the slow tool to start", proc)
     os.kill(proc.pid, signal.SIGKILL)
     finish(proc)
     status = cli("status", "k1", "--home", str(tmp_path))

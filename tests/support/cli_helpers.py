@@ -91,11 +91,15 @@ def finish(proc: subprocess.Popen[str]) -> Result:
     return Result(proc.returncode, clean(out), clean(err))
 
 
-def wait_for(predicate: object, what: str) -> None:
-    """Poll ``predicate()`` until true; fail (never hang) after the guard."""
+def wait_for(predicate: object, what: str, proc: subprocess.Popen[str] | None = None) -> None:
+    """Poll ``predicate()`` until true; fail (never hang) after the guard, or at once with
+    the process's output if ``proc`` ended first."""
     assert callable(predicate)
     deadline = time.monotonic() + GUARD_S
     while not predicate():
+        if proc is not None and proc.poll() is not None:
+            ended = finish(proc)
+            raise AssertionError(f"the process ended ({ended.code}) before {what}: {ended}")
         if time.monotonic() > deadline:
             raise AssertionError(f"gave up waiting for {what}")
         time.sleep(0.1)
