@@ -2,7 +2,7 @@
 
 ``build_graph(arch, model=..., tools=...)`` compiles one of the four architectures
 (``workflow``, ``react``, ``plan_execute``, ``hybrid``) over the shared state and the one
-executor pipeline; ``build_executor`` compiles the executor subgraph alone.
+executor pipeline; ``build_executor`` compiles the executor pipeline alone.
 """
 
 from graph.build import ARCHITECTURES, Architecture, build_graph, default_home

@@ -1,37 +1,35 @@
-"""The executor pipeline subgraph: authorize → [approval] → execute. Wiring only."""
+"""The executor pipeline: one node at one durability boundary. Wiring only."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
-from nodes.executor.pipeline import (
-    approval_node,
-    authorize_node,
-    execute_node,
-    route_after_approval,
-    route_after_authorize,
-)
+from nodes.executor.pipeline import executor_node
 from nodes.executor.results import ExecutorDeps
 from state.schema import ExecutorInput, ExecutorOutput, ExecutorState
 
-__all__ = ["build_executor"]
+__all__ = ["build_executor", "executor"]
+
+
+def executor(deps: ExecutorDeps) -> Callable[[ExecutorInput], dict[str, Any]]:
+    """The pipeline as a node for a run graph: one ``Send`` per request reaches it."""
+    return partial(executor_node, deps=deps)
 
 
 def build_executor(deps: ExecutorDeps, *, checkpointer: Any = None, name: str = "executor") -> Any:
-    """Compile the executor subgraph over ``deps``.
+    """Compile the pipeline alone (a one-node graph), to drive it without a run around it.
 
     As a node of a parent graph it inherits the parent's checkpointer (leave
     ``checkpointer`` None); compiled alone, pass one for approvals to pause and resume.
+    The run graphs add :func:`executor` directly instead, which saves a nested graph's
+    checkpoints per call.
     """
     builder = StateGraph(ExecutorState, input_schema=ExecutorInput, output_schema=ExecutorOutput)
-    builder.add_node("authorize", partial(authorize_node, deps=deps))
-    builder.add_node("approval", partial(approval_node, deps=deps))
-    builder.add_node("execute", partial(execute_node, deps=deps))
-    builder.add_edge(START, "authorize")
-    builder.add_conditional_edges("authorize", route_after_authorize, ["approval", "execute"])
-    builder.add_conditional_edges("approval", route_after_approval, ["authorize", "execute"])
-    builder.add_edge("execute", END)
+    builder.add_node("executor", executor(deps))
+    builder.add_edge(START, "executor")
+    builder.add_edge("executor", END)
     return builder.compile(checkpointer=checkpointer, name=name)

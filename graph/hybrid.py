@@ -7,7 +7,7 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
-from graph.executor import build_executor
+from graph.executor import executor
 from nodes.admission import admit, route_admitted
 from nodes.decide import decide
 from nodes.dispatch import dispatch, fan_out
@@ -52,7 +52,7 @@ def build_hybrid(deps: RunDeps, *, checkpointer: Any = None, name: str = "hybrid
         builder.add_conditional_edges(phase, route_phase_decision, exits[phase])
     builder.add_node("approve", partial(approve_publish, deps=deps))
     builder.add_node("dispatch", partial(dispatch, deps=deps))
-    builder.add_node("executor", build_executor(deps.executor))
+    builder.add_node("executor", executor(deps.executor))
     builder.add_node("observe", observe)
     builder.add_node("gate", partial(verify, deps=deps))
     builder.add_node(

@@ -7,7 +7,7 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
-from graph.executor import build_executor
+from graph.executor import executor
 from nodes.admission import admit, route_admitted
 from nodes.decide import decide
 from nodes.dispatch import fan_out
@@ -36,7 +36,7 @@ def build_plan_execute(
     builder.add_node("admit", partial(admit, deps=deps))
     builder.add_node("plan", partial(plan, deps=deps))
     builder.add_node("schedule", partial(schedule, deps=deps))
-    builder.add_node("executor", build_executor(deps.executor))
+    builder.add_node("executor", executor(deps.executor))
     builder.add_node("observe", observe)
     builder.add_node("gate", partial(verify, deps=deps))
     builder.add_node("assess", partial(assess, deps=deps))

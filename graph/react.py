@@ -1,4 +1,9 @@
-"""ReAct: decide ⇄ executor until the verifier accepts a finish or a stop condition fires."""
+"""ReAct: turn ⇄ executor until the verifier accepts a finish or a stop condition fires.
+
+A step is two supersteps: ``turn`` (observe the last results, call the model, queue its
+calls) and ``executor`` (one ``Send`` per call). ``verify`` runs only for a finish, an
+abort or a stop condition.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +12,11 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
-from graph.executor import build_executor
+from graph.executor import executor
 from nodes.admission import admit, route_admitted
 from nodes.ask import ask_user
-from nodes.decide import decide, route_decision
-from nodes.dispatch import dispatch, fan_out
-from nodes.observe import observe
 from nodes.runtime import RunDeps
+from nodes.turn import react_turn, route_turn
 from nodes.verify import route_verify, verify
 from state.schema import RunState
 
@@ -24,18 +27,14 @@ def build_react(deps: RunDeps, *, checkpointer: Any = None, name: str = "react")
     """Compile the ReAct graph over ``deps``."""
     builder = StateGraph(RunState)
     builder.add_node("admit", partial(admit, deps=deps))
-    builder.add_node("decide", partial(decide, deps=deps))
-    builder.add_node("dispatch", partial(dispatch, deps=deps))
-    builder.add_node("executor", build_executor(deps.executor))
-    builder.add_node("observe", observe)
+    builder.add_node("decide", partial(react_turn, deps=deps))
+    builder.add_node("executor", executor(deps.executor))
     builder.add_node("ask_user", ask_user)
     builder.add_node("verify", partial(verify, deps=deps))
     builder.add_edge(START, "admit")
     builder.add_conditional_edges("admit", route_admitted, {"run": "decide", "end": END})
-    builder.add_conditional_edges("decide", route_decision, ["dispatch", "ask_user", "verify"])
-    builder.add_conditional_edges("dispatch", fan_out, ["executor", "observe"])
-    builder.add_edge("executor", "observe")
-    builder.add_edge("observe", "verify")
+    builder.add_conditional_edges("decide", route_turn, ["executor", "ask_user", "verify"])
+    builder.add_edge("executor", "decide")
     builder.add_edge("ask_user", "decide")
     builder.add_conditional_edges("verify", route_verify, {"continue": "decide", "end": END})
     return builder.compile(checkpointer=checkpointer, name=name)

@@ -8,7 +8,7 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
-from graph.executor import build_executor
+from graph.executor import executor
 from nodes.admission import admit, route_admitted
 from nodes.decide import decide
 from nodes.dispatch import dispatch, fan_out
@@ -47,7 +47,7 @@ def build_workflow(
         builder.add_node(node, step)
         builder.add_conditional_edges(node, route_after_stage, ["dispatch", "advance"])
     builder.add_node("dispatch", partial(dispatch, deps=deps))
-    builder.add_node("executor", build_executor(deps.executor))
+    builder.add_node("executor", executor(deps.executor))
     builder.add_node("observe", observe)
     builder.add_node("gate", partial(verify, deps=deps))
     builder.add_node("advance", advance)

@@ -23,7 +23,14 @@ from state.contracts import Decision, DecisionKind, RunStatus, TaskContract
 from state.events import EventType, make_event
 from state.schema import RunState
 
-__all__ = ["evaluate", "is_terminal", "route_verify", "stop_update", "verify"]
+__all__ = [
+    "evaluate",
+    "is_terminal",
+    "route_verify",
+    "stop_condition",
+    "stop_update",
+    "verify",
+]
 
 _NO_EVIDENCE = "no evidence supports the result: act with tools before finishing"
 
@@ -126,17 +133,36 @@ def verify(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[st
             ]
         if d.kind is DecisionKind.ABORT:
             return stop_update(state, contract, deps, RunStatus.FAILED, f"aborted: {d.content}")
+    halt = stop_condition(state, contract, deps, cancel_checked=True)
+    if halt is not None:
+        return {**update, **stop_update(state, contract, deps, *halt)}
+    return {**update, "decisions": [], "status": RunStatus.RUNNING.value}
+
+
+def stop_condition(
+    state: Mapping[str, Any],
+    contract: TaskContract,
+    deps: RunDeps,
+    *,
+    cancel_checked: bool = False,
+) -> tuple[RunStatus, str] | None:
+    """Why the run must stop now (cancel, loop guard, budgets, deadline), or None.
+
+    One predicate for the verifier and for a turn deciding whether to ask the model at all,
+    so the two can never disagree.
+    """
+    if not cancel_checked and cancel_requested(deps.executor.store, contract.run_id):
+        return RunStatus.CANCELLED, "cancelled on request"
     progress = state.get("progress") or {}
     if int(progress.get("stale", 0)) >= deps.loop_threshold:
         reason = (
             f"no progress: the last {progress['stale']} turns repeated actions without new evidence"
         )
-        return {**update, **stop_update(state, contract, deps, RunStatus.FAILED, reason)}
+        return RunStatus.FAILED, reason
     spent = exhausted(contract, state)
     if spent:
-        reason = "budget exhausted: " + ", ".join(spent)
-        return {**update, **stop_update(state, contract, deps, RunStatus.BUDGET_EXHAUSTED, reason)}
-    return {**update, "decisions": [], "status": RunStatus.RUNNING.value}
+        return RunStatus.BUDGET_EXHAUSTED, "budget exhausted: " + ", ".join(spent)
+    return None
 
 
 def route_verify(state: Mapping[str, Any]) -> str:

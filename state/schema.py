@@ -74,9 +74,4 @@ class ExecutorOutput(SharedFields, total=False):
 
 
 class ExecutorState(ExecutorInput, ExecutorOutput, total=False):
-    """The executor subgraph's private state between its durability boundaries."""
-
-    prepared: dict[str, Any] | None
-    failure: dict[str, Any] | None
-    approval: dict[str, Any] | None
-    round: int
+    """The executor graph's state when it is compiled alone: a request and what it returns."""

@@ -1,12 +1,13 @@
-"""The executor's pure half: authorize (resolve → normalize → validate → policy) and approval.
+"""The executor's gate: authorize (resolve → normalize → validate → policy), then approval.
 
-Nothing here has a side effect, so both nodes may re-run freely after an interrupt or a
-crash; ``approval`` holds the executor's only ``interrupt()`` and re-checks freshness when
-the person answers.
+Nothing here has a side effect but appending events (idempotent by id), so the gate may
+re-run freely when its node re-runs after an interrupt or a crash; ``ask_person`` holds
+the executor's only ``interrupt()`` and re-checks freshness when the person answers.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from langgraph.types import interrupt
@@ -17,21 +18,20 @@ from nodes.executor.outcome import error_of
 from nodes.executor.policy import authorize
 from nodes.executor.resolve import resolve
 from nodes.executor.results import Authorized, ExecutorDeps
-from nodes.executor.trace import call_event, log_events
+from nodes.executor.trace import call_event
 from nodes.executor.validate import validate
 from state.contracts import ApprovalRequest, ToolExecutionRequest
 from state.errors import ApprovalRejected, ApprovalStale, ExecGraphError, PolicyError
-from state.events import EventType
-from state.schema import ExecutorState
+from state.events import Event, EventType
 
 __all__ = [
-    "approval_node",
-    "authorize_node",
+    "Gate",
+    "ask_person",
+    "authorize_call",
     "failure_payload",
+    "gate_call",
     "needs_approval",
     "preview",
-    "route_after_approval",
-    "route_after_authorize",
 ]
 
 
@@ -59,15 +59,25 @@ def failure_payload(exc: ExecGraphError) -> dict[str, Any]:
     return {"error": error_of(exc).model_dump(mode="json"), "status": str(exc.status)}
 
 
-def authorize_node(state: ExecutorState, *, deps: ExecutorDeps) -> dict[str, Any]:
+@dataclass
+class Gate:
+    """What the pure half decided: a prepared call, a refusal, or a question for a person."""
+
+    events: list[Event]
+    prepared: dict[str, Any] | None = None
+    failure: dict[str, Any] | None = None
+    approval: ApprovalRequest | None = None
+    edited: ToolExecutionRequest | None = None
+
+
+def authorize_call(request: ToolExecutionRequest, deps: ExecutorDeps, round_: int = 0) -> Gate:
     """Resolve, normalize, validate and authorize; no side effect happens here."""
-    request = ToolExecutionRequest.model_validate(state["request"])
-    round_ = state.get("round", 0)
+    seq = round_ or None
     events = [
         call_event(
             request,
             EventType.TOOL_REQUESTED,
-            seq=round_ or None,
+            seq=seq,
             payload={"tool": request.tool.name, "arguments": request.arguments},
         )
     ]
@@ -79,19 +89,13 @@ def authorize_node(state: ExecutorState, *, deps: ExecutorDeps) -> dict[str, Any
             if isinstance(exc, PolicyError)
             else EventType.TOOL_VALIDATION_FAILED
         )
-        events.append(
-            call_event(request, kind, seq=round_ or None, payload=failure_payload(exc)["error"])
-        )
-        return {
-            "failure": failure_payload(exc),
-            "prepared": None,
-            "events": log_events(deps, events),
-        }
+        events.append(call_event(request, kind, seq=seq, payload=failure_payload(exc)["error"]))
+        return Gate(events, failure=failure_payload(exc))
     events.append(
         call_event(
             request,
             EventType.TOOL_RESOLVED,
-            seq=round_ or None,
+            seq=seq,
             payload={
                 "tool": authorized.spec.key,
                 "deprecated": authorized.spec.deprecated,
@@ -100,39 +104,35 @@ def authorize_node(state: ExecutorState, *, deps: ExecutorDeps) -> dict[str, Any
             },
         )
     )
-    prepared = _prepared(authorized)
     approval = None
     if authorized.decision.verdict == "require_approval":
-        approval = approval_request(request, authorized, ttl_s=deps.approval_ttl_s).model_dump(
-            mode="json"
-        )
-    return {
-        "prepared": prepared,
-        "failure": None,
-        "approval": approval,
-        "events": log_events(deps, events),
-    }
+        approval = approval_request(request, authorized, ttl_s=deps.approval_ttl_s)
+    return Gate(events, prepared=_prepared(authorized), approval=approval)
 
 
-def route_after_authorize(state: ExecutorState) -> str:
-    """Approval when the policy asks for a person; otherwise straight to execution."""
-    prepared = state.get("prepared")
-    if prepared and prepared["verdict"] == "require_approval":
-        return "approval"
-    return "execute"
+def ask_person(
+    request: ToolExecutionRequest, gate: Gate, deps: ExecutorDeps, round_: int = 0
+) -> Gate:
+    """Pause for a person; on resume apply approve / reject / edit, re-checking freshness.
 
-
-def approval_node(state: ExecutorState, *, deps: ExecutorDeps) -> dict[str, Any]:
-    """Pause for a person; on resume apply approve / reject / edit, re-checking freshness."""
-    request = ToolExecutionRequest.model_validate(state["request"])
-    asked = ApprovalRequest.model_validate(state["approval"])
-    round_ = state.get("round", 0)
-    # Logged before the pause (idempotent by id), and returned with the answer, so the
-    # store shows a waiting approval and the state's count still matches the store.
+    Everything logged so far is appended before the pause (idempotent by id), so the store
+    shows a waiting approval; after the answer the caller re-derives the same events.
+    """
+    assert gate.approval is not None
     asked_event = call_event(
-        request, EventType.APPROVAL_REQUESTED, seq=round_, payload=asked.model_dump(mode="json")
+        request,
+        EventType.APPROVAL_REQUESTED,
+        seq=round_,
+        payload=gate.approval.model_dump(mode="json"),
     )
-    deps.store.append_events([asked_event])
+    # The node re-runs on resume: what the person was shown is the request logged before
+    # the pause, not one re-derived now (the tool or its arguments may have changed since).
+    earlier = _logged(deps, request, asked_event.event_id)
+    if earlier is None:
+        deps.store.append_events([*gate.events, asked_event])
+    else:
+        asked_event = earlier
+    asked = ApprovalRequest.model_validate(asked_event.payload)
     decision = parse_decision(interrupt(asked.model_dump(mode="json")))
     answered = call_event(
         request,
@@ -140,54 +140,51 @@ def approval_node(state: ExecutorState, *, deps: ExecutorDeps) -> dict[str, Any]
         seq=round_,
         payload=decision.model_dump(mode="json"),
     )
-    resolved = [asked_event, answered]
+    events = [*gate.events, asked_event, answered]
     if decision.action == "reject":
         exc = ApprovalRejected(
             f"{asked.tool} was rejected" + (f": {decision.reason}" if decision.reason else "")
         )
-        return {
-            "failure": failure_payload(exc),
-            "prepared": None,
-            "events": log_events(deps, resolved),
-        }
+        return Gate(events, failure=failure_payload(exc))
     if decision.action == "edit":
         edited = request.model_copy(update={"arguments": decision.arguments or {}})
-        return {
-            "request": edited.model_dump(mode="json"),
-            "prepared": None,
-            "approval": None,
-            "round": round_ + 1,
-            "events": log_events(deps, resolved),
-        }
+        return Gate(events, edited=edited)
     try:
         current = _check(request, deps)
         check_fresh(asked, current)
     except ApprovalStale as exc:
-        return {
-            "failure": failure_payload(exc),
-            "prepared": None,
-            "events": log_events(deps, resolved),
-        }
+        return Gate(events, failure=failure_payload(exc))
     except ExecGraphError as exc:
         # What was approved no longer holds (state guard, deadline, policy): the approval
         # is stale, whatever check noticed it first.
         stale = ApprovalStale(f"the approved call no longer holds: {exc.message}")
-        return {
-            "failure": failure_payload(stale),
-            "prepared": None,
-            "events": log_events(deps, resolved),
-        }
-    return {
-        "prepared": _prepared(current, approved_by=decision.approver),
-        "events": log_events(deps, resolved),
-    }
+        return Gate(events, failure=failure_payload(stale))
+    return Gate(events, prepared=_prepared(current, approved_by=decision.approver))
 
 
-def route_after_approval(state: ExecutorState) -> str:
-    """An edit is a new request: back to authorize; anything else goes to execute."""
-    if state.get("failure") is None and state.get("prepared") is None:
-        return "authorize"
-    return "execute"
+def _logged(deps: ExecutorDeps, request: ToolExecutionRequest, event_id: str) -> Event | None:
+    for event in deps.store.events(request.run_id, call_id=request.call_id):
+        if event.event_id == event_id:
+            return event
+    return None
+
+
+def gate_call(request: ToolExecutionRequest, deps: ExecutorDeps) -> tuple[ToolExecutionRequest, Gate]:
+    """Authorize ``request``, asking a person when the policy says so; an edit starts over.
+
+    Returns the request that will run (an edited one after an edit) and the final gate.
+    """
+    round_ = 0
+    events: list[Event] = []
+    while True:
+        gate = authorize_call(request, deps, round_)
+        gate.events = [*events, *gate.events]
+        if gate.approval is None:
+            return request, gate
+        answer = ask_person(request, gate, deps, round_)
+        if answer.edited is None:
+            return request, answer
+        request, events, round_ = answer.edited, answer.events, round_ + 1
 
 
 def preview(request: ToolExecutionRequest, deps: ExecutorDeps) -> Authorized:

@@ -1,28 +1,28 @@
-"""The executor's three nodes, one per durability boundary.
+"""The executor pipeline as one node: gate (authorize, approval), then execute.
 
-``authorize`` (resolve → normalize → validate → policy) is pure and may re-run freely;
-``approval`` holds the only ``interrupt()`` and re-checks freshness on resume (both in
-:mod:`nodes.executor.gate`); ``execute`` (reserve → lock → invoke → outcome → evidence →
-commit, in :mod:`nodes.executor.run`) starts no side effect before the durable execution
-record exists. Each returns only reducer fields to the caller's graph.
+The whole pipeline is one durability boundary. The node re-runs from its start after an
+interrupt or a crash, which is safe because nothing before ``interrupt()`` has a side
+effect (the gate is pure but for idempotent event appends) and no side effect starts
+before the durable execution record exists (``execute`` reserves first; a record found
+started but uncommitted is reconciled, never blindly run again). One node instead of one
+per stage means one checkpoint per superstep of parallel calls, not three per call.
 """
 
-from nodes.executor.gate import (
-    approval_node,
-    authorize_node,
-    needs_approval,
-    preview,
-    route_after_approval,
-    route_after_authorize,
-)
-from nodes.executor.run import execute_node
+from __future__ import annotations
 
-__all__ = [
-    "approval_node",
-    "authorize_node",
-    "execute_node",
-    "needs_approval",
-    "preview",
-    "route_after_approval",
-    "route_after_authorize",
-]
+from typing import Any
+
+from nodes.executor.gate import gate_call, needs_approval, preview
+from nodes.executor.results import ExecutorDeps
+from nodes.executor.run import execute
+from state.contracts import ToolExecutionRequest
+from state.schema import ExecutorInput
+
+__all__ = ["executor_node", "needs_approval", "preview"]
+
+
+def executor_node(state: ExecutorInput, *, deps: ExecutorDeps) -> dict[str, Any]:
+    """Run one ToolExecutionRequest through every stage; return only reducer fields."""
+    request = ToolExecutionRequest.model_validate(state["request"])
+    request, gate = gate_call(request, deps)
+    return execute(request, gate, deps)

@@ -20,7 +20,7 @@ from langgraph.config import get_stream_writer
 from nodes.cancel import cancel_requested
 from nodes.executor.commit import build_result, commit, failure_result
 from nodes.executor.evidence import gather_evidence
-from nodes.executor.gate import failure_payload
+from nodes.executor.gate import Gate, failure_payload
 from nodes.executor.invoke import invoke
 from nodes.executor.lock import acquire, lock_keys
 from nodes.executor.outcome import settle
@@ -37,12 +37,11 @@ from state.errors import (
     UnresolvedOutcome,
 )
 from state.events import Event, EventType
-from state.schema import ExecutorState
 from tools.adapters.base import InvokeContext
 from tools.policy import PolicyDecision
 from tools.spec import ToolSpec
 
-__all__ = ["execute_node"]
+__all__ = ["execute"]
 
 
 def _context(
@@ -109,26 +108,26 @@ def _returned(result: ToolResult, event_ids: list[str]) -> dict[str, Any]:
     }
 
 
-def execute_node(state: ExecutorState, *, deps: ExecutorDeps) -> dict[str, Any]:
-    """Reserve, lock, invoke, settle, gather evidence and commit — or commit a refusal."""
-    request = ToolExecutionRequest.model_validate(state["request"])
-    failure, prepared = state.get("failure"), state.get("prepared")
-    if failure is not None or prepared is None:
-        failure = failure or failure_payload(DomainViolation("the call was never prepared"))
+def execute(request: ToolExecutionRequest, gate: Gate, deps: ExecutorDeps) -> dict[str, Any]:
+    """Reserve, lock, invoke, settle, gather evidence and commit — or commit a refusal.
+
+    The gate's events are committed with the call's own, in its commit transaction.
+    """
+    if gate.failure is not None or gate.prepared is None:
+        failure = gate.failure or failure_payload(DomainViolation("the call was never prepared"))
         result = failure_result(
             request,
             ToolError.model_validate(failure["error"]),
             status=ObservationStatus(failure["status"]),
         )
-        return _unreserved(request, deps, result)
-    return _execute(request, prepared, deps)
+        return _unreserved(request, deps, result, gate.events)
+    return _execute(request, gate.prepared, deps, list(gate.events))
 
 
 def _execute(
-    request: ToolExecutionRequest, prepared: dict[str, Any], deps: ExecutorDeps
+    request: ToolExecutionRequest, prepared: dict[str, Any], deps: ExecutorDeps, events: list[Event]
 ) -> dict[str, Any]:
     attempt_id = uuid.uuid4().hex[:12]
-    events: list[Event] = []
     try:
         spec = deps.registry.resolve(prepared["tool"], prepared["version"])
         args = spec.input_model.model_validate(prepared["arguments"])
@@ -147,11 +146,14 @@ def _execute(
             )
         reserved = reserve(deps.store, request, authorized, attempt_id)
     except ExecGraphError as exc:
-        return _refuse(request, deps, exc, prepared.get("version", ""))
+        refusal = failure_result(request, exc, tool_version=prepared.get("version", ""))
+        return _unreserved(request, deps, refusal, events)
     key = reserved.key
     if reserved.kind == "committed":
         assert reserved.record.result is not None
-        return _returned(ToolResult.model_validate(reserved.record.result), [])
+        deps.store.append_events(events)  # already logged, unless another worker committed
+        committed = ToolResult.model_validate(reserved.record.result)
+        return _returned(committed, [e.event_id for e in events])
     owner = f"{request.run_id}:{request.call_id}"
     ctx = _context(request, deps, attempt_id, key, spec.timeout_s, events)
     if reserved.kind == "in_doubt":
@@ -253,23 +255,18 @@ def _keys_or_none(
         return ()
 
 
-def _refuse(
-    request: ToolExecutionRequest, deps: ExecutorDeps, exc: ExecGraphError, version: str
-) -> dict[str, Any]:
-    return _unreserved(request, deps, failure_result(request, exc, tool_version=version))
-
-
 def _unreserved(
-    request: ToolExecutionRequest, deps: ExecutorDeps, result: ToolResult
+    request: ToolExecutionRequest, deps: ExecutorDeps, result: ToolResult, events: list[Event]
 ) -> dict[str, Any]:
-    """Log the terminal event of a call refused before any record was reserved."""
+    """Log the events of a call refused before any record was reserved, and its end."""
     done = call_event(
         request,
         EventType.TOOL_COMPLETED,
         payload={"outcome": result.outcome, "status": result.status},
     )
-    deps.store.append_events([done])
-    return _returned(result, [done.event_id])
+    logged = [*events, done]
+    deps.store.append_events(logged)
+    return _returned(result, [e.event_id for e in logged])
 
 
 def _finish(

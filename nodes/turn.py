@@ -1,0 +1,73 @@
+"""One ReAct turn as one superstep: observe the last turn, then stop or decide and queue.
+
+A LangGraph superstep ends in a checkpoint, so every node between two model calls costs a
+durable write. Observing the last turn's results (loop-guard memory), the stop conditions
+and queueing the model's calls against the budget are pure bookkeeping on the same state,
+so they run in the node that calls the model: a ReAct step is two supersteps, this one and
+the executor's. The verifier stays its own node, entered only when there is something to
+judge (a finish, an abort) or a stop condition holds — the same predicate it applies.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Send
+
+from nodes.admission import run_id_of
+from nodes.decide import decide
+from nodes.dispatch import queue_calls, tool_calls
+from nodes.observe import observe
+from nodes.runtime import RunDeps
+from nodes.verify import stop_condition
+from state.contracts import DecisionKind, RunStatus, TaskContract
+from state.reducers import add_budget, dedupe_events
+from state.schema import RunState
+
+__all__ = ["combine", "react_turn", "route_turn"]
+
+
+def combine(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    """Two updates of one node as one: reducer fields merged by their reducers."""
+    merged = {**first, **second}
+    if "budget" in first and "budget" in second:
+        merged["budget"] = add_budget(first["budget"], second["budget"])
+    if "events" in first and "events" in second:
+        merged["events"] = {"recent": dedupe_events(first["events"], second["events"])["recent"]}
+    return merged
+
+
+def react_turn(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str, Any]:
+    """Observe the last turn; unless the run must stop, call the model and queue its calls."""
+    update = observe(state)
+    view: dict[str, Any] = {**state, **update}
+    contract = TaskContract.model_validate(state["contract"])
+    if stop_condition(view, contract, deps) is not None:
+        return {**update, "decisions": []}  # the verifier stops the run, saying why
+    decided = decide(view, config, deps=deps)  # type: ignore[arg-type]
+    update = combine(update, decided)
+    calls = tool_calls(decided)  # type: ignore[arg-type]
+    if not calls or decided.get("status") in {s.value for s in RunStatus if s.terminal}:
+        return update
+    turn_id = f"t{decided['turn']}"
+    queued = queue_calls(
+        {**view, **decided},  # type: ignore[arg-type]
+        deps,
+        calls,
+        turn_id,
+        f"{run_id_of(config)}:{turn_id}:dispatch",
+        allowed=decided.get("offered"),
+    )
+    return combine(update, queued)
+
+
+def route_turn(state: RunState) -> list[Send] | str:
+    """Queued calls fan out to the executor; a question goes to the user; else the verifier."""
+    pending = state.get("pending") or []
+    if pending and state.get("status") not in {s.value for s in RunStatus if s.terminal}:
+        return [Send("executor", {"request": request}) for request in pending]
+    kinds = {d["kind"] for d in state.get("decisions") or []}
+    if DecisionKind.ASK_USER.value in kinds and state.get("status") == RunStatus.WAITING.value:
+        return "ask_user"
+    return "verify"
