@@ -187,7 +187,19 @@ def config(thread: str = THREAD) -> dict[str, Any]:
 
 
 def db_bytes(directory: Path) -> int:
-    """Bytes of every SQLite file (db, -wal, -shm) under ``directory``."""
+    """Bytes of every SQLite file (db, -wal, -shm) under ``directory``.
+
+    Each database's write-ahead log is checkpointed into it first (``TRUNCATE``), for every
+    framework alike: a WAL file keeps its high-water size (about 4 MB at SQLite's default
+    autocheckpoint) whatever the run wrote, so counting it would measure SQLite's
+    settings, not the data.
+    """
+    for path in directory.glob("*.db"):
+        conn = sqlite3.connect(path)
+        try:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            conn.close()
     return sum(
         p.stat().st_size
         for p in directory.iterdir()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -15,7 +14,7 @@ from state.schema import ExecutorInput, ExecutorOutput, ExecutorState
 __all__ = ["build_executor", "executor"]
 
 
-def executor(deps: ExecutorDeps) -> Callable[[ExecutorInput], dict[str, Any]]:
+def executor(deps: ExecutorDeps) -> partial[dict[str, Any]]:
     """The pipeline as a node for a run graph: one ``Send`` per request reaches it."""
     return partial(executor_node, deps=deps)
 

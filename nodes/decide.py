@@ -88,6 +88,12 @@ def model_failure(
     }
 
 
+def _compact(message: dict[str, Any]) -> dict[str, Any]:
+    """A serialized message without its empty fields (they come back as defaults)."""
+    data = {k: v for k, v in message["data"].items() if v not in (None, "", [], {}, False)}
+    return {"type": message["type"], "data": {"content": "", **data}}
+
+
 def parse_reply(ai: AIMessage, turn_id: str) -> tuple[list[Decision], str | None]:
     """Decisions in ``ai``, or a problem the model must repair."""
     if ai.invalid_tool_calls:
@@ -210,7 +216,7 @@ def decide(
     record = {
         "id": turn_id,
         "turn": turn,
-        "ai": message_to_dict(ai),
+        "ai": _compact(message_to_dict(ai)),
         "calls": {d.tool_call_id: d.call_id for d in decisions if d.call_id},
     }
     waiting = any(d.kind is DecisionKind.ASK_USER for d in decisions)

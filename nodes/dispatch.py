@@ -96,7 +96,8 @@ def queue_calls(
         ]
     waiting = any(needs_approval(r, deps.executor) for r in requests)
     return {
-        "pending": [r.model_dump(mode="json") for r in requests],
+        # defaults left out: the requests are in this turn's checkpoints and Send packets
+        "pending": [r.model_dump(mode="json", exclude_defaults=True) for r in requests],
         "budget": charge(charge_id, tool_calls=len(calls)),
         "status": (RunStatus.WAITING if waiting else RunStatus.RUNNING).value,
     }

@@ -13,9 +13,7 @@ from typing import Any
 
 from nodes.executor.hashing import stable_hash
 
-__all__ = ["MEMORY", "action_signature", "update_progress"]
-
-MEMORY = 128  # signatures and facts remembered; enough to catch loops, O(1) in run length
+__all__ = ["action_signature", "update_progress"]
 
 
 def action_signature(tool: str, arguments: Mapping[str, Any]) -> str:
@@ -38,24 +36,31 @@ def _fact(item: Mapping[str, Any]) -> str:
 def update_progress(
     progress: Mapping[str, Any] | None,
     actions: Iterable[tuple[str, Mapping[str, Any], Mapping[str, Any] | None]],
+    turn: str,
 ) -> dict[str, Any]:
-    """Fold one turn's ``(tool, arguments, result)`` triples into the guard's memory.
+    """One turn's ``(tool, arguments, result)`` triples as an update of the guard's memory.
 
-    Returns the new memory: ``seen`` (action+observation pairs), ``facts`` (evidence
-    fingerprints), ``stale`` (consecutive turns without progress).
+    The update names only what is new — action+observation pairs and evidence facts not
+    remembered — and whether anything was; ``fold_progress`` (the channel's reducer)
+    counts the turns that moved nothing.
     """
-    seen = list((progress or {}).get("seen", []))
-    facts = list((progress or {}).get("facts", []))
-    moved = False
+    seen = set((progress or {}).get("seen", []))
+    facts = set((progress or {}).get("facts", []))
+    new_seen: list[str] = []
+    new_facts: list[str] = []
     for tool, arguments, result in actions:
         pair = f"{action_signature(tool, arguments)}:{_observation_hash(result)}"
         if pair not in seen:
-            seen.append(pair)
-            moved = True
+            seen.add(pair)
+            new_seen.append(pair)
         for item in (result or {}).get("evidence", []):
             fact = _fact(item)
             if fact not in facts:
-                facts.append(fact)
-                moved = True
-    stale = 0 if moved else int((progress or {}).get("stale", 0)) + 1
-    return {"seen": seen[-MEMORY:], "facts": facts[-MEMORY:], "stale": stale}
+                facts.add(fact)
+                new_facts.append(fact)
+    return {
+        "turn": turn,
+        "seen": new_seen,
+        "facts": new_facts,
+        "moved": bool(new_seen or new_facts),
+    }

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from nodes.executor.hashing import stable_hash
 from nodes.loop_guard import update_progress
 from state.contracts import RunStatus
 from state.schema import RunState
@@ -25,7 +26,8 @@ def observe(state: RunState) -> dict[str, Any]:
     ]
     update: dict[str, Any] = {"pending": []}
     if actions:
-        update["progress"] = update_progress(state.get("progress"), actions)
+        turn = stable_hash(sorted(r["call_id"] for r in state.get("pending") or []))[:12]
+        update["progress"] = update_progress(state.get("progress"), actions, turn)
     if state.get("status") == RunStatus.WAITING.value:
         update["status"] = RunStatus.RUNNING.value
     return update

@@ -10,6 +10,7 @@ judge (a finish, an abort) or a stop condition holds — the same predicate it a
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -22,10 +23,10 @@ from nodes.observe import observe
 from nodes.runtime import RunDeps
 from nodes.verify import stop_condition
 from state.contracts import DecisionKind, RunStatus, TaskContract
-from state.reducers import add_budget, dedupe_events
+from state.reducers import add_budget, dedupe_events, fold_progress
 from state.schema import RunState
 
-__all__ = ["combine", "react_turn", "route_turn"]
+__all__ = ["after", "combine", "react_turn", "route_turn"]
 
 
 def combine(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
@@ -38,10 +39,22 @@ def combine(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
+_FOLDS = {"budget": add_budget, "progress": fold_progress}
+
+
+def after(state: Mapping[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
+    """``state`` as it will read once ``update`` is applied (reducer fields folded)."""
+    view = {**state, **update}
+    for key, fold in _FOLDS.items():
+        if key in update:
+            view[key] = fold(state.get(key), update[key])
+    return view
+
+
 def react_turn(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str, Any]:
     """Observe the last turn; unless the run must stop, call the model and queue its calls."""
     update = observe(state)
-    view: dict[str, Any] = {**state, **update}
+    view = after(state, update)
     contract = TaskContract.model_validate(state["contract"])
     if stop_condition(view, contract, deps) is not None:
         return {**update, "decisions": []}  # the verifier stops the run, saying why
@@ -52,7 +65,7 @@ def react_turn(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dic
         return update
     turn_id = f"t{decided['turn']}"
     queued = queue_calls(
-        {**view, **decided},  # type: ignore[arg-type]
+        after(view, decided),  # type: ignore[arg-type]
         deps,
         calls,
         turn_id,

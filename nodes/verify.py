@@ -18,6 +18,7 @@ from langchain_core.runnables import RunnableConfig
 from nodes.budget import exhausted
 from nodes.cancel import cancel_requested
 from nodes.checks import BUILTIN_CHECKS
+from nodes.ledger import full_view
 from nodes.runtime import RunDeps
 from state.contracts import Decision, DecisionKind, RunStatus, TaskContract
 from state.events import EventType, make_event
@@ -46,8 +47,10 @@ def evaluate(
 ) -> tuple[list[str], list[str]]:
     """Success checks on ``view`` -> (passed descriptions, failure reasons).
 
-    With no checks in the contract, a result still needs some evidence behind it.
+    With no checks in the contract, a result still needs some evidence behind it. The
+    checks see the run's whole record (:func:`nodes.ledger.full_view`), not state's window.
     """
+    view = full_view(view, contract.run_id, deps)
     if not contract.success_checks:
         return ([], []) if view.get("evidence") else ([], [_NO_EVIDENCE])
     passed, failed = [], []
@@ -81,9 +84,10 @@ def stop_update(
     output: str | None = None,
 ) -> dict[str, Any]:
     """A terminal update: status, reason, the confirmed partial result and the open items."""
-    _, open_items = evaluate(contract, {**state, "output": output or state.get("output")}, deps)
+    view = full_view(state, contract.run_id, deps)
+    _, open_items = evaluate(contract, {**view, "output": output or state.get("output")}, deps)
     if output is None and status is not RunStatus.COMPLETED:
-        confirmed = _confirmed(state)
+        confirmed = _confirmed(view)
         output = "Confirmed so far:\n" + ("\n".join(f"- {c}" for c in confirmed) or "- nothing")
         if open_items:
             output += "\nOpen:\n" + "\n".join(f"- {o}" for o in open_items)
@@ -114,11 +118,12 @@ def verify(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[st
     update: dict[str, Any] = {}
     for d in decisions:
         if d.kind in (DecisionKind.FINISH, DecisionKind.ANSWER):
-            passed, failed = evaluate(contract, {**state, "output": d.content}, deps)
+            view = full_view(state, contract.run_id, deps)
+            passed, failed = evaluate(contract, {**view, "output": d.content}, deps)
             report = {"turn": turn, "passed": passed, "failed": failed, "accepted": not failed}
             if not failed:
                 done = stop_update(
-                    state, contract, deps, RunStatus.COMPLETED, "verified", output=d.content
+                    view, contract, deps, RunStatus.COMPLETED, "verified", output=d.content
                 )
                 return {**done, "verification": report}
             note = "finish rejected: " + "; ".join(failed)

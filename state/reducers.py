@@ -8,23 +8,33 @@ update: a charge, an event or a piece of evidence seen twice counts once.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 __all__ = [
+    "EVIDENCE_WINDOW",
+    "HISTORY_WINDOW",
+    "PROGRESS_MEMORY",
     "REPLAY_WINDOW",
+    "RESULTS_WINDOW",
     "add_budget",
     "append_window",
+    "budget_batch",
     "dedupe_events",
+    "events_batch",
+    "fold_progress",
+    "history_batch",
     "merge_evidence",
     "merge_results",
+    "progress_batch",
     "replace_plan_if_newer",
+    "results_batch",
     "sticky_status",
 ]
 
 # How many recent charge / event ids a channel remembers to recognise a replay. Replays
 # arrive within a superstep or two, so a bounded window keeps state O(1) in run length.
-REPLAY_WINDOW = 256
+REPLAY_WINDOW = 128
 
 _TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "BUDGET_EXHAUSTED", "PARTIAL"}
 
@@ -37,9 +47,15 @@ def _evidence_items(update: Mapping[str, Any] | Iterable[Mapping[str, Any]] | No
     return list(update)
 
 
+#: Evidence sources kept in state (see :func:`merge_evidence`).
+EVIDENCE_WINDOW = 64
+
+
 def merge_evidence(
     left: Mapping[str, dict[str, Any]] | None,
     right: Mapping[str, dict[str, Any]] | Iterable[Mapping[str, Any]] | None,
+    *,
+    window: int | None = EVIDENCE_WINDOW,
 ) -> dict[str, dict[str, Any]]:
     """Merge evidence as a set keyed by ``source_id``.
 
@@ -63,6 +79,8 @@ def merge_evidence(
                     conflicts.append(value)
             if conflicts != known or (conflicts and not current.get("conflict")):
                 merged[key] = {**current, "conflicts": sorted(conflicts, key=str), "conflict": True}
+    if window is not None and len(merged) > window:
+        merged = dict(list(merged.items())[-window:])
     return merged
 
 
@@ -83,12 +101,25 @@ def add_budget(left: Mapping[str, Any] | None, right: Mapping[str, Any] | None) 
     return {"used": used, "charges": history}
 
 
+#: Results kept in state: enough for the transcript window and a turn's parallel calls.
+#: Every result is also in the execution store, which is what the verifier checks.
+RESULTS_WINDOW = 32
+
+
 def merge_results(
-    left: Mapping[str, dict[str, Any]] | None, right: Mapping[str, dict[str, Any]] | None
+    left: Mapping[str, dict[str, Any]] | None,
+    right: Mapping[str, dict[str, Any]] | None,
+    *,
+    window: int | None = RESULTS_WINDOW,
 ) -> dict[str, dict[str, Any]]:
-    """Merge ToolResults by ``call_id``; a later result for a call (a reconciliation) wins."""
+    """Merge ToolResults by ``call_id``; a later result for a call (a reconciliation) wins.
+
+    Only the newest ``RESULTS_WINDOW`` calls stay, so state is O(1) in run length.
+    """
     merged = dict(left or {})
     merged.update(right or {})
+    if window is not None and len(merged) > window:
+        merged = dict(list(merged.items())[-window:])
     return merged
 
 
@@ -153,3 +184,50 @@ def append_window(
             merged.append(item)
             seen.add(item.get("id"))
     return merged[-HISTORY_WINDOW:]
+
+
+#: Action/observation pairs and evidence facts the loop guard remembers: enough to catch
+#: a loop (which repeats recent actions), O(1) in run length.
+PROGRESS_MEMORY = 64
+
+
+def fold_progress(
+    left: Mapping[str, Any] | None, right: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """Fold one turn's loop-guard observation into the guard's memory.
+
+    An update is ``{"turn": id, "seen": [new pairs], "facts": [new facts], "moved": bool}``;
+    the value keeps the newest pairs and facts and ``stale``, the count of consecutive
+    turns that moved nothing. An update for the turn already folded is a replay.
+    """
+    value = {"turn": None, "seen": [], "facts": [], "stale": 0, **(left or {})}
+    if not right or right.get("turn") == value["turn"]:
+        return value
+    seen = list(value["seen"]) + [p for p in right.get("seen", []) if p not in value["seen"]]
+    facts = list(value["facts"]) + [f for f in right.get("facts", []) if f not in value["facts"]]
+    return {
+        "turn": right.get("turn"),
+        "seen": seen[-PROGRESS_MEMORY:],
+        "facts": facts[-PROGRESS_MEMORY:],
+        "stale": 0 if right.get("moved") else int(value["stale"]) + 1,
+    }
+
+
+def _batched(reducer: Callable[[Any, Any], Any], name: str) -> Callable[[Any, Sequence[Any]], Any]:
+    def batch(value: Any, updates: Sequence[Any]) -> Any:
+        for update in updates:
+            value = reducer(value, update)
+        return value
+
+    batch.__name__ = batch.__qualname__ = name
+    batch.__doc__ = f"``{reducer.__name__}`` over a batch of updates (a DeltaChannel reducer)."
+    return batch
+
+
+# Batch forms for LangGraph's DeltaChannel, which folds a list of writes per call. Each
+# reducer above is a left fold, so batching them cannot change the result.
+results_batch = _batched(merge_results, "results_batch")
+budget_batch = _batched(add_budget, "budget_batch")
+events_batch = _batched(dedupe_events, "events_batch")
+history_batch = _batched(append_window, "history_batch")
+progress_batch = _batched(fold_progress, "progress_batch")

@@ -3,32 +3,55 @@
 Everything in state is JSON-like (dicts of ``model_dump(mode="json")``) so a checkpoint
 written by one process is readable by any other. Bulky outputs live in the execution
 store as artifacts; state keeps refs, so a step costs the same at step 1,000 as at 10.
+
+Every channel is bounded (windows of recent results, turns, event and charge ids), and the
+ones written every step are LangGraph ``DeltaChannel``s: a checkpoint stores only the
+step's update (plus a full snapshot every ``SNAPSHOT_EVERY`` updates), not the whole
+window again, so checkpoints stay small and their size does not grow with the run.
+``DeltaChannel`` is beta in LangGraph 1.2; the version is pinned in requirements.lock.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any, TypedDict
 
+from langgraph.channels.delta import DeltaChannel
+
 from state.reducers import (
-    add_budget,
     append_window,
-    dedupe_events,
+    budget_batch,
+    events_batch,
+    history_batch,
     merge_evidence,
-    merge_results,
+    progress_batch,
     replace_plan_if_newer,
+    results_batch,
     sticky_status,
 )
 
-__all__ = ["ExecutorInput", "ExecutorOutput", "ExecutorState", "RunState", "SharedFields"]
+#: Updates of a delta channel between two full snapshots of it: bounds how many writes a
+#: reader replays to rebuild the channel (a resume from another process, ``get_state``).
+SNAPSHOT_EVERY = 32
+
+__all__ = [
+    "SNAPSHOT_EVERY",
+    "ExecutorInput",
+    "ExecutorOutput",
+    "ExecutorState",
+    "RunState",
+    "SharedFields",
+]
 
 
 class SharedFields(TypedDict, total=False):
     """The fields every graph shares and the executor writes back (reducers merge them)."""
 
-    results: Annotated[dict[str, dict[str, Any]], merge_results]
+    results: Annotated[
+        dict[str, dict[str, Any]], DeltaChannel(results_batch, snapshot_frequency=SNAPSHOT_EVERY)
+    ]
     evidence: Annotated[dict[str, dict[str, Any]], merge_evidence]
-    budget: Annotated[dict[str, Any], add_budget]
-    events: Annotated[dict[str, Any], dedupe_events]
+    budget: Annotated[dict[str, Any], DeltaChannel(budget_batch, snapshot_frequency=SNAPSHOT_EVERY)]
+    events: Annotated[dict[str, Any], DeltaChannel(events_batch, snapshot_frequency=SNAPSHOT_EVERY)]
 
 
 class RunState(SharedFields, total=False):
@@ -52,9 +75,13 @@ class RunState(SharedFields, total=False):
     turn: int
     decisions: list[dict[str, Any]]
     pending: list[dict[str, Any]]
-    history: Annotated[list[dict[str, Any]], append_window]
+    history: Annotated[
+        list[dict[str, Any]], DeltaChannel(history_batch, snapshot_frequency=SNAPSHOT_EVERY)
+    ]
     feedback: Annotated[list[dict[str, Any]], append_window]
-    progress: dict[str, Any]
+    progress: Annotated[
+        dict[str, Any], DeltaChannel(progress_batch, snapshot_frequency=SNAPSHOT_EVERY)
+    ]
     phase: str
     cursor: int
     verification: dict[str, Any] | None

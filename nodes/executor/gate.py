@@ -119,20 +119,11 @@ def ask_person(
     shows a waiting approval; after the answer the caller re-derives the same events.
     """
     assert gate.approval is not None
-    asked_event = call_event(
-        request,
-        EventType.APPROVAL_REQUESTED,
-        seq=round_,
-        payload=gate.approval.model_dump(mode="json"),
-    )
-    # The node re-runs on resume: what the person was shown is the request logged before
-    # the pause, not one re-derived now (the tool or its arguments may have changed since).
-    earlier = _logged(deps, request, asked_event.event_id)
-    if earlier is None:
-        deps.store.append_events([*gate.events, asked_event])
-    else:
-        asked_event = earlier
-    asked = ApprovalRequest.model_validate(asked_event.payload)
+    asked = _asked(deps, request, round_)
+    if asked is None:  # the first time here: log what the person is shown, then pause
+        asked = gate.approval
+        deps.store.append_events([*gate.events, _asked_event(request, round_, asked)])
+    asked_event = _asked_event(request, round_, asked)
     decision = parse_decision(interrupt(asked.model_dump(mode="json")))
     answered = call_event(
         request,
@@ -162,14 +153,30 @@ def ask_person(
     return Gate(events, prepared=_prepared(current, approved_by=decision.approver))
 
 
-def _logged(deps: ExecutorDeps, request: ToolExecutionRequest, event_id: str) -> Event | None:
+def _asked_event(request: ToolExecutionRequest, round_: int, asked: ApprovalRequest) -> Event:
+    return call_event(
+        request, EventType.APPROVAL_REQUESTED, seq=round_, payload=asked.model_dump(mode="json")
+    )
+
+
+def _asked(
+    deps: ExecutorDeps, request: ToolExecutionRequest, round_: int
+) -> ApprovalRequest | None:
+    """The approval request logged before an earlier pause of this call and round, if any.
+
+    The node re-runs on resume: what the person was shown is this logged request, not one
+    derived again now (the tool, its arguments or their target may have changed since).
+    """
+    event_id = call_event(request, EventType.APPROVAL_REQUESTED, seq=round_).event_id
     for event in deps.store.events(request.run_id, call_id=request.call_id):
-        if event.event_id == event_id:
-            return event
+        if event.event_id == event_id and event.payload:
+            return ApprovalRequest.model_validate(event.payload)
     return None
 
 
-def gate_call(request: ToolExecutionRequest, deps: ExecutorDeps) -> tuple[ToolExecutionRequest, Gate]:
+def gate_call(
+    request: ToolExecutionRequest, deps: ExecutorDeps
+) -> tuple[ToolExecutionRequest, Gate]:
     """Authorize ``request``, asking a person when the policy says so; an edit starts over.
 
     Returns the request that will run (an edited one after an edit) and the final gate.
@@ -179,6 +186,12 @@ def gate_call(request: ToolExecutionRequest, deps: ExecutorDeps) -> tuple[ToolEx
     while True:
         gate = authorize_call(request, deps, round_)
         gate.events = [*events, *gate.events]
+        if gate.failure is not None:
+            # Refused now, but a person was already asked about this call: their answer
+            # decides (a rejection stays a rejection; an approval is reported stale).
+            asked = _asked(deps, request, round_)
+            if asked is not None:
+                gate = Gate(gate.events, approval=asked)
         if gate.approval is None:
             return request, gate
         answer = ask_person(request, gate, deps, round_)

@@ -81,6 +81,10 @@ class ExecutionStore(Protocol):
         """Records started but not committed (to reconcile after a crash)."""
         ...
 
+    def committed(self, run_id: str) -> list[ExecutionRecord]:
+        """A run's committed records, oldest first: every result the run's state let go of."""
+        ...
+
     def commit(
         self,
         key: str,

@@ -283,6 +283,17 @@ class PostgresExecutionStore:
             lambda cur: [_record(row) for row in cur.execute(sql, params).fetchall()],
         )
 
+    def committed(self, run_id: str) -> list[ExecutionRecord]:
+        """A run's committed records, oldest first."""
+        sql = (
+            f"SELECT {_RECORD_COLUMNS} FROM execgraph_executions"
+            " WHERE state = 'committed' AND run_id = %s ORDER BY created_at, idempotency_key"
+        )
+        return self._tx(
+            "list committed records",
+            lambda cur: [_record(row) for row in cur.execute(sql, (run_id,)).fetchall()],
+        )
+
     def commit(
         self,
         key: str,

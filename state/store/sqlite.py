@@ -298,6 +298,17 @@ class SqliteExecutionStore:
             lambda conn: [_record(row) for row in conn.execute(sql, params).fetchall()],
         )
 
+    def committed(self, run_id: str) -> list[ExecutionRecord]:
+        """A run's committed records, oldest first."""
+        sql = (
+            f"SELECT {_RECORD_COLUMNS} FROM executions WHERE state = 'committed' AND run_id = ?"
+            " ORDER BY created_at, rowid"
+        )
+        return self._read(
+            "list committed records",
+            lambda conn: [_record(row) for row in conn.execute(sql, (run_id,)).fetchall()],
+        )
+
     def commit(
         self,
         key: str,

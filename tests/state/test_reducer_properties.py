@@ -12,10 +12,16 @@ from hypothesis import strategies as st
 
 from state.reducers import (
     add_budget,
+    budget_batch,
     dedupe_events,
+    events_batch,
+    fold_progress,
+    history_batch,
     merge_evidence,
     merge_results,
+    progress_batch,
     replace_plan_if_newer,
+    results_batch,
     sticky_status,
 )
 from tests.state.reducer_helpers import NON_TERMINAL, TERMINAL, ev, plan, result
@@ -295,3 +301,52 @@ class TestStatusAndPlanProperties:
             current = replace_plan_if_newer(current, p)
             assert p == before
         assert current == plan(max(versions), f"step{max(versions)}")
+
+
+progress_update = st.builds(
+    lambda turn, seen, facts, moved: {"turn": turn, "seen": seen, "facts": facts, "moved": moved},
+    st.sampled_from("abcdef"),
+    st.lists(st.sampled_from(["p1", "p2", "p3"]), max_size=2),
+    st.lists(st.sampled_from(["f1", "f2"]), max_size=1),
+    st.booleans(),
+)
+turn_record = st.builds(lambda i: {"id": f"t{i}", "turn": i}, st.integers(0, 30))
+
+
+class TestBatchForms:
+    """LangGraph's DeltaChannel may replay a channel's writes in bigger batches than they
+    were written in: each batch form must give the same value however they are cut."""
+
+    @PROPS
+    @given(
+        st.sampled_from(["results", "budget", "events", "history", "progress"]),
+        st.data(),
+        st.lists(st.integers(0, 40), max_size=3),
+    )
+    def test_batching_does_not_change_the_value(self, channel, data, cuts) -> None:
+        batch, update = {
+            "results": (results_batch, results_update),
+            "budget": (
+                budget_batch,
+                st.builds(
+                    lambda c, n: {"used": {"tool_calls": n}, "charges": [c]}, ids, small_ints
+                ),
+            ),
+            "events": (events_batch, event_ids),
+            "history": (history_batch, st.lists(turn_record, max_size=3)),
+            "progress": (progress_batch, progress_update),
+        }[channel]
+        updates = data.draw(st.lists(update, max_size=12))
+        whole = batch(None, updates)
+        value = None
+        for chunk in _split(updates, cuts):
+            value = batch(value, chunk)
+        assert value == whole
+
+    @PROPS
+    @given(st.lists(progress_update, max_size=10))
+    def test_progress_batch_is_the_left_fold(self, updates) -> None:
+        value = None
+        for update in updates:
+            value = fold_progress(value, update)
+        assert progress_batch(None, updates) == (value if updates else None)

@@ -13,35 +13,56 @@ from typing import Any
 
 import pytest
 from langchain_core.runnables import RunnableConfig
+from langgraph.channels.delta import DeltaChannel
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import InvalidUpdateError
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 
 from state.reducers import (
-    add_budget,
-    dedupe_events,
+    budget_batch,
+    events_batch,
+    history_batch,
     merge_evidence,
-    merge_results,
+    progress_batch,
     replace_plan_if_newer,
+    results_batch,
     sticky_status,
 )
-from state.schema import ExecutorInput, ExecutorOutput, ExecutorState, RunState, SharedFields
+from state.schema import (
+    SNAPSHOT_EVERY,
+    ExecutorInput,
+    ExecutorOutput,
+    ExecutorState,
+    RunState,
+    SharedFields,
+)
 
 SHARED = {
-    "results": merge_results,
+    "results": results_batch,
     "evidence": merge_evidence,
-    "budget": add_budget,
-    "events": dedupe_events,
+    "budget": budget_batch,
+    "events": events_batch,
 }
 
 
 def _reducers(schema: type) -> dict[str, Any]:
-    """Field name -> reducer (the first callable ``Annotated`` metadata), or None."""
+    """Field name -> reducer (a callable or a DeltaChannel's reducer in metadata), or None."""
     out: dict[str, Any] = {}
     for name, hint in typing.get_type_hints(schema, include_extras=True).items():
         meta = getattr(hint, "__metadata__", ())
-        out[name] = next((m for m in meta if callable(m)), None)
+        delta = next((m for m in meta if isinstance(m, DeltaChannel)), None)
+        out[name] = delta.reducer if delta else next((m for m in meta if callable(m)), None)
+    return out
+
+
+def _deltas(schema: type) -> dict[str, int]:
+    """Field name -> snapshot frequency, for the fields kept in DeltaChannels."""
+    out: dict[str, int] = {}
+    for name, hint in typing.get_type_hints(schema, include_extras=True).items():
+        for meta in getattr(hint, "__metadata__", ()):
+            if isinstance(meta, DeltaChannel):
+                out[name] = meta.snapshot_frequency
     return out
 
 
@@ -57,6 +78,8 @@ def test_run_state_adds_status_and_plan_reducers() -> None:
     assert {k: reducers[k] for k in SHARED} == SHARED
     assert reducers["status"] is sticky_status
     assert reducers["plan"] is replace_plan_if_newer
+    assert reducers["history"] is history_batch
+    assert reducers["progress"] is progress_batch
     # Plain last-write fields stay plain.
     for name in ("task", "contract", "output", "error"):
         assert reducers[name] is None
@@ -67,6 +90,12 @@ def test_executor_output_is_reducer_fields_only() -> None:
     assert _reducers(ExecutorOutput) == SHARED
     assert set(typing.get_type_hints(ExecutorInput)) == {"request"}
     assert set(typing.get_type_hints(ExecutorState)) >= {"request", *SHARED}
+
+
+def test_channels_written_every_step_are_delta_channels() -> None:
+    # A checkpoint stores their update, not their whole window again.
+    every = {"results", "budget", "events", "history", "progress"}
+    assert _deltas(RunState) == dict.fromkeys(every, SNAPSHOT_EVERY)
 
 
 # --------------------------------------------------------------------------- fan-out

@@ -157,6 +157,25 @@ def test_pending_survives_reopen_and_filters_by_run(
     assert all(r.state == "started" for r in after_crash.pending())
 
 
+def test_committed_lists_a_runs_committed_records_oldest_first(
+    store: ExecutionStore, open_new: Opener
+) -> None:
+    reserve(store, "k1", run_id="run-1")
+    reserve(store, "k2", run_id="run-2")
+    reserve(store, "k3", run_id="run-1")
+    reserve(store, "k4", run_id="run-1")
+    store.commit("k4", {"v": 4})
+    store.commit("k1", {"v": 1})
+    store.commit("k2", {"v": 2})
+    store.close()
+
+    reopened = open_new()
+    records = reopened.committed("run-1")
+    assert [(r.idempotency_key, r.result) for r in records] == [("k1", {"v": 1}), ("k4", {"v": 4})]
+    assert [r.idempotency_key for r in reopened.committed("run-2")] == ["k2"]
+    assert reopened.committed("run-x") == []
+
+
 def test_restart_bumps_attempt_and_is_idempotent(store: ExecutionStore) -> None:
     reserve(store)
     restarted = store.restart("k1", "att-2")

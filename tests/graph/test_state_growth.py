@@ -1,0 +1,143 @@
+"""State stays O(1) in run length, on real SQLite checkpoints.
+
+A ReAct step is two supersteps (two checkpoints); the channels written every step are
+DeltaChannels, so a checkpoint holds the step's update rather than every window again;
+the windows are bounded; and what state let go of is still seen by the verifier (from the
+execution store) and rebuilt exactly by a new process.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import AIMessage
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.types import Command
+
+from graph import build_graph
+from nodes.models import ScriptedChatModel
+from state.reducers import HISTORY_WINDOW, PROGRESS_MEMORY, REPLAY_WINDOW, RESULTS_WINDOW
+from tools import tool_spec
+
+
+@tool_spec(effect="read")
+def noop(i: int) -> str:
+    """Do nothing and say ok."""
+    return "ok"
+
+
+@tool_spec(effect="read")
+def marker() -> str:
+    """Leave a mark the success check looks for."""
+    return "marked"
+
+
+@tool_spec(effect="irreversible")
+def publish(doc: str) -> str:
+    """Publish (needs approval)."""
+    return "published"
+
+
+def _call(name: str, args: dict[str, Any], call_id: str) -> AIMessage:
+    return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": call_id}])
+
+
+def _steps(n: int, *, last: AIMessage | None = None) -> list[AIMessage]:
+    replies = [_call("noop", {"i": k}, f"c{k}") for k in range(n)]
+    return [*replies, last or _call("finish", {"output": "done"}, "fin")]
+
+
+def _app(tmp_path: Path, replies: list[Any]) -> tuple[Any, sqlite3.Connection]:
+    conn = sqlite3.connect(tmp_path / "checkpoints.db", check_same_thread=False)
+    app = build_graph(
+        "react",
+        model=ScriptedChatModel(replies),
+        tools=[noop, marker, publish],
+        checkpointer=SqliteSaver(conn),
+        home=tmp_path,
+        loop_threshold=10**6,
+    )
+    return app, conn
+
+
+def _task(n: int, target: str = "noop") -> dict[str, Any]:
+    checks = [{"kind": "tool_succeeded", "target": target}]
+    budgets = {"model_calls": n + 5, "tool_calls": n + 5}
+    return {"task": {"goal": "go", "success_checks": checks, "budgets": budgets}}
+
+
+def _cfg() -> dict[str, Any]:
+    return {"configurable": {"thread_id": "growth"}}
+
+
+def _blob_sizes(conn: sqlite3.Connection) -> list[int]:
+    rows = conn.execute("SELECT length(checkpoint) FROM checkpoints WHERE checkpoint_ns = ''")
+    return [int(r[0]) for r in rows.fetchall()]
+
+
+def test_a_react_step_is_two_checkpoints(tmp_path: Path) -> None:
+    counts = []
+    for n in (10, 30):
+        (tmp_path / str(n)).mkdir()
+        app, conn = _app(tmp_path / str(n), _steps(n))
+        assert app.invoke(_task(n), _cfg(), durability="sync")["status"] == "COMPLETED"
+        counts.append(conn.execute("SELECT count(*) FROM checkpoints").fetchone()[0])
+    assert counts[1] - counts[0] == 2 * 20
+
+
+def test_checkpoints_do_not_grow_with_the_run(tmp_path: Path) -> None:
+    app, conn = _app(tmp_path, _steps(120))
+    out = app.invoke(_task(120), _cfg(), durability="sync")
+    assert out["status"] == "COMPLETED"
+    sizes = _blob_sizes(conn)  # two per step, in order (rowid)
+    middle, end = sizes[80:160], sizes[160:240]  # steps 40-80 and 80-120: windows full
+    assert max(end) <= max(middle) * 1.05
+    assert sum(end) <= sum(middle) * 1.05
+    # a typical checkpoint holds no window at all; a full snapshot comes every SNAPSHOT_EVERY
+    assert sorted(end)[len(end) // 2] < 4_000
+
+
+def test_state_windows_are_bounded(tmp_path: Path) -> None:
+    n = 3 * REPLAY_WINDOW // 2
+    app, _ = _app(tmp_path, _steps(n))
+    out = app.invoke(_task(n), _cfg(), durability="sync")
+    assert out["status"] == "COMPLETED"
+    assert len(out["results"]) == RESULTS_WINDOW
+    assert len(out["history"]) == HISTORY_WINDOW
+    assert len(out["events"]["recent"]) == REPLAY_WINDOW
+    assert out["events"]["count"] > REPLAY_WINDOW  # the count is not windowed
+    assert len(out["budget"]["charges"]) == REPLAY_WINDOW
+    assert out["budget"]["used"]["tool_calls"] == n  # nor are the sums
+    assert len(out["progress"]["seen"]) == PROGRESS_MEMORY
+
+
+def test_the_verifier_sees_results_state_let_go_of(tmp_path: Path) -> None:
+    n = RESULTS_WINDOW + 8
+    replies = [_call("marker", {}, "m0"), *_steps(n)]
+    app, _ = _app(tmp_path, replies)
+    out = app.invoke(_task(n + 1, target="marker"), _cfg(), durability="sync")
+    assert "t1.c0" not in out["results"]  # the marker call left state's window ...
+    assert out["status"] == "COMPLETED", out.get("error")  # ... and still counts
+
+
+def test_a_new_process_rebuilds_the_delta_channels_exactly(tmp_path: Path) -> None:
+    n = 70  # past two snapshots of every delta channel
+    pause = _call("publish", {"doc": "r.md"}, "pub")
+    app, conn = _app(tmp_path, _steps(n, last=pause))
+    out = app.invoke(_task(n + 1), _cfg(), durability="sync")
+    assert out["status"] == "WAITING"
+    before = app.get_state(_cfg()).values
+    conn.close()
+
+    # a new connection and a new graph, as a new process would open them
+    again, _ = _app(tmp_path, [_call("finish", {"output": "done"}, "fin")])
+    snapshot = again.get_state(_cfg())
+    for key in ("results", "history", "budget", "events", "progress"):
+        assert snapshot.values[key] == before[key], key
+    [asked] = snapshot.interrupts
+    done = again.invoke(Command(resume={asked.id: {"action": "approve"}}), _cfg())
+    assert done["status"] == "COMPLETED"
+    assert done["budget"]["used"]["tool_calls"] == n + 1
+    assert done["results"][f"t{n + 1}.c0"]["data"] == "published"
