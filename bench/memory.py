@@ -22,7 +22,7 @@ SMALL = 10
 
 def peak_bytes(bench: Bench, framework: str, n: int) -> int:
     """Peak traced bytes while ``framework`` runs ``n`` steps."""
-    model = ScriptedChatModel(scripted_replies(framework, n))
+    model = ScriptedChatModel(scripted_replies(framework, n), keep_calls=1)
     app = build_app(framework, model, bench.fresh_dir(f"mem-{framework}-{n}"))
     gc.collect()
     tracemalloc.start()

@@ -232,7 +232,7 @@ class RunRecord:
 def run_steps(framework: str, n: int, directory: Path, *, pause: bool = False) -> RunRecord:
     """Run the N-step workload once; time from ``invoke`` to a durable end (or pause)."""
     stamps: list[float] = []
-    model = ScriptedChatModel(scripted_replies(framework, n, stamps, pause=pause))
+    model = ScriptedChatModel(scripted_replies(framework, n, stamps, pause=pause), keep_calls=1)
     app = build_app(framework, model, directory)
     start = time.perf_counter()
     out = app.invoke(first_input(framework, n), config(), **durability(framework))

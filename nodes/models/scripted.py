@@ -162,7 +162,8 @@ class ScriptedChatModel(BaseChatModel):
 
     Attributes:
         calls: the input messages of every call, in call order (an extra, failing call is
-            recorded too, so its input can be inspected).
+            recorded too, so its input can be inspected); the last ``keep_calls`` only
+            when that is set.
         tools_offered: for each call, the names of the tools bound to it.
     """
 
@@ -172,6 +173,9 @@ class ScriptedChatModel(BaseChatModel):
     """The script, normalized at construction (callables stay callables)."""
     model_name: str = "scripted"
     cache: bool | None = False  # a cache hit would silently skip a scripted turn
+    keep_calls: int | None = None
+    """How many recent calls' inputs :attr:`calls` keeps (None: all). A long replay or a
+    benchmark keeps a few, so the model's own record does not grow with the run."""
 
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
     _cursor: int = PrivateAttr(default=0)
@@ -296,6 +300,9 @@ class ScriptedChatModel(BaseChatModel):
             self._cursor += 1
             self._calls.append(list(messages))
             self._tools_offered.append(_tool_names(tools))
+            if self.keep_calls is not None:
+                del self._calls[: -self.keep_calls or len(self._calls)]
+                del self._tools_offered[: -self.keep_calls or len(self._tools_offered)]
         if index >= len(self.replies):
             raise ScriptExhausted(
                 f"ScriptedChatModel got call #{index + 1} but only {len(self.replies)} "

@@ -81,8 +81,13 @@ class ExecutionStore(Protocol):
         """Records started but not committed (to reconcile after a crash)."""
         ...
 
-    def committed(self, run_id: str) -> list[ExecutionRecord]:
-        """A run's committed records, oldest first: every result the run's state let go of."""
+    def committed(
+        self, run_id: str, *, offset: int = 0, limit: int | None = None
+    ) -> list[ExecutionRecord]:
+        """A run's committed records, oldest first (a page of them with ``offset``/``limit``).
+
+        Every result a run's state has let go of is here; readers page through a long run.
+        """
         ...
 
     def commit(

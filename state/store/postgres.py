@@ -283,15 +283,19 @@ class PostgresExecutionStore:
             lambda cur: [_record(row) for row in cur.execute(sql, params).fetchall()],
         )
 
-    def committed(self, run_id: str) -> list[ExecutionRecord]:
-        """A run's committed records, oldest first."""
+    def committed(
+        self, run_id: str, *, offset: int = 0, limit: int | None = None
+    ) -> list[ExecutionRecord]:
+        """A run's committed records, oldest first (a page of them with ``offset``/``limit``)."""
         sql = (
             f"SELECT {_RECORD_COLUMNS} FROM execgraph_executions"
-            " WHERE state = 'committed' AND run_id = %s ORDER BY created_at, idempotency_key"
+            " WHERE state = 'committed' AND run_id = %s"
+            " ORDER BY created_at, idempotency_key LIMIT %s OFFSET %s"
         )
+        params = (run_id, limit, offset)
         return self._tx(
             "list committed records",
-            lambda cur: [_record(row) for row in cur.execute(sql, (run_id,)).fetchall()],
+            lambda cur: [_record(row) for row in cur.execute(sql, params).fetchall()],
         )
 
     def commit(

@@ -298,15 +298,18 @@ class SqliteExecutionStore:
             lambda conn: [_record(row) for row in conn.execute(sql, params).fetchall()],
         )
 
-    def committed(self, run_id: str) -> list[ExecutionRecord]:
-        """A run's committed records, oldest first."""
+    def committed(
+        self, run_id: str, *, offset: int = 0, limit: int | None = None
+    ) -> list[ExecutionRecord]:
+        """A run's committed records, oldest first (a page of them with ``offset``/``limit``)."""
         sql = (
             f"SELECT {_RECORD_COLUMNS} FROM executions WHERE state = 'committed' AND run_id = ?"
-            " ORDER BY created_at, rowid"
+            " ORDER BY created_at, rowid LIMIT ? OFFSET ?"
         )
+        params = (run_id, -1 if limit is None else limit, offset)
         return self._read(
             "list committed records",
-            lambda conn: [_record(row) for row in conn.execute(sql, (run_id,)).fetchall()],
+            lambda conn: [_record(row) for row in conn.execute(sql, params).fetchall()],
         )
 
     def commit(

@@ -281,3 +281,14 @@ def test_bad_script_entries_are_rejected_at_construction() -> None:
         ScriptedChatModel(["fine", 42])  # type: ignore[list-item]
     with pytest.raises(TypeError, match="human"):
         ScriptedChatModel([HumanMessage("not a reply")])  # type: ignore[list-item]
+
+
+def test_keep_calls_bounds_the_recorded_inputs_to_the_newest() -> None:
+    model = ScriptedChatModel([AIMessage(f"r{i}") for i in range(5)], keep_calls=2)
+    for i in range(5):
+        model.invoke(f"q{i}")
+    assert [call[0].content for call in model.calls] == ["q3", "q4"]
+    assert len(model.tools_offered) == 2 and model.remaining == 0
+    silent = ScriptedChatModel([AIMessage("r")], keep_calls=0)
+    silent.invoke("q")
+    assert silent.calls == [] and silent.remaining == 0

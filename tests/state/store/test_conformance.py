@@ -176,6 +176,19 @@ def test_committed_lists_a_runs_committed_records_oldest_first(
     assert reopened.committed("run-x") == []
 
 
+def test_committed_pages_through_a_long_run(store: ExecutionStore) -> None:
+    for i in range(7):
+        reserve(store, f"k{i}", run_id="run-1")
+        store.commit(f"k{i}", {"v": i})
+    pages = [store.committed("run-1", offset=o, limit=3) for o in (0, 3, 6, 9)]
+    assert [[r.result for r in page] for page in pages] == [
+        [{"v": 0}, {"v": 1}, {"v": 2}],
+        [{"v": 3}, {"v": 4}, {"v": 5}],
+        [{"v": 6}],
+        [],
+    ]
+
+
 def test_restart_bumps_attempt_and_is_idempotent(store: ExecutionStore) -> None:
     reserve(store)
     restarted = store.restart("k1", "att-2")
