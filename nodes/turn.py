@@ -51,18 +51,32 @@ def after(state: Mapping[str, Any], update: Mapping[str, Any]) -> dict[str, Any]
     return view
 
 
+_PLAIN = ("status", "offered", "decisions", "pending", "phase")
+
+
+def _changed(state: Mapping[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    """``update`` without plain fields that would write the value they already hold.
+
+    Every key a node returns is a write row and a new channel version in the checkpoint,
+    even when nothing changed; most turns leave the status and the offered tools alone.
+    """
+    return {
+        k: v for k, v in update.items() if not (k in _PLAIN and k in state and state[k] == v)
+    }
+
+
 def react_turn(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str, Any]:
     """Observe the last turn; unless the run must stop, call the model and queue its calls."""
     update = observe(state)
     view = after(state, update)
     contract = TaskContract.model_validate(state["contract"])
     if stop_condition(view, contract, deps) is not None:
-        return {**update, "decisions": []}  # the verifier stops the run, saying why
+        return _changed(state, {**update, "decisions": []})  # the verifier stops the run
     decided = decide(view, config, deps=deps)  # type: ignore[arg-type]
     update = combine(update, decided)
     calls = tool_calls(decided)  # type: ignore[arg-type]
     if not calls or decided.get("status") in {s.value for s in RunStatus if s.terminal}:
-        return update
+        return _changed(state, update)
     turn_id = f"t{decided['turn']}"
     queued = queue_calls(
         after(view, decided),  # type: ignore[arg-type]
@@ -72,7 +86,7 @@ def react_turn(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dic
         f"{run_id_of(config)}:{turn_id}:dispatch",
         allowed=decided.get("offered"),
     )
-    return combine(update, queued)
+    return _changed(state, combine(update, queued))
 
 
 def route_turn(state: RunState) -> list[Send] | str:

@@ -101,11 +101,13 @@ def _context(
 
 
 def _returned(result: ToolResult, event_ids: list[str]) -> dict[str, Any]:
-    return {
+    update: dict[str, Any] = {
         "results": {result.call_id: result.model_dump(mode="json")},
-        "evidence": {e.source_id: e.model_dump(mode="json") for e in result.evidence},
         "events": {"recent": event_ids},
     }
+    if result.evidence:  # an empty update would still be a checkpoint write
+        update["evidence"] = {e.source_id: e.model_dump(mode="json") for e in result.evidence}
+    return update
 
 
 def execute(request: ToolExecutionRequest, gate: Gate, deps: ExecutorDeps) -> dict[str, Any]:

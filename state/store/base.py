@@ -15,7 +15,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from state.events import Event
 
-__all__ = ["ExecutionRecord", "ExecutionStore", "RecordState", "Reservation"]
+__all__ = ["ExecutionRecord", "ExecutionStore", "OutcomeCount", "RecordState", "Reservation"]
 
 RecordState = Literal["started", "committed"]
 
@@ -49,6 +49,16 @@ class Reservation:
 
     record: ExecutionRecord
     fresh: bool
+
+
+@dataclass(frozen=True)
+class OutcomeCount:
+    """How many of a run's committed calls of ``tool`` ended with this outcome and status."""
+
+    tool: str
+    outcome: str
+    status: str
+    count: int
 
 
 @runtime_checkable
@@ -87,6 +97,18 @@ class ExecutionStore(Protocol):
         """A run's committed records, oldest first (a page of them with ``offset``/``limit``).
 
         Every result a run's state has let go of is here; readers page through a long run.
+        """
+        ...
+
+    def outcomes(self, run_id: str) -> list[OutcomeCount]:
+        """A run's committed calls counted per tool, outcome and status (in the database)."""
+        ...
+
+    def evidence(self, run_id: str) -> list[dict[str, Any]]:
+        """The evidence items of a run's committed results, oldest first.
+
+        Only records that carry evidence are read, so a verdict over a long run of calls
+        without evidence costs one aggregate query, not one row per call.
         """
         ...
 

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from state.errors import StoreError
 from state.events import Event
-from state.store.base import ExecutionRecord, Reservation
+from state.store.base import ExecutionRecord, OutcomeCount, Reservation
 from state.store.sqlite import (
     _RECORD_COLUMNS,
     _event_row,
@@ -39,7 +39,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 __all__ = ["SCHEMA_VERSION", "PostgresExecutionStore"]
 
 #: Layout version kept in ``execgraph_schema``; bump it and add a step to migrate.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _T = TypeVar("_T")
 _Cursor = psycopg.Cursor[tuple[Any, ...]]
@@ -99,6 +99,9 @@ CREATE TABLE IF NOT EXISTS execgraph_approval_tokens (
     used_at DOUBLE PRECISION NOT NULL
 )
 """
+
+# v2: events by type, so "was this run cancelled?" does not scan the run's whole log.
+_SCHEMA_V2 = "CREATE INDEX IF NOT EXISTS execgraph_events_type ON execgraph_events (run_id, type)"
 
 
 class _Held(Exception):
@@ -175,6 +178,9 @@ class PostgresExecutionStore:
             for statement in _SCHEMA_V1.split(";"):
                 if statement.strip():
                     cur.execute(statement)
+        if current < 2:
+            cur.execute(_SCHEMA_V2)
+        if current < SCHEMA_VERSION:
             cur.execute("DELETE FROM execgraph_schema")
             cur.execute("INSERT INTO execgraph_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
 
@@ -297,6 +303,28 @@ class PostgresExecutionStore:
             "list committed records",
             lambda cur: [_record(row) for row in cur.execute(sql, params).fetchall()],
         )
+
+    def outcomes(self, run_id: str) -> list[OutcomeCount]:
+        """A run's committed calls counted per tool, outcome and status."""
+        sql = (
+            "SELECT result::jsonb->>'tool_name', result::jsonb->>'outcome',"
+            " result::jsonb->>'status', count(*) FROM execgraph_executions"
+            " WHERE state = 'committed' AND run_id = %s GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
+        )
+        rows = self._tx("count outcomes", lambda cur: cur.execute(sql, (run_id,)).fetchall())
+        return [OutcomeCount(t or "", o or "", s or "", int(n)) for t, o, s, n in rows]
+
+    def evidence(self, run_id: str) -> list[dict[str, Any]]:
+        """The evidence items of a run's committed results, oldest first."""
+        sql = (
+            "SELECT result::jsonb->'evidence' FROM execgraph_executions"
+            " WHERE state = 'committed' AND run_id = %s"
+            " AND CASE WHEN jsonb_typeof(result::jsonb->'evidence') = 'array'"
+            " THEN jsonb_array_length(result::jsonb->'evidence') ELSE 0 END > 0"
+            " ORDER BY created_at, idempotency_key"
+        )
+        rows = self._tx("read evidence", lambda cur: cur.execute(sql, (run_id,)).fetchall())
+        return [item for (items,) in rows for item in items]
 
     def commit(
         self,

@@ -23,12 +23,12 @@ from typing import Any, TypeVar
 
 from state.errors import LockTimeout, StoreError
 from state.events import Event
-from state.store.base import ExecutionRecord, Reservation
+from state.store.base import ExecutionRecord, OutcomeCount, Reservation
 
 __all__ = ["SCHEMA_VERSION", "SqliteExecutionStore"]
 
 #: Layout version kept in ``PRAGMA user_version``; bump it and add a step to migrate.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _BUSY_TIMEOUT_MS = 30_000
 _LOCK_POLL_S = (0.005, 0.1)  # first and longest pause between lock attempts
@@ -82,6 +82,9 @@ CREATE TABLE IF NOT EXISTS approval_tokens (
     used_at REAL NOT NULL
 );
 """
+
+# v2: events by type, so "was this run cancelled?" does not scan the run's whole log.
+_SCHEMA_V2 = "CREATE INDEX IF NOT EXISTS events_type ON events (run_id, type)"
 
 _FIELDS = tuple(field.name for field in fields(ExecutionRecord))
 _RECORD_COLUMNS = ", ".join(_FIELDS)  # column order = ExecutionRecord field order
@@ -197,6 +200,8 @@ class SqliteExecutionStore:
                 for statement in _SCHEMA_V1.split(";"):
                     if statement.strip():
                         conn.execute(statement)
+            if current < 2:
+                conn.execute(_SCHEMA_V2)
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     @staticmethod
@@ -311,6 +316,26 @@ class SqliteExecutionStore:
             "list committed records",
             lambda conn: [_record(row) for row in conn.execute(sql, params).fetchall()],
         )
+
+    def outcomes(self, run_id: str) -> list[OutcomeCount]:
+        """A run's committed calls counted per tool, outcome and status."""
+        sql = (
+            "SELECT json_extract(result, '$.tool_name'), json_extract(result, '$.outcome'),"
+            " json_extract(result, '$.status'), count(*) FROM executions"
+            " WHERE state = 'committed' AND run_id = ? GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
+        )
+        rows = self._read("count outcomes", lambda conn: conn.execute(sql, (run_id,)).fetchall())
+        return [OutcomeCount(t or "", o or "", s or "", int(n)) for t, o, s, n in rows]
+
+    def evidence(self, run_id: str) -> list[dict[str, Any]]:
+        """The evidence items of a run's committed results, oldest first."""
+        sql = (
+            "SELECT json_extract(result, '$.evidence') FROM executions"
+            " WHERE state = 'committed' AND run_id = ?"
+            " AND json_array_length(result, '$.evidence') > 0 ORDER BY created_at, rowid"
+        )
+        rows = self._read("read evidence", lambda conn: conn.execute(sql, (run_id,)).fetchall())
+        return [item for (items,) in rows for item in json.loads(items)]
 
     def commit(
         self,

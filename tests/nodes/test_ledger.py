@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from nodes.ledger import PAGE, full_view
+from nodes.ledger import full_view
 from state.store.sqlite import SqliteExecutionStore
 
 
@@ -47,10 +47,10 @@ def _commit(store: SqliteExecutionStore, result: dict[str, Any], run_id: str = "
     store.commit(key, result)
 
 
-def test_results_state_let_go_of_are_summarized_per_tool_and_outcome(
+def test_every_committed_call_is_counted_per_tool_and_outcome(
     store: SqliteExecutionStore,
 ) -> None:
-    n = 2 * PAGE + 10  # more than two pages
+    n = 2 * 256 + 10  # more than two pages
     for i in range(n):
         _commit(store, _result(f"c{i}", "read", "succeeded" if i % 3 else "failed"))
     _commit(store, _result("other-run", "publish", "succeeded"), run_id="elsewhere")
@@ -60,10 +60,10 @@ def test_results_state_let_go_of_are_summarized_per_tool_and_outcome(
     view = full_view({"results": recent, "output": "x"}, "run", deps)
 
     assert view["results"]["c0"] == recent["c0"] and view["results"]["r1"] == recent["r1"]
-    summaries = {k: v for k, v in view["results"].items() if k.startswith("earlier:")}
+    summaries = {k: v for k, v in view["results"].items() if k.startswith("all:")}
     counts = {(v["tool_name"], v["outcome"]): v["count"] for v in summaries.values()}
-    failed = len([i for i in range(1, n) if i % 3 == 0])
-    assert counts == {("read", "failed"): failed, ("read", "succeeded"): n - 1 - failed}
+    failed = len([i for i in range(n) if i % 3 == 0])
+    assert counts == {("read", "failed"): failed, ("read", "succeeded"): n - failed}
     assert view["output"] == "x"
     assert full_view(view, "run", deps) == view  # already whole: no second read
 
@@ -72,13 +72,13 @@ def test_evidence_is_the_whole_runs_set_with_conflicts_flagged(
     store: SqliteExecutionStore,
 ) -> None:
     _commit(store, _result("c0", "read", "succeeded", _evidence("file:a", "v1")))
-    for i in range(1, PAGE + 5):
+    for i in range(1, 256 + 5):
         _commit(store, _result(f"c{i}", "read", "succeeded", _evidence(f"file:{i}", "v")))
     late = _result("late", "read", "succeeded", _evidence("file:a", "v2"))
     deps: Any = SimpleNamespace(executor=SimpleNamespace(store=store))
 
     view = full_view({"results": {"late": late}}, "run", deps)
 
-    assert len(view["evidence"]) == PAGE + 5
+    assert len(view["evidence"]) == 256 + 5
     assert view["evidence"]["file:a"]["conflict"] is True
     assert view["evidence"]["file:a"]["conflicts"] == ["v2"]

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import overload
+from typing import Any, overload
 
 import pytest
 
@@ -187,6 +187,41 @@ def test_committed_pages_through_a_long_run(store: ExecutionStore) -> None:
         [{"v": 6}],
         [],
     ]
+
+
+def test_outcomes_and_evidence_are_read_in_the_database(
+    store: ExecutionStore, open_new: Opener
+) -> None:
+    def result(tool: str, outcome: str, *sources: str) -> dict[str, Any]:
+        items = [{"source_id": s, "kind": "k", "value": s} for s in sources]
+        status = "OK" if outcome == "succeeded" else "ERROR"
+        return {"tool_name": tool, "outcome": outcome, "status": status, "evidence": items}
+
+    committed = [
+        result("read", "succeeded", "a"),
+        result("read", "succeeded"),
+        result("read", "failed"),
+        result("write", "unknown", "b", "c"),
+        {"v": 1},  # a result without the usual fields counts, and carries no evidence
+    ]
+    for i, body in enumerate(committed):
+        reserve(store, f"k{i}", run_id="run-1")
+        store.commit(f"k{i}", body)
+    reserve(store, "other", run_id="run-2")
+    store.commit("other", result("read", "succeeded", "z"))
+    reserve(store, "open", run_id="run-1")  # started, never committed: not counted
+    store.close()
+
+    reopened = open_new()
+    counts = {(c.tool, c.outcome, c.status): c.count for c in reopened.outcomes("run-1")}
+    assert counts == {
+        ("read", "succeeded", "OK"): 2,
+        ("read", "failed", "ERROR"): 1,
+        ("write", "unknown", "ERROR"): 1,
+        ("", "", ""): 1,
+    }
+    assert [e["source_id"] for e in reopened.evidence("run-1")] == ["a", "b", "c"]
+    assert reopened.outcomes("run-x") == [] and reopened.evidence("run-x") == []
 
 
 def test_restart_bumps_attempt_and_is_idempotent(store: ExecutionStore) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from state.events import EventType, make_event
 from state.errors import LockTimeout, StoreError
 from state.store import SqliteExecutionStore, open_store
 from state.store.sqlite import SCHEMA_VERSION
@@ -79,6 +80,33 @@ def test_file_uses_wal_full_sync_and_a_layout_version(tmp_path: Path) -> None:
         assert store._conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
     finally:
         store.close()
+
+
+def test_a_version_1_store_is_migrated_in_place(tmp_path: Path) -> None:
+    db = tmp_path / "execgraph.db"
+    store = SqliteExecutionStore(db)
+    store.append_events([make_event(EventType.RUN_ADMITTED, "run-1")])
+    store.close()
+    conn = sqlite3.connect(db)
+    conn.execute("DROP INDEX events_type")  # the layout a version-1 execgraph left
+    conn.execute("PRAGMA user_version = 1")
+    conn.commit()
+    conn.close()
+
+    reopened = SqliteExecutionStore(db)
+    try:
+        assert reopened.has_event("run-1", EventType.RUN_ADMITTED)  # nothing lost
+    finally:
+        reopened.close()
+    conn = sqlite3.connect(db)
+    try:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+        plan = conn.execute(
+            "EXPLAIN QUERY PLAN SELECT 1 FROM events WHERE run_id = 'r' AND type = 't'"
+        ).fetchall()
+        assert "events_type" in str(plan)
+    finally:
+        conn.close()
 
 
 def test_newer_layout_is_refused(tmp_path: Path) -> None:
