@@ -5,18 +5,29 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
+from langchain_core.runnables import Runnable
+from langgraph._internal._runnable import RunnableCallable
 from langgraph.graph import END, START, StateGraph
 
-from nodes.executor.pipeline import executor_node
+from nodes.executor.pipeline import aexecutor_node, executor_node
 from nodes.executor.results import ExecutorDeps
 from state.schema import ExecutorInput, ExecutorOutput, ExecutorState
 
 __all__ = ["build_executor", "executor"]
 
 
-def executor(deps: ExecutorDeps) -> partial[dict[str, Any]]:
-    """The pipeline as a node for a run graph: one ``Send`` per request reaches it."""
-    return partial(executor_node, deps=deps)
+def executor(deps: ExecutorDeps) -> Runnable[Any, dict[str, Any]]:
+    """The pipeline as a node for a run graph: one ``Send`` per request reaches it.
+
+    A sync and an async body, as ``add_node`` itself would build for a function
+    (``RunnableCallable``), but the async one runs calls on the executor's own pool.
+    """
+    return RunnableCallable(
+        partial(executor_node, deps=deps),
+        partial(aexecutor_node, deps=deps),
+        name="executor",
+        trace=False,
+    )
 
 
 def build_executor(deps: ExecutorDeps, *, checkpointer: Any = None, name: str = "executor") -> Any:

@@ -60,9 +60,7 @@ def _changed(state: Mapping[str, Any], update: dict[str, Any]) -> dict[str, Any]
     Every key a node returns is a write row and a new channel version in the checkpoint,
     even when nothing changed; most turns leave the status and the offered tools alone.
     """
-    return {
-        k: v for k, v in update.items() if not (k in _PLAIN and k in state and state[k] == v)
-    }
+    return {k: v for k, v in update.items() if not (k in _PLAIN and k in state and state[k] == v)}
 
 
 def react_turn(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str, Any]:

@@ -43,6 +43,11 @@ class ExecutorDeps:
     pool: ThreadPoolExecutor = field(
         default_factory=lambda: ThreadPoolExecutor(max_workers=32, thread_name_prefix="tool")
     )
+    calls: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(max_workers=64, thread_name_prefix="call")
+    )
+    """Runs whole pipeline calls under ``ainvoke`` (tools run on ``pool``: separate pools, so
+    a call waiting for its tool can never starve that tool of a thread)."""
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from state.events import EventType, make_event
 from state.errors import LockTimeout, StoreError
+from state.events import EventType, make_event
 from state.store import SqliteExecutionStore, open_store
 from state.store.sqlite import SCHEMA_VERSION
 
