@@ -212,7 +212,9 @@ def decide(
                 payload=d.model_dump(mode="json"),
             )
         )
-    deps.executor.store.append_events(events)
+    # The decisions are durable in this node's checkpoint; the log catches up on disk
+    # with the next durable store write (logs flush in order), so no fsync of its own.
+    deps.executor.store.append_events(events, durable=False)
     record = {
         "id": turn_id,
         "turn": turn,

@@ -75,14 +75,20 @@ def commit(
     result: ToolResult,
     events: Sequence[Event],
     locked: Locked | None,
+    *,
+    durable: bool = True,
 ) -> ToolResult:
-    """Commit atomically; returns the committed result (the first commit of the key wins)."""
+    """Commit atomically; returns the committed result (the first commit of the key wins).
+
+    ``durable=False`` (a read, safe to redo) does not wait for the disk flush.
+    """
     record = store.commit(
         key,
         result.model_dump(mode="json"),
         events=events,
         release=locked.keys if locked else (),
         owner=locked.owner if locked else "",
+        durable=durable,
     )
     assert record.result is not None  # a committed record always carries its result
     return ToolResult.model_validate(record.result)

@@ -39,6 +39,8 @@ def reserve(
         version=spec.version,
         args_hash=normalized.args_hash,
         attempt_id=attempt_id,
+        # A read has no effect for the record to guard: it need not wait for the disk.
+        durable=spec.effect != "read",
     )
     record = reservation.record
     if not reservation.fresh and (record.tool, record.args_hash) != (

@@ -288,7 +288,10 @@ def _finish(
             payload={"outcome": result.outcome, "status": result.status},
         )
     )
-    final = commit(deps.store, key, result, events, locked)
+    # A read is safe to redo, so its commit need not wait for the disk; anything that may
+    # have changed the world is flushed before the model can observe it.
+    redo_safe = authorized is not None and authorized.spec.effect == "read"
+    final = commit(deps.store, key, result, events, locked, durable=not redo_safe)
     if final.outcome == "unknown" and authorized is not None:
         mark_unresolved(deps.store, request, authorized, final.model_dump(mode="json"))
     return _returned(final, [e.event_id for e in events])

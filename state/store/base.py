@@ -75,8 +75,13 @@ class ExecutionStore(Protocol):
         version: str,
         args_hash: str,
         attempt_id: str,
+        durable: bool = True,
     ) -> Reservation:
-        """Create a ``started`` record for ``key`` unless one exists; durable on return."""
+        """Create a ``started`` record for ``key`` unless one exists; durable on return.
+
+        With ``durable=False`` the record is visible to every worker at once but does not
+        wait for its own flush to disk: for calls with no side effect to guard.
+        """
         ...
 
     def restart(self, key: str, attempt_id: str) -> ExecutionRecord:
@@ -120,8 +125,12 @@ class ExecutionStore(Protocol):
         events: Sequence[Event] = (),
         release: Sequence[str] = (),
         owner: str = "",
+        durable: bool = True,
     ) -> ExecutionRecord:
         """In one transaction: store the result, mark committed, append events, release locks.
+
+        ``durable=False`` does not wait for the flush, for a call that is safe to redo (a
+        read): a result lost to a power cut leaves the record started, and it is redone.
 
         Committing a key that is already committed changes nothing and returns the
         existing record (the first commit wins).
@@ -141,8 +150,12 @@ class ExecutionStore(Protocol):
         """Release the owner's locks (others' locks are untouched)."""
         ...
 
-    def append_events(self, events: Sequence[Event]) -> list[str]:
-        """Append events, ignoring ids already logged; returns the ids newly appended."""
+    def append_events(self, events: Sequence[Event], *, durable: bool = True) -> list[str]:
+        """Append events, ignoring ids already logged; returns the ids newly appended.
+
+        With ``durable=False`` they are visible at once and reach the disk with the next
+        durable write (logs flush in order): for facts already durable elsewhere.
+        """
         ...
 
     def events(self, run_id: str, *, call_id: str | None = None) -> list[Event]:

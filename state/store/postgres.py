@@ -146,13 +146,19 @@ class PostgresExecutionStore:
 
     # -- plumbing -------------------------------------------------------------------
 
-    def _tx(self, what: str, fn: Callable[[_Cursor], _T]) -> _T:
-        """Run ``fn`` in one transaction, retrying when PostgreSQL aborts it to resolve a race."""
+    def _tx(self, what: str, fn: Callable[[_Cursor], _T], *, durable: bool = True) -> _T:
+        """Run ``fn`` in one transaction, retrying when PostgreSQL aborts it to resolve a race.
+
+        ``durable=False`` commits without waiting for the WAL flush (``synchronous_commit =
+        off`` for this transaction only): visible at once, durable from the next flush.
+        """
         if self._closed:
             raise StoreError("the execution store is closed")
         for attempt in range(_RETRIES):
             try:
                 with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+                    if not durable:
+                        cur.execute("SET LOCAL synchronous_commit TO off")
                     return fn(cur)
             except (pg_errors.DeadlockDetected, pg_errors.SerializationFailure) as exc:
                 if attempt == _RETRIES - 1:
@@ -223,8 +229,13 @@ class PostgresExecutionStore:
         version: str,
         args_hash: str,
         attempt_id: str,
+        durable: bool = True,
     ) -> Reservation:
-        """Create a ``started`` record for ``key`` unless one exists; durable on return."""
+        """Create a ``started`` record for ``key`` unless one exists; durable on return.
+
+        ``durable=False`` does not wait for the flush (see :meth:`_tx`): for a call with no
+        side effect, whose record guards nothing but is still seen at once by every worker.
+        """
 
         def run(cur: _Cursor) -> Reservation:
             # ON CONFLICT waits for a concurrent inserter to finish, then yields to it.
@@ -242,7 +253,7 @@ class PostgresExecutionStore:
                 raise StoreError(f"execution record {key!r} vanished during reserve")
             return Reservation(record=existing, fresh=False)
 
-        return self._tx("reserve an execution record", run)
+        return self._tx("reserve an execution record", run, durable=durable)
 
     def restart(self, key: str, attempt_id: str) -> ExecutionRecord:
         """Start a new attempt on an uncommitted record (after reconcile proved no effect).
@@ -334,8 +345,12 @@ class PostgresExecutionStore:
         events: Sequence[Event] = (),
         release: Sequence[str] = (),
         owner: str = "",
+        durable: bool = True,
     ) -> ExecutionRecord:
         """In one transaction: store the result, mark committed, append events, release locks.
+
+        ``durable=False`` does not wait for the flush, for a call that is safe to redo (a
+        read): a result lost to a power cut leaves the record started, and it is redone.
 
         Committing a key that is already committed leaves the record and the event log as
         they are and returns the existing record (the first commit wins); the caller's own
@@ -366,7 +381,7 @@ class PostgresExecutionStore:
             self._release(cur, release, owner)
             return record
 
-        return self._tx("commit an execution record", run)
+        return self._tx("commit an execution record", run, durable=durable)
 
     # -- locks ----------------------------------------------------------------------
 
@@ -412,11 +427,15 @@ class PostgresExecutionStore:
 
     # -- events -----------------------------------------------------------------------
 
-    def append_events(self, events: Sequence[Event]) -> list[str]:
-        """Append events, ignoring ids already logged; returns the ids newly appended."""
+    def append_events(self, events: Sequence[Event], *, durable: bool = True) -> list[str]:
+        """Append events, ignoring ids already logged; returns the ids newly appended.
+
+        ``durable=False`` does not wait for the flush (see :meth:`_tx`), for events whose
+        facts are already durable elsewhere (a checkpoint).
+        """
         if not events:
             return []
-        return self._tx("append events", lambda cur: self._append(cur, events))
+        return self._tx("append events", lambda cur: self._append(cur, events), durable=durable)
 
     def events(self, run_id: str, *, call_id: str | None = None) -> list[Event]:
         """A run's events in append order (optionally one call's)."""

@@ -156,12 +156,19 @@ class SqliteExecutionStore:
     # -- plumbing -------------------------------------------------------------------
 
     @contextmanager
-    def _tx(self, what: str) -> Iterator[sqlite3.Connection]:
-        """One write transaction, serialized across threads and processes."""
+    def _tx(self, what: str, *, durable: bool = True) -> Iterator[sqlite3.Connection]:
+        """One write transaction, serialized across threads and processes.
+
+        ``durable=False`` commits without an fsync of its own (``synchronous=NORMAL`` in WAL
+        mode): the transaction survives a crash of the process at once, and a power loss
+        from the next durable commit on, which flushes the log in order.
+        """
         with self._lock:
             conn = self._conn
             if conn is None:
                 raise StoreError("the execution store is closed")
+            if not durable:
+                conn.execute("PRAGMA synchronous = NORMAL")
             try:
                 conn.execute("BEGIN IMMEDIATE")
                 try:
@@ -176,6 +183,9 @@ class SqliteExecutionStore:
                     with suppress(sqlite3.Error):
                         conn.execute("ROLLBACK")
                 raise StoreError(f"the execution store could not {what}") from exc
+            finally:
+                if not durable:
+                    conn.execute("PRAGMA synchronous = FULL")
 
     def _read(self, what: str, fn: Callable[[sqlite3.Connection], _T]) -> _T:
         """Run a read on the shared connection (autocommit: one consistent statement)."""
@@ -244,9 +254,14 @@ class SqliteExecutionStore:
         version: str,
         args_hash: str,
         attempt_id: str,
+        durable: bool = True,
     ) -> Reservation:
-        """Create a ``started`` record for ``key`` unless one exists; durable on return."""
-        with self._tx("reserve an execution record") as conn:
+        """Create a ``started`` record for ``key`` unless one exists; durable on return.
+
+        ``durable=False`` skips the fsync (see :meth:`_tx`): for a call with no side effect,
+        whose record guards nothing but is still seen at once by every other process.
+        """
+        with self._tx("reserve an execution record", durable=durable) as conn:
             existing = self._get(conn, key)
             if existing is not None:
                 return Reservation(record=existing, fresh=False)
@@ -345,8 +360,12 @@ class SqliteExecutionStore:
         events: Sequence[Event] = (),
         release: Sequence[str] = (),
         owner: str = "",
+        durable: bool = True,
     ) -> ExecutionRecord:
         """In one transaction: store the result, mark committed, append events, release locks.
+
+        ``durable=False`` does not wait for the flush, for a call that is safe to redo (a
+        read): a result lost to a power cut leaves the record started, and it is redone.
 
         Committing a key that is already committed leaves the record and the event log as
         they are and returns the existing record (the first commit wins); the caller's own
@@ -359,7 +378,7 @@ class SqliteExecutionStore:
             body = json.dumps(result, sort_keys=True)
         except (TypeError, ValueError) as exc:
             raise StoreError(f"the result for {key!r} is not JSON-serializable") from exc
-        with self._tx("commit an execution record") as conn:
+        with self._tx("commit an execution record", durable=durable) as conn:
             record = self._get(conn, key)
             if record is None:
                 raise StoreError(f"no execution record for key {key!r} to commit")
@@ -417,11 +436,15 @@ class SqliteExecutionStore:
 
     # -- events -----------------------------------------------------------------------
 
-    def append_events(self, events: Sequence[Event]) -> list[str]:
-        """Append events, ignoring ids already logged; returns the ids newly appended."""
+    def append_events(self, events: Sequence[Event], *, durable: bool = True) -> list[str]:
+        """Append events, ignoring ids already logged; returns the ids newly appended.
+
+        ``durable=False`` skips the fsync (see :meth:`_tx`), for events whose facts are
+        already durable elsewhere (a checkpoint).
+        """
         if not events:
             return []
-        with self._tx("append events") as conn:
+        with self._tx("append events", durable=durable) as conn:
             return self._append(conn, events)
 
     def events(self, run_id: str, *, call_id: str | None = None) -> list[Event]:

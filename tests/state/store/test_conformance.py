@@ -224,6 +224,35 @@ def test_outcomes_and_evidence_are_read_in_the_database(
     assert reopened.outcomes("run-x") == [] and reopened.evidence("run-x") == []
 
 
+def test_writes_that_skip_their_flush_are_still_visible_and_kept(
+    store: ExecutionStore, open_new: Opener
+) -> None:
+    lazy = store.reserve(
+        "k-read",
+        run_id="run-1",
+        call_id="c1",
+        tool="read",
+        version="1",
+        args_hash="h",
+        attempt_id="a",
+        durable=False,
+    )
+    assert lazy.fresh
+    assert store.append_events([make_event(EventType.RUN_ADMITTED, "run-1")], durable=False)
+    other = open_new()  # another worker sees both at once
+    assert other.get("k-read") is not None
+    assert other.has_event("run-1", EventType.RUN_ADMITTED)
+    store.commit("k-read", {"v": "read"}, durable=False)
+    assert other.get("k-read").result == {"v": "read"}  # type: ignore[union-attr]
+    # and the next durable write is durable as usual
+    reserve(store, "k-write", run_id="run-1")
+    store.close()
+    other.close()
+    reopened = open_new()
+    assert [r.idempotency_key for r in reopened.pending("run-1")] == ["k-write"]
+    assert [r.result for r in reopened.committed("run-1")] == [{"v": "read"}]
+
+
 def test_restart_bumps_attempt_and_is_idempotent(store: ExecutionStore) -> None:
     reserve(store)
     restarted = store.restart("k1", "att-2")

@@ -82,6 +82,18 @@ def test_file_uses_wal_full_sync_and_a_layout_version(tmp_path: Path) -> None:
         store.close()
 
 
+def test_a_write_without_its_own_flush_leaves_the_connection_at_full_sync(
+    tmp_path: Path,
+) -> None:
+    store = SqliteExecutionStore(tmp_path / "execgraph.db")
+    try:
+        store.append_events([make_event(EventType.RUN_ADMITTED, "run-1")], durable=False)
+        assert store._conn is not None
+        assert store._conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL again
+    finally:
+        store.close()
+
+
 def test_a_version_1_store_is_migrated_in_place(tmp_path: Path) -> None:
     db = tmp_path / "execgraph.db"
     store = SqliteExecutionStore(db)
