@@ -34,7 +34,7 @@ __all__ = [
 
 # How many recent charge / event ids a channel remembers to recognise a replay. Replays
 # arrive within a superstep or two, so a bounded window keeps state O(1) in run length.
-REPLAY_WINDOW = 128
+REPLAY_WINDOW = 32
 
 _TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "BUDGET_EXHAUSTED", "PARTIAL"}
 
@@ -103,7 +103,7 @@ def add_budget(left: Mapping[str, Any] | None, right: Mapping[str, Any] | None) 
 
 #: Results kept in state: enough for the transcript window and a turn's parallel calls.
 #: Every result is also in the execution store, which is what the verifier checks.
-RESULTS_WINDOW = 32
+RESULTS_WINDOW = 16
 
 
 def merge_results(
@@ -188,7 +188,7 @@ def append_window(
 
 #: Action/observation pairs and evidence facts the loop guard remembers: enough to catch
 #: a loop (which repeats recent actions), O(1) in run length.
-PROGRESS_MEMORY = 64
+PROGRESS_MEMORY = 32
 
 
 def fold_progress(

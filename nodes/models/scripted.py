@@ -191,6 +191,12 @@ class ScriptedChatModel(BaseChatModel):
         ]
         super().__init__(**data)
 
+    def __repr_args__(self) -> Any:
+        # LangChain reprs a model per call for its callbacks; a repr that spelled out the
+        # whole script would cost time and memory in proportion to the script's length.
+        for name, value in super().__repr_args__():
+            yield (name, f"<{len(value)} replies>") if name == "replies" else (name, value)
+
     @classmethod
     def from_messages(
         cls, messages: Iterable[Mapping[str, Any] | BaseMessage], **kwargs: Any

@@ -292,3 +292,9 @@ def test_keep_calls_bounds_the_recorded_inputs_to_the_newest() -> None:
     silent = ScriptedChatModel([AIMessage("r")], keep_calls=0)
     silent.invoke("q")
     assert silent.calls == [] and silent.remaining == 0
+
+
+def test_repr_names_the_script_length_not_its_replies() -> None:
+    model = ScriptedChatModel([AIMessage(f"reply number {i}") for i in range(500)])
+    text = repr(model)
+    assert "<500 replies>" in text and "reply number" not in text and len(text) < 300
