@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, message_to_dict
+from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 
 from nodes.admission import run_id_of
 from nodes.budget import remaining
 from nodes.context import project
-from nodes.model_call import ModelTurn, call_model, unstorable
+from nodes.model_call import ModelTurn, call_model, compact_message, unstorable
 from nodes.runtime import RunDeps
 from state.contracts import BudgetKind, Decision, DecisionKind, RunStatus, TaskContract
 from state.events import EventType, make_event
@@ -86,12 +86,6 @@ def model_failure(
         "error": {"type": "ModelOutputError", "message": reason},
         "events": {"recent": [e.event_id for e in [*result.events, finished]]},
     }
-
-
-def _compact(message: dict[str, Any]) -> dict[str, Any]:
-    """A serialized message without its empty fields (they come back as defaults)."""
-    data = {k: v for k, v in message["data"].items() if v not in (None, "", [], {}, False)}
-    return {"type": message["type"], "data": {"content": "", **data}}
 
 
 def parse_reply(ai: AIMessage, turn_id: str) -> tuple[list[Decision], str | None]:
@@ -218,7 +212,7 @@ def decide(
     record = {
         "id": turn_id,
         "turn": turn,
-        "ai": _compact(message_to_dict(ai)),
+        "ai": compact_message(ai),
         "calls": {d.tool_call_id: d.call_id for d in decisions if d.call_id},
     }
     waiting = any(d.kind is DecisionKind.ASK_USER for d in decisions)

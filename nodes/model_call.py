@@ -22,7 +22,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from nodes.budget import charge
 from state.events import Event, EventType, make_event
 
-__all__ = ["ModelTurn", "call_model", "unstorable"]
+__all__ = ["ModelTurn", "call_model", "compact_message", "unstorable"]
 
 _INT64 = 2**63
 
@@ -79,6 +79,14 @@ def _repair(ai: AIMessage, problem: str) -> list[BaseMessage]:
     ]
 
 
+def compact_message(message: BaseMessage) -> dict[str, Any]:
+    """``message_to_dict`` without the empty fields (they come back as defaults on load):
+    what is stored of every model reply, in state's transcript and in the event log."""
+    dumped = message_to_dict(message)
+    data = {k: v for k, v in dumped["data"].items() if v not in (None, "", [], {}, False)}
+    return {"type": dumped["type"], "data": {"content": "", **data}}
+
+
 def call_model(
     bound: Runnable[Any, Any],
     messages: list[BaseMessage],
@@ -119,7 +127,7 @@ def call_model(
                 run_id,
                 turn_id=turn_id,
                 seq=turn.calls,
-                payload={"message": message_to_dict(ai), "tokens_in": t_in, "tokens_out": t_out},
+                payload={"message": compact_message(ai), "tokens_in": t_in, "tokens_out": t_out},
             )
         )
         turn.parsed, turn.problem = parse(ai)

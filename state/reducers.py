@@ -24,6 +24,7 @@ __all__ = [
     "events_batch",
     "fold_progress",
     "history_batch",
+    "latest_batch",
     "merge_evidence",
     "merge_results",
     "progress_batch",
@@ -231,3 +232,8 @@ budget_batch = _batched(add_budget, "budget_batch")
 events_batch = _batched(dedupe_events, "events_batch")
 history_batch = _batched(append_window, "history_batch")
 progress_batch = _batched(fold_progress, "progress_batch")
+
+
+def latest_batch(value: Any, updates: Sequence[Any]) -> Any:
+    """The last update wins (a plain field kept in a DeltaChannel)."""
+    return updates[-1] if updates else value

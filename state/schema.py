@@ -22,6 +22,7 @@ from state.reducers import (
     budget_batch,
     events_batch,
     history_batch,
+    latest_batch,
     merge_evidence,
     progress_batch,
     replace_plan_if_newer,
@@ -73,8 +74,12 @@ class RunState(SharedFields, total=False):
     error: dict[str, Any] | None
     started_at: float
     turn: int
-    decisions: list[dict[str, Any]]
-    pending: list[dict[str, Any]]
+    decisions: Annotated[
+        list[dict[str, Any]], DeltaChannel(latest_batch, snapshot_frequency=SNAPSHOT_EVERY)
+    ]
+    pending: Annotated[
+        list[dict[str, Any]], DeltaChannel(latest_batch, snapshot_frequency=SNAPSHOT_EVERY)
+    ]
     history: Annotated[
         list[dict[str, Any]], DeltaChannel(history_batch, snapshot_frequency=SNAPSHOT_EVERY)
     ]

@@ -98,7 +98,7 @@ def _record(row: tuple[Any, ...]) -> ExecutionRecord:
 
 def _event_row(event: Event) -> tuple[Any, ...]:
     """The events-table row (event_id, run_id, call_id, type, schema_version, ts, payload)."""
-    e, body = event, event.model_dump_json()
+    e, body = event, event.model_dump_json(exclude_none=True)  # None fields come back on load
     return (e.event_id, e.run_id, e.call_id, e.type.value, e.schema_version, e.ts, body)
 
 
