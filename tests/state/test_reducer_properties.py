@@ -17,6 +17,7 @@ from state.reducers import (
     events_batch,
     fold_progress,
     history_batch,
+    latest_batch,
     merge_evidence,
     merge_results,
     progress_batch,
@@ -319,7 +320,7 @@ class TestBatchForms:
 
     @PROPS
     @given(
-        st.sampled_from(["results", "budget", "events", "history", "progress"]),
+        st.sampled_from(["results", "budget", "events", "history", "progress", "latest"]),
         st.data(),
         st.lists(st.integers(0, 40), max_size=3),
     )
@@ -335,6 +336,7 @@ class TestBatchForms:
             "events": (events_batch, event_ids),
             "history": (history_batch, st.lists(turn_record, max_size=3)),
             "progress": (progress_batch, progress_update),
+            "latest": (latest_batch, st.lists(turn_record, max_size=2)),
         }[channel]
         updates = data.draw(st.lists(update, max_size=12))
         whole = batch(None, updates)

@@ -94,7 +94,7 @@ def test_executor_output_is_reducer_fields_only() -> None:
 
 def test_channels_written_every_step_are_delta_channels() -> None:
     # A checkpoint stores their update, not their whole window again.
-    every = {"results", "budget", "events", "history", "progress"}
+    every = {"results", "budget", "events", "history", "progress", "decisions", "pending"}
     assert _deltas(RunState) == dict.fromkeys(every, SNAPSHOT_EVERY)
 
 
