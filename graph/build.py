@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
+from langgraph._internal._constants import CONFIG_KEY_DURABILITY
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from graph.hybrid import build_hybrid
@@ -127,7 +128,12 @@ def build_graph(
         "plan_execute": build_plan_execute,
         "hybrid": build_hybrid,
     }
-    return builders[arch](deps, checkpointer=saver, name=name or arch)
+    app = builders[arch](deps, checkpointer=saver, name=name or arch)
+    # Sync durability by default: each step's checkpoint is on disk before the next step
+    # starts. Under LangGraph's default ("async") the executor could act on a decision whose
+    # checkpoint a crash then loses; the execution store still prevents a duplicate effect,
+    # but the re-decided turn would not see it. ``invoke(..., durability=...)`` overrides.
+    return app.with_config(configurable={CONFIG_KEY_DURABILITY: "sync"})
 
 
 def partial_workflow(stages: Iterable[Stage] | None) -> Callable[..., Any]:
