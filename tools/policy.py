@@ -80,6 +80,22 @@ class PolicyEngine:
         """A new engine with extra rules (a contract's approval rules, say)."""
         return PolicyEngine((*self.rules, *(PolicyRule.parse(r) for r in rules)))
 
+    def may_ask(self, spec: ToolSpec) -> bool:
+        """Whether any call of ``spec`` could need a person (a static, safe over-estimate).
+
+        True for an irreversible tool and for any ``require_approval`` rule whose tool and
+        effect match; actors and paths are ignored, so a False is certain. A caller can
+        then skip the dry run that would only tell it "no".
+        """
+        if spec.effect == "irreversible":
+            return True
+        return any(
+            r.decision == "require_approval"
+            and fnmatch.fnmatchcase(spec.name, r.tool)
+            and r.effect in (None, spec.effect)
+            for r in self.rules
+        )
+
     def decide(
         self, spec: ToolSpec, arguments: Mapping[str, Any], request: ToolExecutionRequest
     ) -> PolicyDecision:

@@ -210,8 +210,15 @@ def preview(request: ToolExecutionRequest, deps: ExecutorDeps) -> Authorized:
 
 
 def needs_approval(request: ToolExecutionRequest, deps: ExecutorDeps) -> bool:
-    """Whether the executor will pause this request for a person."""
+    """Whether the executor will pause this request for a person.
+
+    A tool no rule could ever send to a person (most reads) needs no dry run to say so.
+    """
     try:
+        spec = resolve(request, deps.registry)
+        engine = deps.policy.with_rules(request.approval_rules)
+        if not engine.may_ask(spec):
+            return False
         return preview(request, deps).decision.verdict == "require_approval"
     except ExecGraphError:
         return False

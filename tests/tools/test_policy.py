@@ -144,3 +144,29 @@ def test_an_allow_rule_cannot_loosen_the_defaults_without_override() -> None:
 def test_unknown_rule_keys_are_refused() -> None:
     with pytest.raises(ValueError):
         PolicyEngine([{"tool": "publish", "decision": "deny", "colour": "red"}])
+
+
+def test_may_ask_never_says_no_when_a_call_could_need_a_person() -> None:
+    # The static answer must over-estimate: whenever some call of the tool would get
+    # require_approval, may_ask is True (checked against real decisions below).
+    engines = [
+        PolicyEngine(),
+        PolicyEngine([{"tool": "read_*", "decision": "require_approval"}]),
+        PolicyEngine([{"effect": "write", "decision": "require_approval", "actor": "bob"}]),
+        PolicyEngine([{"tool": "write_file", "path": "secret/*", "decision": "require_approval"}]),
+        PolicyEngine([{"tool": "publish", "decision": "allow", "override": True}]),
+    ]
+    for engine in engines:
+        for tool in (READ, WRITE, PUBLISH):
+            for user in ("local-user", "bob"):
+                for path in ("notes.txt", "secret/key.txt"):
+                    verdict = decide(engine, tool, {"path": path}, scope=["*"], user=user)
+                    if verdict == "require_approval":
+                        assert engine.may_ask(tool), (engine.rules, tool.name, user, path)
+
+
+def test_may_ask_is_false_for_reads_under_the_defaults() -> None:
+    assert PolicyEngine().may_ask(READ) is False
+    assert PolicyEngine().may_ask(WRITE) is False
+    assert PolicyEngine().may_ask(PUBLISH) is True
+    assert PolicyEngine([{"tool": "read_*", "decision": "deny"}]).may_ask(READ) is False
