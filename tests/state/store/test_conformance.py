@@ -12,61 +12,19 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, overload
+from typing import overload
 
 import pytest
 
 from state.errors import LockTimeout, StoreError
 from state.events import Event, EventType, make_event
 from state.store import ExecutionStore, Reservation, open_store
+from tests.state.store.store_helpers import Opener, reserve
 
 ROOT = Path(__file__).resolve().parents[3]
-
-Opener = Callable[[], ExecutionStore]
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A URL naming an empty store of each backend."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'store' / 'execgraph.db'}"
-    return str(request.getfixturevalue("postgres_database"))
-
-
-@pytest.fixture
-def open_new(store_url: str) -> Iterator[Opener]:
-    """Opens more store instances on the same backing storage (other workers)."""
-    opened: list[ExecutionStore] = []
-
-    def _open() -> ExecutionStore:
-        store = open_store(store_url)
-        opened.append(store)
-        return store
-
-    yield _open
-    for store in opened:
-        store.close()
-
-
-@pytest.fixture
-def store(open_new: Opener) -> ExecutionStore:
-    return open_new()
-
-
-def reserve(store: ExecutionStore, key: str = "k1", **overrides: str) -> Reservation:
-    fields = {
-        "run_id": "run-1",
-        "call_id": "call-1",
-        "tool": "write_note",
-        "version": "1.0.0",
-        "args_hash": "sha256:abc",
-        "attempt_id": "att-1",
-    }
-    fields.update(overrides)
-    return store.reserve(key, **fields)
 
 
 def test_backend_satisfies_protocol(store: ExecutionStore) -> None:
@@ -155,102 +113,6 @@ def test_pending_survives_reopen_and_filters_by_run(
     assert [r.idempotency_key for r in after_crash.pending("run-1")] == ["k1"]
     assert after_crash.pending("run-x") == []
     assert all(r.state == "started" for r in after_crash.pending())
-
-
-def test_committed_lists_a_runs_committed_records_oldest_first(
-    store: ExecutionStore, open_new: Opener
-) -> None:
-    reserve(store, "k1", run_id="run-1")
-    reserve(store, "k2", run_id="run-2")
-    reserve(store, "k3", run_id="run-1")
-    reserve(store, "k4", run_id="run-1")
-    store.commit("k4", {"v": 4})
-    store.commit("k1", {"v": 1})
-    store.commit("k2", {"v": 2})
-    store.close()
-
-    reopened = open_new()
-    records = reopened.committed("run-1")
-    assert [(r.idempotency_key, r.result) for r in records] == [("k1", {"v": 1}), ("k4", {"v": 4})]
-    assert [r.idempotency_key for r in reopened.committed("run-2")] == ["k2"]
-    assert reopened.committed("run-x") == []
-
-
-def test_committed_pages_through_a_long_run(store: ExecutionStore) -> None:
-    for i in range(7):
-        reserve(store, f"k{i}", run_id="run-1")
-        store.commit(f"k{i}", {"v": i})
-    pages = [store.committed("run-1", offset=o, limit=3) for o in (0, 3, 6, 9)]
-    assert [[r.result for r in page] for page in pages] == [
-        [{"v": 0}, {"v": 1}, {"v": 2}],
-        [{"v": 3}, {"v": 4}, {"v": 5}],
-        [{"v": 6}],
-        [],
-    ]
-
-
-def test_outcomes_and_evidence_are_read_in_the_database(
-    store: ExecutionStore, open_new: Opener
-) -> None:
-    def result(tool: str, outcome: str, *sources: str) -> dict[str, Any]:
-        items = [{"source_id": s, "kind": "k", "value": s} for s in sources]
-        status = "OK" if outcome == "succeeded" else "ERROR"
-        return {"tool_name": tool, "outcome": outcome, "status": status, "evidence": items}
-
-    committed = [
-        result("read", "succeeded", "a"),
-        result("read", "succeeded"),
-        result("read", "failed"),
-        result("write", "unknown", "b", "c"),
-        {"v": 1},  # a result without the usual fields counts, and carries no evidence
-    ]
-    for i, body in enumerate(committed):
-        reserve(store, f"k{i}", run_id="run-1")
-        store.commit(f"k{i}", body)
-    reserve(store, "other", run_id="run-2")
-    store.commit("other", result("read", "succeeded", "z"))
-    reserve(store, "open", run_id="run-1")  # started, never committed: not counted
-    store.close()
-
-    reopened = open_new()
-    counts = {(c.tool, c.outcome, c.status): c.count for c in reopened.outcomes("run-1")}
-    assert counts == {
-        ("read", "succeeded", "OK"): 2,
-        ("read", "failed", "ERROR"): 1,
-        ("write", "unknown", "ERROR"): 1,
-        ("", "", ""): 1,
-    }
-    assert [e["source_id"] for e in reopened.evidence("run-1")] == ["a", "b", "c"]
-    assert reopened.outcomes("run-x") == [] and reopened.evidence("run-x") == []
-
-
-def test_writes_that_skip_their_flush_are_still_visible_and_kept(
-    store: ExecutionStore, open_new: Opener
-) -> None:
-    lazy = store.reserve(
-        "k-read",
-        run_id="run-1",
-        call_id="c1",
-        tool="read",
-        version="1",
-        args_hash="h",
-        attempt_id="a",
-        durable=False,
-    )
-    assert lazy.fresh
-    assert store.append_events([make_event(EventType.RUN_ADMITTED, "run-1")], durable=False)
-    other = open_new()  # another worker sees both at once
-    assert other.get("k-read") is not None
-    assert other.has_event("run-1", EventType.RUN_ADMITTED)
-    store.commit("k-read", {"v": "read"}, durable=False)
-    assert other.get("k-read").result == {"v": "read"}  # type: ignore[union-attr]
-    # and the next durable write is durable as usual
-    reserve(store, "k-write", run_id="run-1")
-    store.close()
-    other.close()
-    reopened = open_new()
-    assert [r.idempotency_key for r in reopened.pending("run-1")] == ["k-write"]
-    assert [r.result for r in reopened.committed("run-1")] == [{"v": "read"}]
 
 
 def test_restart_bumps_attempt_and_is_idempotent(store: ExecutionStore) -> None:
