@@ -6,7 +6,7 @@ who is not there stops WAITING with the commands that continue it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +15,11 @@ from rich.console import Console
 from rich.text import Text
 
 from graph.build import default_home
+from graph.cli_live import LiveOutput
 from graph.cli_prompts import automatic_answer, prompt_answer
 from graph.cli_render import (
     interrupt_summary,
     progress_lines,
-    render_custom,
     render_final,
     render_waiting,
 )
@@ -62,14 +62,21 @@ def answers_for(interrupts: Sequence[Any], answerer: Answerer) -> dict[str, Any]
 
 def _stream(session: Session, inp: Any) -> None:
     # Top-level updates only: one progress line per run-graph node, not per executor stage.
+    # Custom chunks are tools' live output, printed while the tool still runs.
+    live = LiveOutput(out)
     modes = ["updates", "custom"]
-    for mode, chunk in session.graph.stream(inp, session.config, stream_mode=modes):
-        if mode == "custom":
-            render_custom(out, chunk)
-            continue
-        for node, update in chunk.items():
-            for line in progress_lines(node, update):
-                out.print(line, soft_wrap=True)
+    try:
+        for mode, chunk in session.graph.stream(inp, session.config, stream_mode=modes):
+            if mode == "custom":
+                live.add(chunk)
+                continue
+            for node, update in chunk.items():
+                if isinstance(update, Mapping) and isinstance(update.get("results"), Mapping):
+                    live.finish(update["results"])  # their output ends before their result
+                for line in progress_lines(node, update):
+                    out.print(line, soft_wrap=True)
+    finally:
+        live.finish()
 
 
 def drive(session: Session, inp: Any) -> int:

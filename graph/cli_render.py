@@ -27,7 +27,6 @@ __all__ = [
     "follow_ups",
     "interrupt_summary",
     "progress_lines",
-    "render_custom",
     "render_final",
     "render_status",
     "render_waiting",
@@ -137,16 +136,6 @@ def progress_lines(node: str, update: Mapping[str, Any] | None) -> list[Text]:
     if isinstance(error, Mapping) and error.get("message"):
         lines.append(_line(node, (short(error["message"], 160), "red")))
     return lines
-
-
-def render_custom(console: Console, chunk: Any) -> None:
-    """A tool's streamed output chunk (stdout lines, progress)."""
-    if not isinstance(chunk, Mapping):
-        return
-    body = {k: v for k, v in chunk.items() if k not in ("call_id", "kind")}
-    line = Text(f"  {'':<12} ", style="dim")
-    line.append(f"· {chunk.get('call_id', '')} {chunk.get('kind', '')}: {short(body, 100)}")
-    console.print(line, style="dim", soft_wrap=True)
 
 
 def interrupt_summary(value: Any) -> str:
