@@ -70,8 +70,8 @@ def build_hybrid(deps: RunDeps, *, checkpointer: Any = None, name: str = "hybrid
     builder.add_edge(START, "admit")
     builder.add_conditional_edges("admit", route_admitted, {"run": "scope", "end": END})
     builder.add_edge("scope", "collect")
-    builder.add_conditional_edges("dispatch", fan_out, ["executor", "observe"])
-    builder.add_conditional_edges("approve", fan_out, ["executor", "observe"])
+    builder.add_conditional_edges("dispatch", partial(fan_out, deps=deps), ["executor", "observe"])
+    builder.add_conditional_edges("approve", partial(fan_out, deps=deps), ["executor", "observe"])
     builder.add_edge("executor", "observe")
     builder.add_edge("observe", "gate")
     builder.add_conditional_edges(

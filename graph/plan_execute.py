@@ -55,7 +55,7 @@ def build_plan_execute(
     builder.add_edge(START, "admit")
     builder.add_conditional_edges("admit", route_admitted, {"run": "plan", "end": END})
     builder.add_conditional_edges("plan", route_verify, {"continue": "schedule", "end": END})
-    builder.add_conditional_edges("schedule", fan_out, ["executor", "observe"])
+    builder.add_conditional_edges("schedule", partial(fan_out, deps=deps), ["executor", "observe"])
     builder.add_edge("executor", "observe")
     builder.add_edge("observe", "gate")
     builder.add_conditional_edges("gate", route_verify, {"continue": "assess", "end": END})

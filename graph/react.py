@@ -33,7 +33,9 @@ def build_react(deps: RunDeps, *, checkpointer: Any = None, name: str = "react")
     builder.add_node("verify", partial(verify, deps=deps))
     builder.add_edge(START, "admit")
     builder.add_conditional_edges("admit", route_admitted, {"run": "decide", "end": END})
-    builder.add_conditional_edges("decide", route_turn, ["executor", "ask_user", "verify"])
+    builder.add_conditional_edges(
+        "decide", partial(route_turn, deps=deps), ["executor", "ask_user", "verify"]
+    )
     builder.add_edge("executor", "decide")
     builder.add_edge("ask_user", "decide")
     builder.add_conditional_edges("verify", route_verify, {"continue": "decide", "end": END})

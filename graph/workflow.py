@@ -60,7 +60,7 @@ def build_workflow(
     builder.add_edge(START, "admit")
     first = names[0] if names else "conclude"
     builder.add_conditional_edges("admit", route_admitted, {"run": first, "end": END})
-    builder.add_conditional_edges("dispatch", fan_out, ["executor", "observe"])
+    builder.add_conditional_edges("dispatch", partial(fan_out, deps=deps), ["executor", "observe"])
     builder.add_edge("executor", "observe")
     builder.add_edge("observe", "gate")
     builder.add_edge("gate", "advance")

@@ -2,7 +2,7 @@
 
 A batch is reserved whole against the tool-call budget before any call starts, so
 parallel calls can never overshoot it: a batch that does not fit stops the run with
-BUDGET_EXHAUSTED and nothing of it runs. The fan-out itself is one ``Send`` per request.
+BUDGET_EXHAUSTED and nothing of it runs. The fan-out is ``nodes.fanout``'s.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from langgraph.types import Send
 from nodes.admission import run_id_of
 from nodes.budget import charge, remaining
 from nodes.executor.pipeline import needs_approval
+from nodes.fanout import executor_sends
 from nodes.runtime import RunDeps
 from nodes.verify import stop_update
 from state.contracts import (
@@ -118,9 +119,9 @@ def dispatch(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[
     )
 
 
-def fan_out(state: RunState) -> list[Send] | str:
-    """One ``Send`` to the executor per queued request; straight on when there is none."""
+def fan_out(state: RunState, *, deps: RunDeps) -> list[Send] | str:
+    """The queued requests to the executor (see ``nodes.fanout``); straight on if none."""
     pending = state.get("pending") or []
     if not pending:
         return "observe"
-    return [Send("executor", {"request": request}) for request in pending]
+    return executor_sends(pending, deps.executor)

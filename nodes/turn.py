@@ -19,6 +19,7 @@ from langgraph.types import Send
 from nodes.admission import run_id_of
 from nodes.decide import decide
 from nodes.dispatch import queue_calls, tool_calls
+from nodes.fanout import executor_sends
 from nodes.observe import observe
 from nodes.runtime import RunDeps
 from nodes.verify import stop_condition
@@ -87,11 +88,11 @@ def react_turn(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dic
     return _changed(state, combine(update, queued))
 
 
-def route_turn(state: RunState) -> list[Send] | str:
+def route_turn(state: RunState, *, deps: RunDeps) -> list[Send] | str:
     """Queued calls fan out to the executor; a question goes to the user; else the verifier."""
     pending = state.get("pending") or []
     if pending and state.get("status") not in {s.value for s in RunStatus if s.terminal}:
-        return [Send("executor", {"request": request}) for request in pending]
+        return executor_sends(pending, deps.executor)
     kinds = {d["kind"] for d in state.get("decisions") or []}
     if DecisionKind.ASK_USER.value in kinds and state.get("status") == RunStatus.WAITING.value:
         return "ask_user"

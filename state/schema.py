@@ -95,10 +95,15 @@ class RunState(SharedFields, total=False):
     offered: list[str] | None
 
 
-class ExecutorInput(TypedDict):
-    """What a caller sends the executor: one ToolExecutionRequest as a dict."""
+class ExecutorInput(TypedDict, total=False):
+    """What a caller sends the executor: one ToolExecutionRequest as a dict, or a batch.
+
+    A batch holds calls no rule could send to a person (see ``nodes.fanout``): one task
+    runs them side by side, so a turn's reads cost one checkpoint write, not one each.
+    """
 
     request: dict[str, Any]
+    batch: list[dict[str, Any]]
 
 
 class ExecutorOutput(SharedFields, total=False):

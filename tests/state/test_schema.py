@@ -88,7 +88,7 @@ def test_run_state_adds_status_and_plan_reducers() -> None:
 def test_executor_output_is_reducer_fields_only() -> None:
     # The executor may only hand back fields that merge, so parallel calls never collide.
     assert _reducers(ExecutorOutput) == SHARED
-    assert set(typing.get_type_hints(ExecutorInput)) == {"request"}
+    assert set(typing.get_type_hints(ExecutorInput)) == {"request", "batch"}
     assert set(typing.get_type_hints(ExecutorState)) >= {"request", *SHARED}
 
 

@@ -1,0 +1,50 @@
+"""The fan-out of a turn's queued requests to the executor: which calls share a task.
+
+Every LangGraph task costs its own checkpoint write (``put_writes``: one commit on disk
+under sync durability) and its own scheduling, so the calls no rule could send to a
+person go to the executor together, as one task that runs them side by side — as
+``ToolNode`` runs a turn's calls. A call that may pause for approval keeps a task of its
+own: a person's answer resumes just that call, while the others' results are already in.
+The shape is fixed when the ``Send`` packets are checkpointed, so a resume never regroups.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langgraph.types import Send
+
+from nodes.executor.resolve import resolve
+from nodes.executor.results import ExecutorDeps
+from state.contracts import ToolExecutionRequest
+from state.errors import ExecGraphError
+
+__all__ = ["executor_sends", "may_pause"]
+
+
+def may_pause(request: dict[str, Any], deps: ExecutorDeps) -> bool:
+    """Whether the executor could ask a person about this request (a safe over-estimate).
+
+    A request that cannot resolve is refused by the gate before any policy applies.
+    """
+    parsed = ToolExecutionRequest.model_validate(request)
+    try:
+        spec = resolve(parsed, deps.registry)
+    except ExecGraphError:
+        return False
+    return deps.policy.with_rules(parsed.approval_rules).may_ask(spec)
+
+
+def executor_sends(pending: Sequence[dict[str, Any]], deps: ExecutorDeps) -> list[Send]:
+    """One ``Send`` per call that may pause, one for all the others (in queue order)."""
+    alone: list[dict[str, Any]] = []
+    together: list[dict[str, Any]] = []
+    for request in pending:
+        (alone if may_pause(request, deps) else together).append(request)
+    sends = [Send("executor", {"request": r}) for r in alone]
+    if len(together) == 1:
+        sends.append(Send("executor", {"request": together[0]}))
+    elif together:
+        sends.append(Send("executor", {"batch": together}))
+    return sends
