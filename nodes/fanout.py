@@ -15,9 +15,8 @@ from typing import Any
 
 from langgraph.types import Send
 
-from nodes.executor.resolve import resolve
 from nodes.executor.results import ExecutorDeps
-from state.contracts import ToolExecutionRequest
+from state.contracts import ToolRef
 from state.errors import ExecGraphError
 
 __all__ = ["executor_sends", "may_pause"]
@@ -26,18 +25,21 @@ __all__ = ["executor_sends", "may_pause"]
 def may_pause(request: dict[str, Any], deps: ExecutorDeps) -> bool:
     """Whether the executor could ask a person about this request (a safe over-estimate).
 
-    A request that cannot resolve is refused by the gate before any policy applies.
+    A request that cannot resolve is refused by the gate before any policy applies. Only
+    the tool reference and the rules are read: the gate validates the rest.
     """
-    parsed = ToolExecutionRequest.model_validate(request)
+    tool = ToolRef.model_validate(request["tool"])
     try:
-        spec = resolve(parsed, deps.registry)
+        spec = deps.registry.resolve(tool.name, tool.requested_version)
     except ExecGraphError:
         return False
-    return deps.policy.with_rules(parsed.approval_rules).may_ask(spec)
+    return deps.policy.with_rules(request.get("approval_rules") or ()).may_ask(spec)
 
 
 def executor_sends(pending: Sequence[dict[str, Any]], deps: ExecutorDeps) -> list[Send]:
     """One ``Send`` per call that may pause, one for all the others (in queue order)."""
+    if len(pending) == 1:  # nothing to group
+        return [Send("executor", {"request": pending[0]})]
     alone: list[dict[str, Any]] = []
     together: list[dict[str, Any]] = []
     for request in pending:
