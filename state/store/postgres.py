@@ -20,7 +20,9 @@ from state.errors import StoreError
 from state.events import Event
 from state.store.base import ExecutionRecord, OutcomeCount, Reservation
 from state.store.sqlite import (
+    _EVENT_SELECT,
     _RECORD_COLUMNS,
+    _event,
     _event_row,
     _poll_locks,
     _record,
@@ -73,8 +75,8 @@ CREATE TABLE IF NOT EXISTS execgraph_locks (
     owner TEXT NOT NULL,
     lease_until DOUBLE PRECISION NOT NULL
 );
--- payload holds the whole event (Event.model_dump_json) as text: JSONB would reject a
--- NUL character some tool output may carry.
+-- payload holds the event's fields the other columns do not (older rows hold the whole
+-- event), as text: JSONB would reject a NUL character some tool output may carry.
 CREATE TABLE IF NOT EXISTS execgraph_events (
     seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     event_id TEXT NOT NULL UNIQUE,
@@ -439,14 +441,14 @@ class PostgresExecutionStore:
 
     def events(self, run_id: str, *, call_id: str | None = None) -> list[Event]:
         """A run's events in append order (optionally one call's)."""
-        sql = "SELECT payload FROM execgraph_events WHERE run_id = %s"
+        sql = f"SELECT {_EVENT_SELECT} FROM execgraph_events WHERE run_id = %s"
         params: tuple[str, ...] = (run_id,)
         if call_id is not None:
             sql += " AND call_id = %s"
             params = (run_id, call_id)
         sql += " ORDER BY seq"
         rows = self._tx("read events", lambda cur: cur.execute(sql, params).fetchall())
-        return [Event.model_validate_json(row[0]) for row in rows]
+        return [_event(row) for row in rows]
 
     def has_event(self, run_id: str, type: str) -> bool:
         """Whether the run logged an event of ``type`` (a cancel request, say)."""

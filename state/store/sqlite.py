@@ -56,8 +56,8 @@ CREATE TABLE IF NOT EXISTS locks (
     owner TEXT NOT NULL,
     lease_until REAL NOT NULL
 );
--- payload holds the whole event (Event.model_dump_json) so every id round-trips, and
--- the other columns are copies for filtering. (No semicolons in comments: split on them.)
+-- payload holds the event's fields the other columns do not (older rows hold the
+-- whole event, which reads the same). (No semicolons in comments: split on them.)
 CREATE TABLE IF NOT EXISTS events (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     event_id TEXT NOT NULL UNIQUE,
@@ -96,10 +96,26 @@ def _record(row: tuple[Any, ...]) -> ExecutionRecord:
     return ExecutionRecord(**values)
 
 
+_EVENT_COLUMNS = ("event_id", "run_id", "call_id", "type", "schema_version", "ts")
+_EVENT_SELECT = ", ".join((*_EVENT_COLUMNS, "payload"))
+
+
 def _event_row(event: Event) -> tuple[Any, ...]:
-    """The events-table row (event_id, run_id, call_id, type, schema_version, ts, payload)."""
-    e, body = event, event.model_dump_json(exclude_none=True)  # None fields come back on load
-    return (e.event_id, e.run_id, e.call_id, e.type.value, e.schema_version, e.ts, body)
+    """The events-table row: the columns, then a payload of only what they do not hold.
+
+    An event is written six times a step; repeating its ids and type inside the payload
+    made a row ~40% larger. None fields are left out too: they come back on load.
+    """
+    body = event.model_dump_json(exclude_none=True, exclude=set(_EVENT_COLUMNS))
+    return (*(getattr(event, c) for c in _EVENT_COLUMNS), body)
+
+
+def _event(row: Sequence[Any]) -> Event:
+    """An event back from its row (either layout: a whole-event payload reads the same)."""
+    *columns, payload = row
+    values = json.loads(payload)
+    values.update((c, v) for c, v in zip(_EVENT_COLUMNS, columns, strict=True) if v is not None)
+    return Event.model_validate(values)
 
 
 def _poll_locks(try_once: Callable[[], bool], wanted: list[str], timeout_s: float) -> None:
@@ -449,14 +465,14 @@ class SqliteExecutionStore:
 
     def events(self, run_id: str, *, call_id: str | None = None) -> list[Event]:
         """A run's events in append order (optionally one call's)."""
-        sql = "SELECT payload FROM events WHERE run_id = ?"
+        sql = f"SELECT {_EVENT_SELECT} FROM events WHERE run_id = ?"
         params: tuple[str, ...] = (run_id,)
         if call_id is not None:
             sql += " AND call_id = ?"
             params = (run_id, call_id)
         sql += " ORDER BY seq"
         rows = self._read("read events", lambda conn: conn.execute(sql, params).fetchall())
-        return [Event.model_validate_json(row[0]) for row in rows]
+        return [_event(row) for row in rows]
 
     def has_event(self, run_id: str, type: str) -> bool:
         """Whether the run logged an event of ``type`` (a cancel request, say)."""
