@@ -12,7 +12,7 @@ from langgraph.types import Command
 from nodes.executor.pipeline import preview
 from nodes.executor.tokens import issue_token
 from state.contracts import ToolExecutionRequest
-from tests.reliability.conftest import _refused, _result
+from tests.reliability.security_helpers import _refused, _result
 from tests.support.executor import SECRET, Counter, config, make_deps, make_executor, request
 from tools import PolicyEngine, tool_spec
 from tools.adapters import FileAdapter

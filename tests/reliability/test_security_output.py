@@ -12,7 +12,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from graph import build_graph
 from nodes.models import ScriptedChatModel
-from tests.reliability.conftest import _result
+from tests.reliability.security_helpers import _result
 from tests.support.executor import Counter, config, make_deps, make_executor, request
 from tools import tool_spec
 from tools.adapters import FileAdapter, ProcessAdapter
