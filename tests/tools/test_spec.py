@@ -1,8 +1,14 @@
-"""ToolSpec and the tool_spec decorator: strict input models, hidden ctx, hooks, identity."""
+"""ToolSpec and the tool_spec decorator: strict input models, hidden ctx, hooks, identity,
+and the per-thread event loop async tools run on."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import gc
+import threading
+import warnings
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -10,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 
 from state.contracts import Evidence
 from tools.adapters.base import AdapterOutput, InvokeContext
-from tools.spec import ToolSpec, tool_spec
+from tools.spec import ToolSpec, resolve_awaitable, tool_spec
 
 
 def ctx(call_id: str = "c1") -> InvokeContext:
@@ -208,3 +214,26 @@ def test_async_tools_are_awaited_not_reported_as_coroutines() -> None:
     assert (
         spec.run(spec.input_model(text="hi"), InvokeContext("r", "c", "a", Path("."))).data == "HI"
     )
+
+
+def test_worker_threads_reuse_their_event_loop_and_close_it_when_they_end() -> None:
+    async def which_loop() -> int:
+        await asyncio.sleep(0)
+        return id(asyncio.get_running_loop())
+
+    loops: dict[int, set[int]] = {}
+
+    def call(_: int) -> None:
+        loops.setdefault(threading.get_ident(), set()).add(resolve_awaitable(which_loop()))
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pool = ThreadPoolExecutor(max_workers=2)
+        list(pool.map(call, range(20)))
+        pool.shutdown(wait=True)  # the workers exit: their loops must be closed, not leaked
+        del pool
+        gc.collect()
+    assert loops and all(len(ids) == 1 for ids in loops.values())  # one loop per thread
+    unclosed = [w for w in caught if "unclosed event loop" in str(w.message)]
+    assert unclosed == []
+    assert resolve_awaitable(41) == 41  # a plain value passes through
