@@ -17,7 +17,7 @@ __all__ = ["build_executor", "executor"]
 
 
 def executor(deps: ExecutorDeps) -> Runnable[Any, dict[str, Any]]:
-    """The pipeline as a node for a run graph: one ``Send`` per request reaches it.
+    """The pipeline as a node for a run graph: each ``Send`` brings a request or a batch.
 
     A sync and an async body, as ``add_node`` itself would build for a function
     (``RunnableCallable``), but the async one runs calls on the executor's own pool.

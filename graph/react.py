@@ -1,8 +1,9 @@
 """ReAct: turn ⇄ executor until the verifier accepts a finish or a stop condition fires.
 
 A step is two supersteps: ``turn`` (observe the last results, call the model, queue its
-calls) and ``executor`` (one ``Send`` per call). ``verify`` runs only for a finish, an
-abort or a stop condition.
+calls) and ``executor`` (one task for the calls no rule could pause, one per call that
+may; see ``nodes.fanout``). ``verify`` runs only for a finish, an abort or a stop
+condition.
 """
 
 from __future__ import annotations
