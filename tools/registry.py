@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any, cast
 
 from langchain_core.tools import BaseTool
@@ -23,8 +24,9 @@ from tools.spec import Effect, ToolSpec, resolve_awaitable
 __all__ = ["ToolRegistry", "from_langchain"]
 
 
+@lru_cache(maxsize=1024)
 def _semver(version: str) -> tuple[int, ...]:
-    """Leading numeric parts of a version (``1.2.0-beta`` -> (1, 2, 0))."""
+    """Leading numeric parts of a version (``1.2.0-beta`` -> (1, 2, 0)); every call resolves."""
     numbers = re.findall(r"\d+", version.split("-")[0].split("+")[0])
     return tuple(int(n) for n in numbers[:3]) or (0,)
 
