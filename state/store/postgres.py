@@ -5,29 +5,22 @@ event append, artifact put and token use race-free; ``SELECT ... FOR UPDATE`` se
 commits and restarts of one record; locks are rows taken in sorted key order in one
 transaction, with leases measured on the *server* clock so skewed workers agree on expiry.
 Deadlocks and serialization failures (which PostgreSQL resolves by aborting one side) are
-retried a few times, since each transaction is self-contained.
+retried a few times, since each transaction is self-contained. The statements both
+backends share live in :mod:`state.store.sql`; this module keeps the pool, the retries,
+the migrations, the server clock and its own SQL spelling.
 """
 
 from __future__ import annotations
 
-import json
 import time
-from collections.abc import Callable, Sequence
-from types import TracebackType
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from state.errors import StoreError
-from state.events import Event
-from state.store.base import ExecutionRecord, OutcomeCount, Reservation
-from state.store.sqlite import (
-    _EVENT_SELECT,
-    _RECORD_COLUMNS,
-    _event,
-    _event_row,
-    _poll_locks,
-    _record,
-    artifact_ref,
-)
+from state.store.base import ExecutionRecord, Reservation
+from state.store.dialect import Cursor, Dialect
+from state.store.rows import RECORD_COLUMNS, record_from_row
+from state.store.sql import SqlExecutionStore, upgrade_layout
 
 try:
     import psycopg
@@ -44,12 +37,11 @@ __all__ = ["SCHEMA_VERSION", "PostgresExecutionStore"]
 SCHEMA_VERSION = 2
 
 _T = TypeVar("_T")
-_Cursor = psycopg.Cursor[tuple[Any, ...]]
 
 _RETRIES = 5
 _MIGRATION_LOCK = 0x65786563_67726170  # advisory lock id ("execgrap"): one migrator at a time
-# Server clocks: leases compare against the wall clock now, records use the transaction time
-# (so a new record has created_at == updated_at).
+# Server clocks: leases compare against the wall clock now, rows are stamped with the
+# transaction time (so a new record has created_at == updated_at).
 _NOW = "extract(epoch from clock_timestamp())::double precision"
 _TX_NOW = "extract(epoch from now())::double precision"
 
@@ -106,11 +98,29 @@ CREATE TABLE IF NOT EXISTS execgraph_approval_tokens (
 _SCHEMA_V2 = "CREATE INDEX IF NOT EXISTS execgraph_events_type ON execgraph_events (run_id, type)"
 
 
+_DIALECT = Dialect(
+    param="%s",
+    prefix="execgraph_",
+    or_ignore=False,
+    lock_row=" FOR UPDATE",
+    tiebreak="idempotency_key",
+    no_limit=None,  # LIMIT NULL
+    result_fields=(
+        "result::jsonb->>'tool_name', result::jsonb->>'outcome', result::jsonb->>'status'"
+    ),
+    evidence="(result::jsonb->'evidence')::text",
+    has_evidence=(
+        "CASE WHEN jsonb_typeof(result::jsonb->'evidence') = 'array'"
+        " THEN jsonb_array_length(result::jsonb->'evidence') ELSE 0 END > 0"
+    ),
+)
+
+
 class _Held(Exception):
     """A lock is held by someone else: roll the attempt back and poll again."""
 
 
-class PostgresExecutionStore:
+class PostgresExecutionStore(SqlExecutionStore):
     """ExecutionStore on PostgreSQL; tables are prefixed ``execgraph_``.
 
     Args:
@@ -118,6 +128,8 @@ class PostgresExecutionStore:
         max_connections: Upper bound of the connection pool (one per busy thread).
         connect_timeout_s: How long opening the store may wait for the server.
     """
+
+    _dialect = _DIALECT
 
     def __init__(
         self, dsn: str, *, max_connections: int = 10, connect_timeout_s: float = 30.0
@@ -148,7 +160,7 @@ class PostgresExecutionStore:
 
     # -- plumbing -------------------------------------------------------------------
 
-    def _tx(self, what: str, fn: Callable[[_Cursor], _T], *, durable: bool = True) -> _T:
+    def _tx(self, what: str, fn: Callable[[Cursor], _T], *, durable: bool = True) -> _T:
         """Run ``fn`` in one transaction, retrying when PostgreSQL aborts it to resolve a race.
 
         ``durable=False`` commits without waiting for the WAL flush (``synchronous_commit =
@@ -170,8 +182,12 @@ class PostgresExecutionStore:
                 raise StoreError(f"the execution store could not {what}") from exc
         raise AssertionError("unreachable")
 
+    def _read(self, what: str, fn: Callable[[Cursor], _T]) -> _T:
+        """A read is a transaction of its own (retried like any other)."""
+        return self._tx(what, fn)
+
     @staticmethod
-    def _migrate(cur: _Cursor) -> None:
+    def _migrate(cur: Cursor) -> None:
         # Many workers may start at once; CREATE ... IF NOT EXISTS alone still races.
         cur.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
         cur.execute("CREATE TABLE IF NOT EXISTS execgraph_schema (version INTEGER NOT NULL)")
@@ -182,213 +198,47 @@ class PostgresExecutionStore:
                 f"the execution store has layout version {current}, newer than this "
                 f"execgraph understands ({SCHEMA_VERSION})"
             )
-        if current < 1:
-            for statement in _SCHEMA_V1.split(";"):
-                if statement.strip():
-                    cur.execute(statement)
-        if current < 2:
-            cur.execute(_SCHEMA_V2)
+        upgrade_layout(cur, current, (_SCHEMA_V1, _SCHEMA_V2))
         if current < SCHEMA_VERSION:
             cur.execute("DELETE FROM execgraph_schema")
             cur.execute("INSERT INTO execgraph_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
 
-    @staticmethod
-    def _get(cur: _Cursor, key: str, *, for_update: bool = False) -> ExecutionRecord | None:
-        sql = f"SELECT {_RECORD_COLUMNS} FROM execgraph_executions WHERE idempotency_key = %s"
-        row = cur.execute(sql + (" FOR UPDATE" if for_update else ""), (key,)).fetchone()
-        return None if row is None else _record(row)
+    def _now(self) -> tuple[str, tuple[Any, ...]]:
+        """The server's clock at the transaction's start (so workers' clocks never matter)."""
+        return _TX_NOW, ()
 
-    @staticmethod
-    def _append(cur: _Cursor, events: Sequence[Event]) -> list[str]:
-        added: list[str] = []
-        for event in events:
-            row = cur.execute(
-                "INSERT INTO execgraph_events "
-                "(event_id, run_id, call_id, type, schema_version, ts, payload) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s) "
-                "ON CONFLICT (event_id) DO NOTHING RETURNING event_id",
-                _event_row(event),
-            ).fetchone()
-            if row is not None:
-                added.append(event.event_id)
-        return added
+    # -- records and locks: one statement decides, so concurrent writers need no lock --
 
-    @staticmethod
-    def _release(cur: _Cursor, keys: Sequence[str], owner: str) -> None:
-        # One key at a time in sorted order: the order acquirers lock in, so no deadlock.
-        for key in sorted(set(keys)):
-            cur.execute("DELETE FROM execgraph_locks WHERE key = %s AND owner = %s", (key, owner))
+    def _reserve(self, cur: Cursor, values: tuple[str, ...]) -> Reservation:
+        # ON CONFLICT waits for a concurrent inserter to finish, then yields to it.
+        row = cur.execute(
+            f"INSERT INTO execgraph_executions ({RECORD_COLUMNS}) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, 1, 'started', NULL, "
+            f"{_TX_NOW}, {_TX_NOW}) "
+            f"ON CONFLICT (idempotency_key) DO NOTHING RETURNING {RECORD_COLUMNS}",
+            values,
+        ).fetchone()
+        if row is not None:
+            return Reservation(record=record_from_row(row), fresh=True)
+        key = values[0]
+        existing = self._get(cur, key)
+        if existing is None:  # deleted in between: not something execgraph does
+            raise StoreError(f"execution record {key!r} vanished during reserve")
+        return Reservation(record=existing, fresh=False)
 
-    # -- execution records ------------------------------------------------------------
-
-    def reserve(
-        self,
-        key: str,
-        *,
-        run_id: str,
-        call_id: str,
-        tool: str,
-        version: str,
-        args_hash: str,
-        attempt_id: str,
-        durable: bool = True,
-    ) -> Reservation:
-        """Create a ``started`` record for ``key`` unless one exists; durable on return.
-
-        ``durable=False`` does not wait for the flush (see :meth:`_tx`): for a call with no
-        side effect, whose record guards nothing but is still seen at once by every worker.
-        """
-
-        def run(cur: _Cursor) -> Reservation:
-            # ON CONFLICT waits for a concurrent inserter to finish, then yields to it.
-            row = cur.execute(
-                f"INSERT INTO execgraph_executions ({_RECORD_COLUMNS}) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, 1, 'started', NULL, "
-                f"{_TX_NOW}, {_TX_NOW}) "
-                f"ON CONFLICT (idempotency_key) DO NOTHING RETURNING {_RECORD_COLUMNS}",
-                (key, run_id, call_id, tool, version, args_hash, attempt_id),
-            ).fetchone()
-            if row is not None:
-                return Reservation(record=_record(row), fresh=True)
-            existing = self._get(cur, key)
-            if existing is None:  # deleted in between: not something execgraph does
-                raise StoreError(f"execution record {key!r} vanished during reserve")
-            return Reservation(record=existing, fresh=False)
-
-        return self._tx("reserve an execution record", run, durable=durable)
-
-    def restart(self, key: str, attempt_id: str) -> ExecutionRecord:
-        """Start a new attempt on an uncommitted record (after reconcile proved no effect).
-
-        Restarting with the attempt id the record already carries changes nothing, so a
-        node replayed after a crash does not count the attempt twice.
-
-        Raises:
-            StoreError: The key is unknown or already committed.
-        """
-
-        def run(cur: _Cursor) -> ExecutionRecord:
-            record = self._get(cur, key, for_update=True)
-            if record is None:
-                raise StoreError(f"no execution record for key {key!r} to restart")
-            if record.state == "committed":
-                raise StoreError(f"execution record {key!r} is committed; it cannot restart")
-            if record.attempt_id == attempt_id:
-                return record
-            row = cur.execute(
-                "UPDATE execgraph_executions SET attempt_id = %s, attempts = attempts + 1, "
-                f"updated_at = {_TX_NOW} WHERE idempotency_key = %s RETURNING {_RECORD_COLUMNS}",
-                (attempt_id, key),
-            ).fetchone()
-            assert row is not None
-            return _record(row)
-
-        return self._tx("restart an execution record", run)
-
-    def get(self, key: str) -> ExecutionRecord | None:
-        """The record for ``key``, if any."""
-        return self._tx("read an execution record", lambda cur: self._get(cur, key))
-
-    def pending(self, run_id: str | None = None) -> list[ExecutionRecord]:
-        """Records started but not committed (to reconcile after a crash), oldest first."""
-        sql = f"SELECT {_RECORD_COLUMNS} FROM execgraph_executions WHERE state = 'started'"
-        params: tuple[str, ...] = ()
-        if run_id is not None:
-            sql += " AND run_id = %s"
-            params = (run_id,)
-        sql += " ORDER BY created_at, idempotency_key"
-        return self._tx(
-            "list pending records",
-            lambda cur: [_record(row) for row in cur.execute(sql, params).fetchall()],
-        )
-
-    def committed(
-        self, run_id: str, *, offset: int = 0, limit: int | None = None
-    ) -> list[ExecutionRecord]:
-        """A run's committed records, oldest first (a page of them with ``offset``/``limit``)."""
-        sql = (
-            f"SELECT {_RECORD_COLUMNS} FROM execgraph_executions"
-            " WHERE state = 'committed' AND run_id = %s"
-            " ORDER BY created_at, idempotency_key LIMIT %s OFFSET %s"
-        )
-        params = (run_id, limit, offset)
-        return self._tx(
-            "list committed records",
-            lambda cur: [_record(row) for row in cur.execute(sql, params).fetchall()],
-        )
-
-    def outcomes(self, run_id: str) -> list[OutcomeCount]:
-        """A run's committed calls counted per tool, outcome and status."""
-        sql = (
-            "SELECT result::jsonb->>'tool_name', result::jsonb->>'outcome',"
-            " result::jsonb->>'status', count(*) FROM execgraph_executions"
-            " WHERE state = 'committed' AND run_id = %s GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
-        )
-        rows = self._tx("count outcomes", lambda cur: cur.execute(sql, (run_id,)).fetchall())
-        return [OutcomeCount(t or "", o or "", s or "", int(n)) for t, o, s, n in rows]
-
-    def evidence(self, run_id: str) -> list[dict[str, Any]]:
-        """The evidence items of a run's committed results, oldest first."""
-        sql = (
-            "SELECT result::jsonb->'evidence' FROM execgraph_executions"
-            " WHERE state = 'committed' AND run_id = %s"
-            " AND CASE WHEN jsonb_typeof(result::jsonb->'evidence') = 'array'"
-            " THEN jsonb_array_length(result::jsonb->'evidence') ELSE 0 END > 0"
-            " ORDER BY created_at, idempotency_key"
-        )
-        rows = self._tx("read evidence", lambda cur: cur.execute(sql, (run_id,)).fetchall())
-        return [item for (items,) in rows for item in items]
-
-    def commit(
-        self,
-        key: str,
-        result: dict[str, Any],
-        *,
-        events: Sequence[Event] = (),
-        release: Sequence[str] = (),
-        owner: str = "",
-        durable: bool = True,
+    def _update_record(
+        self, cur: Cursor, key: str, assignments: str, params: tuple[Any, ...]
     ) -> ExecutionRecord:
-        """In one transaction: store the result, mark committed, append events, release locks.
-
-        ``durable=False`` does not wait for the flush, for a call that is safe to redo (a
-        read): a result lost to a power cut leaves the record started, and it is redone.
-
-        Committing a key that is already committed leaves the record and the event log as
-        they are and returns the existing record (the first commit wins); the caller's own
-        locks in ``release`` are still released so a duplicate commit cannot leak them.
-
-        Raises:
-            StoreError: The key was never reserved, or the result is not JSON.
-        """
-        try:
-            body = json.dumps(result, sort_keys=True)
-        except (TypeError, ValueError) as exc:
-            raise StoreError(f"the result for {key!r} is not JSON-serializable") from exc
-
-        def run(cur: _Cursor) -> ExecutionRecord:
-            record = self._get(cur, key, for_update=True)
-            if record is None:
-                raise StoreError(f"no execution record for key {key!r} to commit")
-            if record.state != "committed":
-                row = cur.execute(
-                    "UPDATE execgraph_executions SET state = 'committed', result = %s, "
-                    f"updated_at = {_TX_NOW} WHERE idempotency_key = %s "
-                    f"RETURNING {_RECORD_COLUMNS}",
-                    (body, key),
-                ).fetchone()
-                assert row is not None
-                record = _record(row)
-                self._append(cur, events)
-            self._release(cur, release, owner)
-            return record
-
-        return self._tx("commit an execution record", run, durable=durable)
-
-    # -- locks ----------------------------------------------------------------------
+        row = cur.execute(
+            f"UPDATE execgraph_executions SET {assignments}, updated_at = {_TX_NOW} "
+            f"WHERE idempotency_key = %s RETURNING {RECORD_COLUMNS}",
+            (*params, key),
+        ).fetchone()
+        assert row is not None
+        return record_from_row(row)
 
     def _try_acquire(self, keys: list[str], owner: str, lease_s: float) -> bool:
-        def run(cur: _Cursor) -> None:
+        def run(cur: Cursor) -> None:
             for key in keys:  # sorted: every acquirer locks rows in the same order
                 row = cur.execute(
                     "INSERT INTO execgraph_locks (key, owner, lease_until) "
@@ -408,91 +258,6 @@ class PostgresExecutionStore:
             return False
         return True
 
-    def acquire_locks(
-        self, keys: Sequence[str], owner: str, *, lease_s: float, timeout_s: float
-    ) -> None:
-        """Take every lock in ``keys`` or none; expired leases may be taken over.
-
-        Re-acquiring a lock the owner already holds renews its lease.
-
-        Raises:
-            LockTimeout: Some key stayed held by another owner for ``timeout_s``.
-        """
-        wanted = sorted(set(keys))
-        if not wanted:
-            return
-        _poll_locks(lambda: self._try_acquire(wanted, owner, lease_s), wanted, timeout_s)
-
-    def release_locks(self, keys: Sequence[str], owner: str) -> None:
-        """Release the owner's locks (others' locks are untouched)."""
-        self._tx("release locks", lambda cur: self._release(cur, keys, owner))
-
-    # -- events -----------------------------------------------------------------------
-
-    def append_events(self, events: Sequence[Event], *, durable: bool = True) -> list[str]:
-        """Append events, ignoring ids already logged; returns the ids newly appended.
-
-        ``durable=False`` does not wait for the flush (see :meth:`_tx`), for events whose
-        facts are already durable elsewhere (a checkpoint).
-        """
-        if not events:
-            return []
-        return self._tx("append events", lambda cur: self._append(cur, events), durable=durable)
-
-    def events(self, run_id: str, *, call_id: str | None = None) -> list[Event]:
-        """A run's events in append order (optionally one call's)."""
-        sql = f"SELECT {_EVENT_SELECT} FROM execgraph_events WHERE run_id = %s"
-        params: tuple[str, ...] = (run_id,)
-        if call_id is not None:
-            sql += " AND call_id = %s"
-            params = (run_id, call_id)
-        sql += " ORDER BY seq"
-        rows = self._tx("read events", lambda cur: cur.execute(sql, params).fetchall())
-        return [_event(row) for row in rows]
-
-    def has_event(self, run_id: str, type: str) -> bool:
-        """Whether the run logged an event of ``type`` (a cancel request, say)."""
-        sql = "SELECT 1 FROM execgraph_events WHERE run_id = %s AND type = %s LIMIT 1"
-        row = self._tx("read events", lambda cur: cur.execute(sql, (run_id, type)).fetchone())
-        return row is not None
-
-    # -- artifacts and approval tokens ------------------------------------------------
-
-    def put_artifact(self, data: bytes, *, kind: str, run_id: str = "") -> str:
-        """Store bulky bytes once; returns their content address (``sha256:<hex>``)."""
-        ref = artifact_ref(data)
-        self._tx(
-            "store an artifact",
-            lambda cur: cur.execute(
-                "INSERT INTO execgraph_artifacts (ref, kind, run_id, size, data, created_at) "
-                f"VALUES (%s, %s, %s, %s, %s, {_TX_NOW}) ON CONFLICT (ref) DO NOTHING",
-                (ref, kind, run_id, len(data), data),
-            ),
-        )
-        return ref
-
-    def get_artifact(self, ref: str) -> bytes:
-        """Bytes for a ref.
-
-        Raises:
-            KeyError: No artifact has that ref.
-        """
-        sql = "SELECT data FROM execgraph_artifacts WHERE ref = %s"
-        row = self._tx("read an artifact", lambda cur: cur.execute(sql, (ref,)).fetchone())
-        if row is None:
-            raise KeyError(ref)
-        return bytes(row[0])
-
-    def use_approval_token(self, token_id: str) -> bool:
-        """Mark a token used; True only the first time (tokens are single-use)."""
-        sql = (
-            f"INSERT INTO execgraph_approval_tokens (token_id, used_at) VALUES (%s, {_NOW}) "
-            "ON CONFLICT (token_id) DO NOTHING"
-        )
-        return self._tx(
-            "record an approval token", lambda cur: cur.execute(sql, (token_id,)).rowcount == 1
-        )
-
     # -- lifecycle --------------------------------------------------------------------
 
     def close(self) -> None:
@@ -500,14 +265,3 @@ class PostgresExecutionStore:
         if not self._closed:
             self._closed = True
             self._pool.close()
-
-    def __enter__(self) -> PostgresExecutionStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

@@ -11,7 +11,7 @@ from typing import Any
 
 from state.events import EventType, make_event
 from state.store import ExecutionStore
-from state.store.sqlite import _event, _event_row
+from state.store.rows import event_from_row, event_to_row
 from tests.state.store.store_helpers import Opener, reserve
 
 
@@ -115,10 +115,10 @@ def test_an_event_row_does_not_repeat_its_columns() -> None:
     # Six events a step: the payload holds only what the columns do not (both backends
     # write and read rows with these two functions).
     event = make_event(EventType.TOOL_OUTPUT, "run-1", call_id="c1", attempt_id="a1", seq=0)
-    row = _event_row(event)
+    row = event_to_row(event)
     payload = json.loads(row[-1])
     assert not {"event_id", "run_id", "call_id", "type", "ts"} & set(payload)
     assert payload["attempt_id"] == "a1"
-    assert _event(row) == event
+    assert event_from_row(row) == event
     # A row written whole (by an earlier version) reads back the same.
-    assert _event((*row[:-1], event.model_dump_json())) == event
+    assert event_from_row((*row[:-1], event.model_dump_json())) == event

@@ -1,0 +1,386 @@
+"""The ExecutionStore methods over SQL, written once for every SQL backend.
+
+SQLite and PostgreSQL keep the same tables and run the same statements, apart from the
+words a :class:`~state.store.dialect.Dialect` names. So the protocol's methods live here,
+over a few primitives that are each backend's own: how a transaction is opened, made
+durable (or not) and its errors reported; how a reservation wins a race; whose clock
+stamps a row; how one attempt at a set of locks is made; and the connections themselves.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from types import TracebackType
+from typing import Any, ClassVar, Self, TypeVar
+
+from state.errors import LockTimeout, StoreError
+from state.events import Event
+from state.store.base import ExecutionRecord, OutcomeCount, Reservation
+from state.store.dialect import Cursor, Dialect
+from state.store.rows import (
+    EVENT_COLUMNS,
+    EVENT_SELECT,
+    RECORD_COLUMNS,
+    artifact_ref,
+    event_from_row,
+    event_to_row,
+    record_from_row,
+)
+
+__all__ = ["SqlExecutionStore", "upgrade_layout"]
+
+_T = TypeVar("_T")
+
+_LOCK_POLL_S = (0.005, 0.1)  # first and longest pause between lock attempts
+
+
+def upgrade_layout(cur: Cursor, current: int, steps: Sequence[str]) -> None:
+    """Run the layout steps after version ``current`` (step ``i`` makes version ``i + 1``).
+
+    A step is one or more statements separated by semicolons (so none in its comments).
+    """
+    for version, step in enumerate(steps, start=1):
+        if current < version:
+            for statement in step.split(";"):
+                if statement.strip():
+                    cur.execute(statement)
+
+
+def _poll_locks(try_once: Callable[[], bool], wanted: list[str], timeout_s: float) -> None:
+    """Call ``try_once`` with growing pauses until it succeeds or ``timeout_s`` passes."""
+    deadline = time.monotonic() + max(timeout_s, 0.0)
+    pause = _LOCK_POLL_S[0]
+    while not try_once():
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise LockTimeout(f"locks {', '.join(wanted)} were not granted within {timeout_s:g}s")
+        time.sleep(min(pause, remaining))
+        pause = min(pause * 2, _LOCK_POLL_S[1])
+
+
+class SqlExecutionStore(ABC):
+    """An ExecutionStore on SQL tables; a backend names its dialect and its primitives."""
+
+    _dialect: ClassVar[Dialect]
+
+    # -- what each backend provides ----------------------------------------------------
+
+    @abstractmethod
+    def _tx(self, what: str, fn: Callable[[Cursor], _T], *, durable: bool = True) -> _T:
+        """Run ``fn`` in one write transaction; a failure to ``what`` is a StoreError.
+
+        ``durable=False`` commits without waiting for the flush to disk: the change is
+        visible at once and durable from the next flush.
+        """
+
+    @abstractmethod
+    def _read(self, what: str, fn: Callable[[Cursor], _T]) -> _T:
+        """Run a read; a failure to ``what`` is a StoreError."""
+
+    @abstractmethod
+    def _reserve(self, cur: Cursor, values: tuple[str, ...]) -> Reservation:
+        """Create a started record of ``values`` (key first) unless the key has one."""
+
+    @abstractmethod
+    def _update_record(
+        self, cur: Cursor, key: str, assignments: str, params: tuple[Any, ...]
+    ) -> ExecutionRecord:
+        """Apply ``assignments`` to ``key``'s record, stamp ``updated_at``, return the record."""
+
+    @abstractmethod
+    def _now(self) -> tuple[str, tuple[Any, ...]]:
+        """SQL for the time now, and the parameters it takes."""
+
+    @abstractmethod
+    def _try_acquire(self, keys: list[str], owner: str, lease_s: float) -> bool:
+        """One all-or-nothing attempt at the sorted ``keys``; False if any is held."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release the connections; later calls raise StoreError. Safe to call twice."""
+
+    # -- statements used inside several transactions ----------------------------------
+
+    def _get(self, cur: Cursor, key: str, *, for_update: bool = False) -> ExecutionRecord | None:
+        d = self._dialect
+        sql = f"SELECT {RECORD_COLUMNS} FROM {d.table('executions')} WHERE idempotency_key = "
+        sql += d.param + (d.lock_row if for_update else "")
+        row = cur.execute(sql, (key,)).fetchone()
+        return None if row is None else record_from_row(row)
+
+    def _append(self, cur: Cursor, events: Sequence[Event]) -> list[str]:
+        d = self._dialect
+        values = d.params(len(EVENT_COLUMNS) + 1)  # the columns, then the payload
+        sql = d.insert_ignore(d.table("events"), EVENT_SELECT, values, key="event_id")
+        added: list[str] = []
+        for event in events:
+            if cur.execute(sql, event_to_row(event)).rowcount == 1:
+                added.append(event.event_id)
+        return added
+
+    def _insert_stamped(
+        self, cur: Cursor, table: str, columns: str, values: tuple[Any, ...], *, key: str
+    ) -> bool:
+        """Insert ``values`` and the time now (the last column) unless ``key`` exists yet."""
+        d = self._dialect
+        now, at = self._now()
+        stamped = f"{d.params(len(values))}, {now}"
+        sql = d.insert_ignore(d.table(table), columns, stamped, key=key)
+        return cur.execute(sql, (*values, *at)).rowcount == 1
+
+    def _release(self, cur: Cursor, keys: Sequence[str], owner: str) -> None:
+        # One key at a time in sorted order: the order acquirers lock in, so no deadlock.
+        d = self._dialect
+        sql = f"DELETE FROM {d.table('locks')} WHERE key = {d.param} AND owner = {d.param}"
+        for key in sorted(set(keys)):
+            cur.execute(sql, (key, owner))
+
+    # -- execution records ------------------------------------------------------------
+
+    def reserve(
+        self,
+        key: str,
+        *,
+        run_id: str,
+        call_id: str,
+        tool: str,
+        version: str,
+        args_hash: str,
+        attempt_id: str,
+        durable: bool = True,
+    ) -> Reservation:
+        """Create a ``started`` record for ``key`` unless one exists; durable on return.
+
+        ``durable=False`` does not wait for the flush (see :meth:`_tx`): for a call with no
+        side effect, whose record guards nothing but is still seen at once by every worker.
+        """
+        values = (key, run_id, call_id, tool, version, args_hash, attempt_id)
+        return self._tx(
+            "reserve an execution record", lambda cur: self._reserve(cur, values), durable=durable
+        )
+
+    def restart(self, key: str, attempt_id: str) -> ExecutionRecord:
+        """Start a new attempt on an uncommitted record (after reconcile proved no effect).
+
+        Restarting with the attempt id the record already carries changes nothing, so a
+        node replayed after a crash does not count the attempt twice.
+
+        Raises:
+            StoreError: The key is unknown or already committed.
+        """
+
+        def run(cur: Cursor) -> ExecutionRecord:
+            record = self._get(cur, key, for_update=True)
+            if record is None:
+                raise StoreError(f"no execution record for key {key!r} to restart")
+            if record.state == "committed":
+                raise StoreError(f"execution record {key!r} is committed; it cannot restart")
+            if record.attempt_id == attempt_id:
+                return record
+            assignments = f"attempt_id = {self._dialect.param}, attempts = attempts + 1"
+            return self._update_record(cur, key, assignments, (attempt_id,))
+
+        return self._tx("restart an execution record", run)
+
+    def get(self, key: str) -> ExecutionRecord | None:
+        """The record for ``key``, if any."""
+        return self._read("read an execution record", lambda cur: self._get(cur, key))
+
+    def pending(self, run_id: str | None = None) -> list[ExecutionRecord]:
+        """Records started but not committed (to reconcile after a crash), oldest first."""
+        d = self._dialect
+        sql = f"SELECT {RECORD_COLUMNS} FROM {d.table('executions')} WHERE state = 'started'"
+        params: tuple[str, ...] = ()
+        if run_id is not None:
+            sql += f" AND run_id = {d.param}"
+            params = (run_id,)
+        sql += f" ORDER BY created_at, {d.tiebreak}"
+        return self._read(
+            "list pending records",
+            lambda cur: [record_from_row(row) for row in cur.execute(sql, params).fetchall()],
+        )
+
+    def committed(
+        self, run_id: str, *, offset: int = 0, limit: int | None = None
+    ) -> list[ExecutionRecord]:
+        """A run's committed records, oldest first (a page of them with ``offset``/``limit``)."""
+        d = self._dialect
+        sql = (
+            f"SELECT {RECORD_COLUMNS} FROM {d.table('executions')}"
+            f" WHERE state = 'committed' AND run_id = {d.param}"
+            f" ORDER BY created_at, {d.tiebreak} LIMIT {d.param} OFFSET {d.param}"
+        )
+        params = (run_id, d.no_limit if limit is None else limit, offset)
+        return self._read(
+            "list committed records",
+            lambda cur: [record_from_row(row) for row in cur.execute(sql, params).fetchall()],
+        )
+
+    def outcomes(self, run_id: str) -> list[OutcomeCount]:
+        """A run's committed calls counted per tool, outcome and status."""
+        d = self._dialect
+        sql = (
+            f"SELECT {d.result_fields}, count(*) FROM {d.table('executions')}"
+            f" WHERE state = 'committed' AND run_id = {d.param}"
+            " GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
+        )
+        rows = self._read("count outcomes", lambda cur: cur.execute(sql, (run_id,)).fetchall())
+        return [OutcomeCount(t or "", o or "", s or "", int(n)) for t, o, s, n in rows]
+
+    def evidence(self, run_id: str) -> list[dict[str, Any]]:
+        """The evidence items of a run's committed results, oldest first."""
+        d = self._dialect
+        sql = (
+            f"SELECT {d.evidence} FROM {d.table('executions')}"
+            f" WHERE state = 'committed' AND run_id = {d.param} AND {d.has_evidence}"
+            f" ORDER BY created_at, {d.tiebreak}"
+        )
+        rows = self._read("read evidence", lambda cur: cur.execute(sql, (run_id,)).fetchall())
+        return [item for (items,) in rows for item in json.loads(items)]
+
+    def commit(
+        self,
+        key: str,
+        result: dict[str, Any],
+        *,
+        events: Sequence[Event] = (),
+        release: Sequence[str] = (),
+        owner: str = "",
+        durable: bool = True,
+    ) -> ExecutionRecord:
+        """In one transaction: store the result, mark committed, append events, release locks.
+
+        ``durable=False`` does not wait for the flush (see :meth:`_tx`), for a call that is
+        safe to redo (a read): a result lost to a power cut leaves the record started.
+
+        The record is read under a lock (its row's, or the whole store's), so a second
+        commit of a key finds it committed and returns it as it is, appending no events
+        (the first commit wins); the caller's own locks in ``release`` are still released,
+        so a duplicate commit cannot leak them.
+
+        Raises:
+            StoreError: The key was never reserved, or the result is not JSON.
+        """
+        try:
+            body = json.dumps(result, sort_keys=True)
+        except (TypeError, ValueError) as exc:
+            raise StoreError(f"the result for {key!r} is not JSON-serializable") from exc
+
+        def run(cur: Cursor) -> ExecutionRecord:
+            record = self._get(cur, key, for_update=True)
+            if record is None:
+                raise StoreError(f"no execution record for key {key!r} to commit")
+            if record.state != "committed":
+                assignments = f"state = 'committed', result = {self._dialect.param}"
+                record = self._update_record(cur, key, assignments, (body,))
+                self._append(cur, events)
+            self._release(cur, release, owner)
+            return record
+
+        return self._tx("commit an execution record", run, durable=durable)
+
+    # -- locks ----------------------------------------------------------------------
+
+    def acquire_locks(
+        self, keys: Sequence[str], owner: str, *, lease_s: float, timeout_s: float
+    ) -> None:
+        """Take every lock in ``keys`` or none; expired leases may be taken over.
+
+        Re-acquiring a lock the owner already holds renews its lease. Keys are taken in
+        sorted order in one transaction, so two callers can never each hold half.
+
+        Raises:
+            LockTimeout: Some key stayed held by another owner for ``timeout_s``.
+        """
+        wanted = sorted(set(keys))
+        if not wanted:
+            return
+        _poll_locks(lambda: self._try_acquire(wanted, owner, lease_s), wanted, timeout_s)
+
+    def release_locks(self, keys: Sequence[str], owner: str) -> None:
+        """Release the owner's locks (others' locks are untouched)."""
+        self._tx("release locks", lambda cur: self._release(cur, keys, owner))
+
+    # -- events -----------------------------------------------------------------------
+
+    def append_events(self, events: Sequence[Event], *, durable: bool = True) -> list[str]:
+        """Append events, ignoring ids already logged; returns the ids newly appended.
+
+        ``durable=False`` does not wait for the flush (see :meth:`_tx`), for events whose
+        facts are already durable elsewhere (a checkpoint).
+        """
+        if not events:
+            return []
+        return self._tx("append events", lambda cur: self._append(cur, events), durable=durable)
+
+    def events(self, run_id: str, *, call_id: str | None = None) -> list[Event]:
+        """A run's events in append order (optionally one call's)."""
+        d = self._dialect
+        sql = f"SELECT {EVENT_SELECT} FROM {d.table('events')} WHERE run_id = {d.param}"
+        params: tuple[str, ...] = (run_id,)
+        if call_id is not None:
+            sql += f" AND call_id = {d.param}"
+            params = (run_id, call_id)
+        sql += " ORDER BY seq"
+        rows = self._read("read events", lambda cur: cur.execute(sql, params).fetchall())
+        return [event_from_row(row) for row in rows]
+
+    def has_event(self, run_id: str, type: str) -> bool:
+        """Whether the run logged an event of ``type`` (a cancel request, say)."""
+        d = self._dialect
+        sql = f"SELECT 1 FROM {d.table('events')} WHERE run_id = {d.param} AND type = {d.param}"
+        sql += " LIMIT 1"
+        row = self._read("read events", lambda cur: cur.execute(sql, (run_id, type)).fetchone())
+        return row is not None
+
+    # -- artifacts and approval tokens ------------------------------------------------
+
+    def put_artifact(self, data: bytes, *, kind: str, run_id: str = "") -> str:
+        """Store bulky bytes once; returns their content address (``sha256:<hex>``)."""
+        ref = artifact_ref(data)
+        columns = "ref, kind, run_id, size, data, created_at"
+        values = (ref, kind, run_id, len(data), data)
+        self._tx(
+            "store an artifact",
+            lambda cur: self._insert_stamped(cur, "artifacts", columns, values, key="ref"),
+        )
+        return ref
+
+    def get_artifact(self, ref: str) -> bytes:
+        """Bytes for a ref.
+
+        Raises:
+            KeyError: No artifact has that ref.
+        """
+        d = self._dialect
+        sql = f"SELECT data FROM {d.table('artifacts')} WHERE ref = {d.param}"
+        row = self._read("read an artifact", lambda cur: cur.execute(sql, (ref,)).fetchone())
+        if row is None:
+            raise KeyError(ref)
+        return bytes(row[0])
+
+    def use_approval_token(self, token_id: str) -> bool:
+        """Mark a token used; True only the first time (tokens are single-use)."""
+        columns, values = "token_id, used_at", (token_id,)
+        return self._tx(
+            "record an approval token",
+            lambda cur: self._insert_stamped(
+                cur, "approval_tokens", columns, values, key="token_id"
+            ),
+        )
+
+    # -- lifecycle --------------------------------------------------------------------
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
