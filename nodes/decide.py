@@ -16,7 +16,13 @@ from langchain_core.runnables import RunnableConfig
 from nodes.admission import run_id_of
 from nodes.budget import remaining
 from nodes.context import project
-from nodes.model_call import ModelTurn, call_model, compact_message, unstorable
+from nodes.model_call import (
+    ModelTurn,
+    call_model,
+    compact_message,
+    recorded_replies,
+    unstorable,
+)
 from nodes.runtime import RunDeps
 from state.contracts import BudgetKind, Decision, DecisionKind, RunStatus, TaskContract
 from state.events import EventType, make_event
@@ -183,6 +189,7 @@ def decide(
         run_id=run_id,
         turn_id=turn_id,
         config=config,
+        recorded=recorded_replies(deps.executor.store, run_id, turn_id),
     )
     events = result.events
     update: dict[str, Any] = {

@@ -6,7 +6,7 @@ Every call — repairs included — is counted (model calls, tokens) and logged 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -16,13 +16,25 @@ from langchain_core.messages import (
     HumanMessage,
     ToolMessage,
     message_to_dict,
+    messages_from_dict,
 )
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from nodes.budget import charge
 from state.events import Event, EventType, make_event
+from state.store.base import ExecutionStore
 
-__all__ = ["ModelTurn", "call_model", "compact_message", "unstorable"]
+__all__ = [
+    "ModelTurn",
+    "Recorded",
+    "call_model",
+    "compact_message",
+    "recorded_replies",
+    "unstorable",
+]
+
+Recorded = Callable[[int], Mapping[str, Any] | None]
+"""The payload of a turn's ``seq``-th ``model.called`` event, if one was logged."""
 
 _INT64 = 2**63
 
@@ -87,6 +99,34 @@ def compact_message(message: BaseMessage) -> dict[str, Any]:
     return {"type": dumped["type"], "data": {"content": "", **data}}
 
 
+def recorded_replies(store: ExecutionStore, run_id: str, turn_id: str) -> Recorded:
+    """Look up the replies a turn already logged, by their deterministic event ids."""
+
+    def recorded(seq: int) -> Mapping[str, Any] | None:
+        event_id = make_event(EventType.MODEL_CALLED, run_id, turn_id=turn_id, seq=seq).event_id
+        event = store.event(event_id)
+        return None if event is None else event.payload
+
+    return recorded
+
+
+def _reply(
+    bound: Runnable[Any, Any],
+    messages: list[BaseMessage],
+    config: RunnableConfig | None,
+    logged: Mapping[str, Any] | None,
+) -> tuple[AIMessage, int, int]:
+    """The reply and its token counts: the logged one if any, else a new model call."""
+    if logged is not None:
+        [message] = messages_from_dict([dict(logged["message"])])
+        ai = message if isinstance(message, AIMessage) else AIMessage(content=message.content)
+        return ai, int(logged.get("tokens_in", 0)), int(logged.get("tokens_out", 0))
+    reply = bound.invoke(messages, config)
+    ai = reply if isinstance(reply, AIMessage) else AIMessage(content=str(reply.content))
+    meta: dict[str, Any] = dict(ai.usage_metadata or {})
+    return ai, int(meta.get("input_tokens", 0)), int(meta.get("output_tokens", 0))
+
+
 def call_model(
     bound: Runnable[Any, Any],
     messages: list[BaseMessage],
@@ -97,25 +137,28 @@ def call_model(
     run_id: str,
     turn_id: str,
     config: RunnableConfig | None = None,
+    recorded: Recorded | None = None,
 ) -> ModelTurn[T]:
     """Call ``bound`` until ``parse`` accepts a reply, up to ``max_repairs`` extra calls.
 
     ``left`` is the model-call budget remaining (None: unlimited); no call exceeds it.
     A provider exception ends the turn with a problem naming only its type.
+
+    With ``recorded``, a reply this turn already logged is used instead of a new call: a
+    node that re-runs after a crash (its checkpoint never written) then makes the same
+    decisions the event log shows, about calls that may already have run.
     """
     turn: ModelTurn[T] = ModelTurn(AIMessage(content=""), None, "no model call made")
     while turn.calls <= max_repairs and (left is None or turn.calls < left):
         turn.calls += 1
+        logged = recorded(turn.calls) if recorded is not None else None
         try:
-            reply = bound.invoke(messages, config)
+            ai, t_in, t_out = _reply(bound, messages, config, logged)
         except AssertionError:
             raise  # a test double's loud failure (an exhausted script) is not a provider error
         except Exception as exc:  # a provider failure is reported, never shown raw
             turn.problem = f"the model call failed ({type(exc).__name__})"
             break
-        ai = reply if isinstance(reply, AIMessage) else AIMessage(content=str(reply.content))
-        meta: dict[str, Any] = dict(ai.usage_metadata or {})
-        t_in, t_out = int(meta.get("input_tokens", 0)), int(meta.get("output_tokens", 0))
         turn.ai, turn.tokens_in, turn.tokens_out = (
             ai,
             turn.tokens_in + t_in,

@@ -24,7 +24,7 @@ from nodes.context import observation_text, project
 from nodes.decide import CONTROL_SCHEMAS, model_failure
 from nodes.dispatch import queue_calls
 from nodes.executor.validate import schema_message
-from nodes.model_call import call_model, unstorable
+from nodes.model_call import call_model, recorded_replies, unstorable
 from nodes.runtime import RunDeps
 from nodes.verify import is_terminal, stop_update
 from state.contracts import BudgetKind, Decision, DecisionKind, RunStatus, TaskContract
@@ -156,6 +156,7 @@ def plan(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str,
         run_id=run_id,
         turn_id=turn_id,
         config=config,
+        recorded=recorded_replies(deps.executor.store, run_id, turn_id),
     )
     update: dict[str, Any] = {"turn": turn, "budget": result.charge(f"{turn_id}:plan")}
     if result.problem is not None or result.parsed is None:

@@ -162,6 +162,10 @@ class ExecutionStore(Protocol):
         """A run's events in append order (optionally one call's)."""
         ...
 
+    def event(self, event_id: str) -> Event | None:
+        """One event by its id, if logged (ids are deterministic per occurrence)."""
+        ...
+
     def has_event(self, run_id: str, type: str) -> bool:
         """Whether the run logged an event of ``type`` (used for cancel requests)."""
         ...

@@ -328,6 +328,13 @@ class SqlExecutionStore(ABC):
         rows = self._read("read events", lambda cur: cur.execute(sql, params).fetchall())
         return [event_from_row(row) for row in rows]
 
+    def event(self, event_id: str) -> Event | None:
+        """One event by its id, if logged (ids are deterministic per occurrence)."""
+        d = self._dialect
+        sql = f"SELECT {EVENT_SELECT} FROM {d.table('events')} WHERE event_id = {d.param}"
+        row = self._read("read an event", lambda cur: cur.execute(sql, (event_id,)).fetchone())
+        return None if row is None else event_from_row(row)
+
     def has_event(self, run_id: str, type: str) -> bool:
         """Whether the run logged an event of ``type`` (a cancel request, say)."""
         d = self._dialect

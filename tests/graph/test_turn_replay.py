@@ -1,0 +1,80 @@
+"""A turn that re-runs after a crash replays the reply it logged instead of asking again.
+
+The model is the one input that is not deterministic. A node whose checkpoint was never
+written runs again; if it asked the model again it could decide differently about calls
+the event log already shows (and that may have run). It reuses the logged reply instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+from graph import build_graph
+from nodes.models import ScriptedChatModel
+from state.events import Event, EventType
+from state.store.sqlite import SqliteExecutionStore
+from tools import tool_spec
+
+
+class _DiesAfterLoggingADecision(SqliteExecutionStore):
+    """Fault injection: the first decision is logged, then the node dies before returning."""
+
+    died = False
+
+    def append_events(self, events: Sequence[Event], *, durable: bool = True) -> list[str]:
+        added = super().append_events(events, durable=durable)
+        if not self.died and any(e.type is EventType.DECISION_RECORDED for e in events):
+            self.died = True
+            raise RuntimeError("the process died after logging the decision")
+        return added
+
+
+def _turn(name: str, args: dict[str, Any], call_id: str) -> AIMessage:
+    return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": call_id}])
+
+
+def test_a_turn_rerun_after_a_crash_makes_the_logged_decision(tmp_path: Path) -> None:
+    looked: list[int] = []
+
+    @tool_spec(effect="read")
+    def look(i: int) -> str:
+        """Look at item i."""
+        looked.append(i)
+        return f"item {i}"
+
+    # Asked again, the script would answer with its next reply (look at 2) for turn 1.
+    model = ScriptedChatModel(
+        [
+            _turn("look", {"i": 1}, "a"),
+            _turn("look", {"i": 2}, "b"),
+            _turn("finish", {"output": "done"}, "f"),
+        ]
+    )
+    store = _DiesAfterLoggingADecision(tmp_path / "exec.db")
+    app = build_graph(
+        "react", model=model, tools=[look], store=store, checkpointer=InMemorySaver(), home=tmp_path
+    )
+    config = {"configurable": {"thread_id": "replayed"}}
+    task = {
+        "task": {"goal": "look", "success_checks": [{"kind": "tool_succeeded", "target": "look"}]}
+    }
+    with pytest.raises(RuntimeError, match="died"):
+        app.invoke(task, config)
+    assert len(model.calls) == 1 and looked == []
+    out = app.invoke(None, config)  # resume: the turn node runs again from its start
+    assert out["status"] == "COMPLETED"
+    assert len(model.calls) == 3  # turn 1 was not asked twice
+    assert looked == [1, 2]  # turn 1's call is the logged one (look at 1), then turn 2's
+    logged = [
+        e.payload["arguments"]
+        for e in store.events("replayed")
+        if e.type is EventType.DECISION_RECORDED and e.payload.get("tool_name") == "look"
+    ]
+    assert logged == [{"i": 1}, {"i": 2}]  # the log and what ran agree
+    assert out["budget"]["used"]["model_calls"] == 3  # the replayed reply counted once
