@@ -1,9 +1,9 @@
-"""ReAct: turn ⇄ executor until the verifier accepts a finish or a stop condition fires.
+"""ReAct: turn after turn until the verifier accepts a finish or a stop condition fires.
 
-A step is two supersteps: ``turn`` (observe the last results, call the model, queue its
-calls) and ``executor`` (one task for the calls no rule could pause, one per call that
-may; see ``nodes.fanout``). ``verify`` runs only for a finish, an abort or a stop
-condition.
+A step is one superstep: ``decide`` (``nodes/turn.py``: observe the last results, call the
+model, run the calls no rule could pause). A call that may pause for approval runs in
+``executor`` (one ``Send`` each, see ``nodes.fanout``), then the next turn. ``verify`` runs
+only for a finish, an abort or a stop condition.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def build_react(deps: RunDeps, *, checkpointer: Any = None, name: str = "react")
     builder.add_edge(START, "admit")
     builder.add_conditional_edges("admit", route_admitted, {"run": "decide", "end": END})
     builder.add_conditional_edges(
-        "decide", partial(route_turn, deps=deps), ["executor", "ask_user", "verify"]
+        "decide", partial(route_turn, deps=deps), ["decide", "executor", "ask_user", "verify"]
     )
     builder.add_edge("executor", "decide")
     builder.add_edge("ask_user", "decide")

@@ -203,13 +203,14 @@ def decide(
     if result.problem is not None or result.parsed is None:
         return {**update, **model_failure(result, left, run_id, turn_id, deps)}
     decisions, ai = result.parsed, result.ai
-    for d in decisions:
+    for index, d in enumerate(decisions):
         events.append(
             make_event(
                 EventType.DECISION_RECORDED,
                 run_id,
                 turn_id=turn_id,
                 decision_id=d.decision_id,
+                seq=index or None,  # one id per decision of a turn (the first keeps its old id)
                 payload=d.model_dump(mode="json"),
             )
         )

@@ -19,7 +19,7 @@ from nodes.executor.results import ExecutorDeps
 from state.contracts import ToolRef
 from state.errors import ExecGraphError
 
-__all__ = ["executor_sends", "may_pause"]
+__all__ = ["executor_sends", "may_pause", "split_pausable"]
 
 
 def may_pause(request: dict[str, Any], deps: ExecutorDeps) -> bool:
@@ -36,14 +36,22 @@ def may_pause(request: dict[str, Any], deps: ExecutorDeps) -> bool:
     return deps.policy.with_rules(request.get("approval_rules") or ()).may_ask(spec)
 
 
+def split_pausable(
+    pending: Sequence[dict[str, Any]], deps: ExecutorDeps
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The requests no rule could pause, and those that may pause (each in queue order)."""
+    free: list[dict[str, Any]] = []
+    pausable: list[dict[str, Any]] = []
+    for request in pending:
+        (pausable if may_pause(request, deps) else free).append(request)
+    return free, pausable
+
+
 def executor_sends(pending: Sequence[dict[str, Any]], deps: ExecutorDeps) -> list[Send]:
     """One ``Send`` per call that may pause, one for all the others (in queue order)."""
     if len(pending) == 1:  # nothing to group
         return [Send("executor", {"request": pending[0]})]
-    alone: list[dict[str, Any]] = []
-    together: list[dict[str, Any]] = []
-    for request in pending:
-        (alone if may_pause(request, deps) else together).append(request)
+    together, alone = split_pausable(pending, deps)
     sends = [Send("executor", {"request": r}) for r in alone]
     if len(together) == 1:
         sends.append(Send("executor", {"request": together[0]}))

@@ -1,11 +1,19 @@
-"""One ReAct turn as one superstep: observe the last turn, then stop or decide and queue.
+"""One ReAct turn as one superstep: observe the last turn, decide, and run the calls.
 
 A LangGraph superstep ends in a checkpoint, so every node between two model calls costs a
-durable write. Observing the last turn's results (loop-guard memory), the stop conditions
-and queueing the model's calls against the budget are pure bookkeeping on the same state,
-so they run in the node that calls the model: a ReAct step is two supersteps, this one and
-the executor's. The verifier stays its own node, entered only when there is something to
-judge (a finish, an abort) or a stop condition holds — the same predicate it applies.
+durable write. Observing the last turn's results (loop-guard memory), the stop conditions,
+the model call, queueing its calls against the budget and running the calls no rule could
+send to a person all happen in this node: a ReAct step is one superstep and one
+checkpoint. A call that may pause for approval goes to the executor node instead (its
+own superstep), so a person's answer resumes only that call.
+
+Running effects in the node that decided them is safe because a re-run never decides
+anew: the node re-runs from its start after a crash, its model reply is replayed from the
+event log (``call_model``'s ``recorded``), so the same calls reach the executor stages,
+whose durable records return a committed result or reconcile an interrupted one. The
+reply is on disk before any effect starts: a write's record is flushed before its tool
+runs, and the store's log flushes in order. The verifier stays its own node, entered only
+when there is something to judge (a finish, an abort) or a stop condition holds.
 """
 
 from __future__ import annotations
@@ -19,7 +27,8 @@ from langgraph.types import Send
 from nodes.admission import run_id_of
 from nodes.decide import decide
 from nodes.dispatch import queue_calls, tool_calls
-from nodes.fanout import executor_sends
+from nodes.executor.pipeline import merge_updates, run_calls
+from nodes.fanout import executor_sends, split_pausable
 from nodes.observe import observe
 from nodes.runtime import RunDeps
 from nodes.verify import stop_condition
@@ -65,7 +74,11 @@ def _changed(state: Mapping[str, Any], update: dict[str, Any]) -> dict[str, Any]
 
 
 def react_turn(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str, Any]:
-    """Observe the last turn; unless the run must stop, call the model and queue its calls."""
+    """Observe the last turn; unless the run must stop, call the model and run its calls.
+
+    Calls no rule could pause run here, side by side; calls that may pause are queued for
+    the executor, which asks the person.
+    """
     update = observe(state)
     view = after(state, update)
     contract = TaskContract.model_validate(state["contract"])
@@ -85,14 +98,24 @@ def react_turn(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dic
         f"{run_id_of(config)}:{turn_id}:dispatch",
         allowed=decided.get("offered"),
     )
-    return _changed(state, combine(update, queued))
+    update = combine(update, queued)
+    here, _ = split_pausable(queued.get("pending") or [], deps.executor)
+    if here and update.get("status") not in _TERMINAL:
+        # ``pending`` keeps every queued call: the next turn's loop guard observes them all.
+        update = {**update, **merge_updates([update, run_calls(here, deps.executor)])}
+    return _changed(state, update)
+
+
+_TERMINAL = {s.value for s in RunStatus if s.terminal}
 
 
 def route_turn(state: RunState, *, deps: RunDeps) -> list[Send] | str:
-    """Queued calls fan out to the executor; a question goes to the user; else the verifier."""
+    """Calls that may pause go to the executor (the turn ran the others), or on to the
+    next turn; a question goes to the user; else the verifier."""
     pending = state.get("pending") or []
-    if pending and state.get("status") not in {s.value for s in RunStatus if s.terminal}:
-        return executor_sends(pending, deps.executor)
+    if pending and state.get("status") not in _TERMINAL:
+        _, later = split_pausable(pending, deps.executor)  # the others ran in the turn
+        return executor_sends(later, deps.executor) if later else "decide"
     kinds = {d["kind"] for d in state.get("decisions") or []}
     if DecisionKind.ASK_USER.value in kinds and state.get("status") == RunStatus.WAITING.value:
         return "ask_user"

@@ -30,7 +30,14 @@ from state.contracts import ToolExecutionRequest
 from state.reducers import merge_evidence, merge_results
 from state.schema import ExecutorInput
 
-__all__ = ["aexecutor_node", "executor_node", "merge_updates", "needs_approval", "preview"]
+__all__ = [
+    "aexecutor_node",
+    "executor_node",
+    "merge_updates",
+    "needs_approval",
+    "preview",
+    "run_calls",
+]
 
 
 def _one(raw: dict[str, Any], deps: ExecutorDeps) -> dict[str, Any]:
@@ -74,6 +81,11 @@ def _run_batch(batch: list[dict[str, Any]], deps: ExecutorDeps) -> dict[str, Any
     finally:
         wait(started)
     return merge_updates(f.result() for f in started)
+
+
+def run_calls(requests: list[dict[str, Any]], deps: ExecutorDeps) -> dict[str, Any]:
+    """Run requests no rule could pause where the caller is (a ReAct turn), as one update."""
+    return _one(requests[0], deps) if len(requests) == 1 else _run_batch(requests, deps)
 
 
 def executor_node(state: ExecutorInput, *, deps: ExecutorDeps) -> dict[str, Any]:

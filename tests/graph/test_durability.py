@@ -1,4 +1,4 @@
-"""Every execgraph graph defaults to sync durability: a decision is on disk before it acts."""
+"""A decision is on disk before it acts, and every graph defaults to sync durability."""
 
 from __future__ import annotations
 
@@ -6,11 +6,13 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from graph import build_graph
 from nodes.models import ScriptedChatModel
+from state.events import EventType
+from state.store.sqlite import SqliteExecutionStore
 from tools import InvokeContext, tool_spec
 
 
@@ -18,31 +20,86 @@ def _call(i: int) -> AIMessage:
     return AIMessage(content="", tool_calls=[{"name": "look", "args": {"i": i}, "id": f"c{i}"}])
 
 
-def test_the_decision_is_durable_before_its_call_runs(tmp_path: Path) -> None:
-    path = tmp_path / "checkpoints.db"
+def _finish() -> AIMessage:
+    return AIMessage(
+        content="", tool_calls=[{"name": "finish", "args": {"output": "x"}, "id": "f"}]
+    )
+
+
+_TASK = {"task": {"goal": "look", "success_checks": [{"kind": "tool_succeeded", "target": "look"}]}}
+
+
+def test_the_decision_is_logged_before_its_call_runs(tmp_path: Path) -> None:
+    # The call runs in the superstep that decided it: what a re-run replays is the model
+    # reply in the execution store's log, so it must be there before the call starts.
     seen: list[bool] = []
 
     @tool_spec(effect="read")
     def look(i: int, ctx: InvokeContext) -> str:
-        """Look at what the checkpointer has on disk for this run right now."""
-        reader = SqliteSaver(sqlite3.connect(path))  # another connection, as another process
-        latest = reader.get_tuple({"configurable": {"thread_id": "durable"}})
-        assert latest is not None
-        pending = latest.checkpoint["channel_values"].get("__pregel_tasks") or []
-        seen.append(any(ctx.call_id in repr(send) for send in pending))
+        """Look at what the store holds for this call right now, from another connection."""
+        reader = SqliteExecutionStore(tmp_path / "exec.db")
+        try:
+            logged = reader.events(ctx.run_id)
+        finally:
+            reader.close()
+        seen.append(
+            any(
+                e.type is EventType.DECISION_RECORDED and e.payload.get("call_id") == ctx.call_id
+                for e in logged
+            )
+            and any(
+                e.type is EventType.MODEL_CALLED and e.turn_id == ctx.trace["turn_id"]
+                for e in logged
+            )
+        )
         return "ok"
 
-    replies: list[Any] = [_call(i) for i in range(5)]
-    replies.append(
-        AIMessage(content="", tool_calls=[{"name": "finish", "args": {"output": "x"}, "id": "f"}])
-    )
-    saver = SqliteSaver(sqlite3.connect(path, check_same_thread=False))
     app = build_graph(
-        "react", model=ScriptedChatModel(replies), tools=[look], checkpointer=saver, home=tmp_path
+        "react",
+        model=ScriptedChatModel([*(_call(i) for i in range(5)), _finish()]),
+        tools=[look],
+        checkpointer=SqliteSaver(sqlite3.connect(tmp_path / "cp.db", check_same_thread=False)),
+        home=tmp_path,
     )
-    task = {
-        "task": {"goal": "look", "success_checks": [{"kind": "tool_succeeded", "target": "look"}]}
-    }
-    out = app.invoke(task, {"configurable": {"thread_id": "durable"}})  # no durability given
+    out = app.invoke(_TASK, {"configurable": {"thread_id": "logged"}})
     assert out["status"] == "COMPLETED"
-    assert seen == [True] * 5  # each call's Send was in a checkpoint on disk before it ran
+    assert seen == [True] * 5
+
+
+def test_each_superstep_is_on_disk_before_the_next_one_starts(tmp_path: Path) -> None:
+    # No durability given: the graph's default (sync) must hold. Under LangGraph's own
+    # default (async) the next turn can start before the last checkpoint is written.
+    path = tmp_path / "checkpoints.db"
+    seen: list[int] = []
+
+    def checked(reply: AIMessage) -> Any:
+        def call(_messages: list[BaseMessage]) -> AIMessage:
+            reader = SqliteSaver(sqlite3.connect(path))  # another connection, as another process
+            latest = reader.get_tuple({"configurable": {"thread_id": "durable"}})
+            assert latest is not None
+            seen.append(int(latest.checkpoint["channel_values"].get("turn") or 0))
+            return reply
+
+        return call
+
+    saver = SqliteSaver(sqlite3.connect(path, check_same_thread=False))
+    replies = [checked(r) for r in [*(_call(i) for i in range(5)), _finish()]]
+    app = build_graph(
+        "react",
+        model=ScriptedChatModel(replies),
+        tools=[look_tool()],
+        checkpointer=saver,
+        home=tmp_path,
+    )
+    out = app.invoke(_TASK, {"configurable": {"thread_id": "durable"}})
+    assert out["status"] == "COMPLETED"
+    assert seen == list(range(6))  # turn k's model call sees turn k-1 on disk
+
+
+def look_tool() -> Any:
+    @tool_spec(effect="read")
+    def look(i: int) -> str:
+        """Look at item i."""
+        return "ok"
+
+    return look

@@ -1,7 +1,8 @@
 """State stays O(1) in run length, on real SQLite checkpoints.
 
-A ReAct step is two supersteps (two checkpoints); the channels written every step are
-DeltaChannels, so a checkpoint holds the step's update rather than every window again;
+A ReAct step of calls no rule could pause is one superstep (one checkpoint); the channels
+written every step are DeltaChannels, so a checkpoint holds the step's update rather than
+every window again;
 the windows are bounded; and what state let go of is still seen by the verifier (from the
 execution store) and rebuilt exactly by a new process.
 """
@@ -77,22 +78,22 @@ def _blob_sizes(conn: sqlite3.Connection) -> list[int]:
     return [int(r[0]) for r in rows.fetchall()]
 
 
-def test_a_react_step_is_two_checkpoints(tmp_path: Path) -> None:
+def test_a_react_step_is_one_checkpoint(tmp_path: Path) -> None:
     counts = []
     for n in (10, 30):
         (tmp_path / str(n)).mkdir()
         app, conn = _app(tmp_path / str(n), _steps(n))
         assert app.invoke(_task(n), _cfg(), durability="sync")["status"] == "COMPLETED"
         counts.append(conn.execute("SELECT count(*) FROM checkpoints").fetchone()[0])
-    assert counts[1] - counts[0] == 2 * 20
+    assert counts[1] - counts[0] == 20
 
 
 def test_checkpoints_do_not_grow_with_the_run(tmp_path: Path) -> None:
     app, conn = _app(tmp_path, _steps(120))
     out = app.invoke(_task(120), _cfg(), durability="sync")
     assert out["status"] == "COMPLETED"
-    sizes = _blob_sizes(conn)  # two per step, in order (rowid)
-    middle, end = sizes[80:160], sizes[160:240]  # steps 40-80 and 80-120: windows full
+    sizes = _blob_sizes(conn)  # one per step, in order (rowid)
+    middle, end = sizes[40:80], sizes[80:120]  # steps 40-80 and 80-120: windows full
     assert max(end) <= max(middle) * 1.05
     assert sum(end) <= sum(middle) * 1.05
     # a typical checkpoint holds no window at all; a full snapshot comes every SNAPSHOT_EVERY
