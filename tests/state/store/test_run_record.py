@@ -111,6 +111,15 @@ def test_writes_that_skip_their_flush_are_still_visible_and_kept(
     assert [r.result for r in reopened.committed("run-1")] == [{"v": "read"}]
 
 
+def test_one_event_reads_back_by_its_id(store: ExecutionStore, open_new: Opener) -> None:
+    # A turn re-run looks up the reply it logged by its deterministic id.
+    event = make_event(EventType.MODEL_CALLED, "run-1", turn_id="t3", seq=1, payload={"n": 1})
+    store.append_events([event], durable=False)
+    reader = open_new()
+    assert reader.event(event.event_id) == event
+    assert reader.event("run-1/nowhere:tool.requested") is None
+
+
 def test_an_event_row_does_not_repeat_its_columns() -> None:
     # Six events a step: the payload holds only what the columns do not (both backends
     # write and read rows with these two functions).
