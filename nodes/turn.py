@@ -33,7 +33,7 @@ from nodes.observe import observe
 from nodes.runtime import RunDeps
 from nodes.verify import stop_condition
 from state.contracts import DecisionKind, RunStatus, TaskContract
-from state.reducers import add_budget, dedupe_events, fold_progress
+from state.reducers import add_budget, fold_progress
 from state.schema import RunState
 
 __all__ = ["after", "combine", "react_turn", "route_turn"]
@@ -41,11 +41,9 @@ __all__ = ["after", "combine", "react_turn", "route_turn"]
 
 def combine(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
     """Two updates of one node as one: reducer fields merged by their reducers."""
-    merged = {**first, **second}
+    merged = {**first, **second, **merge_updates([first, second])}
     if "budget" in first and "budget" in second:
         merged["budget"] = add_budget(first["budget"], second["budget"])
-    if "events" in first and "events" in second:
-        merged["events"] = {"recent": dedupe_events(first["events"], second["events"])["recent"]}
     return merged
 
 
@@ -102,7 +100,7 @@ def react_turn(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dic
     here, _ = split_pausable(queued.get("pending") or [], deps.executor)
     if here and update.get("status") not in _TERMINAL:
         # ``pending`` keeps every queued call: the next turn's loop guard observes them all.
-        update = {**update, **merge_updates([update, run_calls(here, deps.executor)])}
+        update = combine(update, run_calls(here, deps.executor))
     return _changed(state, update)
 
 
