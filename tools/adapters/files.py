@@ -9,9 +9,6 @@ so a crash leaves either the old or the new content, never a torn file; that is 
 
 from __future__ import annotations
 
-import difflib
-import fnmatch
-import functools
 import hashlib
 import json
 import os
@@ -30,6 +27,17 @@ from state.errors import (
     VerificationError,
 )
 from tools.adapters.base import AdapterOutput, InvokeContext
+from tools.adapters.file_content import (
+    ABSENT,
+    decode,
+    diff,
+    file_state,
+    fit_page,
+    glob_match,
+    json_len,
+    scan,
+    sha_of,
+)
 from tools.fileio import atomic_replace, check_running, os_error
 from tools.paths import confine_path, normalize_relpath
 from tools.spec import Effect, Runner, ToolSpec
@@ -43,13 +51,6 @@ __all__ = [
     "WriteFileArgs",
 ]
 
-ABSENT = "absent"
-"""The ``sha256`` state of a file that does not exist (for compare-and-swap)."""
-
-_CHUNK = 1 << 20
-_DIFF_LINES = 60
-_DIFF_CHARS = 4000
-_DIFF_MAX_INPUT = 256 * 1024
 JOURNAL_DIR = ".execgraph-journal"
 """Where writes note their intent before the replace (hidden from list_files)."""
 _READ_DOC = "Read a UTF-8 workspace file; page with offset when it exceeds the output budget."
@@ -89,118 +90,6 @@ class PatchFileArgs(_Args):
     path: str = Field(description="workspace-relative file path")
     old: str = Field(min_length=1, description="exact text to replace (must be unique)")
     new: str = Field(description="replacement text")
-
-
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _file_state(path: Path) -> tuple[str, int]:
-    """(sha256 or ABSENT, mtime_ns) of ``path``; a directory is not a file."""
-    try:
-        with open(path, "rb") as fh:
-            digest = hashlib.sha256()
-            while chunk := fh.read(_CHUNK):
-                digest.update(chunk)
-            return digest.hexdigest(), os.fstat(fh.fileno()).st_mtime_ns
-    except FileNotFoundError:
-        return ABSENT, 0
-
-
-def _json_len(value: object) -> int:
-    """Bytes ``value`` takes as JSON, measured as the executor bounds tool data."""
-    return len(json.dumps(value, ensure_ascii=False).encode())
-
-
-def _scan(path: Path, offset: int, limit: int, ctx: InvokeContext) -> tuple[str, int, int, bytes]:
-    """Hash the whole file and capture ``limit`` bytes from ``offset``, from one open handle.
-
-    One handle means the hash and the content describe the same file even if it is
-    replaced meanwhile. Returns (sha256, size, mtime_ns, captured bytes).
-    """
-    digest, captured, pos = hashlib.sha256(), bytearray(), 0
-    with open(path, "rb") as fh:
-        mtime = os.fstat(fh.fileno()).st_mtime_ns
-        while chunk := fh.read(_CHUNK):
-            if ctx.cancel.is_set():
-                raise ToolCancelled("the read was cancelled")
-            digest.update(chunk)
-            lo, hi = max(offset - pos, 0), limit + offset - pos
-            if hi > 0 and lo < len(chunk):
-                captured += chunk[lo:hi]
-            pos += len(chunk)
-    return digest.hexdigest(), pos, mtime, bytes(captured)
-
-
-def _fit_page(page: dict[str, Any], captured: bytes, budget: int) -> tuple[dict[str, Any], int]:
-    """The read result whose JSON fits ``budget`` bytes, and how many file bytes it shows.
-
-    The executor spills any data larger than the budget to an artifact and shows the model
-    a stub, so the page is cut here, on a character boundary, to stay readable inline.
-    """
-    text, binary = _decode(captured[: max(budget, 0)])
-    if not text and captured and not binary:  # a budget below one character
-        text = _decode(captured[:4])[0][:1]
-    if binary:  # a replacement char or \u escape is at most 6 JSON bytes per input byte
-        shown = min(len(captured), max(budget - _json_len(page) - 80, 6) // 6)
-        text = captured[:shown].decode("utf-8", errors="replace")
-    while True:
-        if not binary:
-            shown = len(text.encode())
-        more = page["offset"] + shown < page["size"]
-        data = {**page, "content": text, "binary": binary, "next_offset": None}
-        if more:
-            data["next_offset"] = page["offset"] + shown
-        excess = _json_len(data) - budget
-        if excess <= 0 or len(text) <= 1 or binary:  # one char at least, so paging advances
-            return data, shown
-        text = text[: max(len(text) - excess, 1)]  # every char costs at least one byte
-
-
-def _decode(data: bytes) -> tuple[str, bool]:
-    """UTF-8 text of ``data`` (a cut multibyte tail is dropped); True when binary."""
-    for cut in range(4):
-        try:
-            return data[: len(data) - cut].decode("utf-8"), False
-        except UnicodeDecodeError:
-            continue
-    return data.decode("utf-8", errors="replace"), True
-
-
-def _diff(rel: str, before: bytes, after: bytes) -> tuple[str, str]:
-    """(bounded summary, full unified diff) of a change, cheap for huge files."""
-    if len(before) > _DIFF_MAX_INPUT or len(after) > _DIFF_MAX_INPUT:
-        summary = f"{rel}: {len(before)} -> {len(after)} bytes (too large to diff)"
-        return summary, summary
-    old = _decode(before)[0].splitlines(keepends=True)
-    new = _decode(after)[0].splitlines(keepends=True)
-    lines = list(difflib.unified_diff(old, new, f"a/{rel}", f"b/{rel}", n=2))
-    full = "".join(line if line.endswith("\n") else line + "\n" for line in lines)
-    added = sum(1 for ln in lines if ln.startswith("+") and not ln.startswith("+++"))
-    removed = sum(1 for ln in lines if ln.startswith("-") and not ln.startswith("---"))
-    head = f"{rel}: +{added} -{removed} lines\n"
-    body = "".join(ln if ln.endswith("\n") else ln + "\n" for ln in lines[:_DIFF_LINES])
-    summary = head + body[:_DIFF_CHARS]
-    if len(lines) > _DIFF_LINES or len(body) > _DIFF_CHARS:
-        summary += "... (diff truncated)\n"
-    return summary, full
-
-
-def _glob_match(parts: list[str], pat: list[str]) -> bool:
-    """Segment-wise glob match where a ``**`` segment spans zero or more directories.
-
-    Memoized on positions so hostile patterns (``**/**/**/...``) stay polynomial.
-    """
-
-    @functools.cache
-    def match(i: int, j: int) -> bool:
-        if j == len(pat):
-            return i == len(parts)
-        if pat[j] == "**":
-            return match(i, j + 1) or (i < len(parts) and match(i + 1, j))
-        return i < len(parts) and fnmatch.fnmatchcase(parts[i], pat[j]) and match(i + 1, j + 1)
-
-    return match(0, 0)
 
 
 def _ev(ctx: InvokeContext, source_id: str, kind: str, value: str, **kw: Any) -> Evidence:
@@ -269,11 +158,11 @@ class FileAdapter:
         rel = normalize_relpath(args.path)
         path = confine_path(self._root(ctx), args.path)
         try:
-            sha, size, mtime, captured = _scan(path, args.offset, self.max_read_bytes, ctx)
+            sha, size, mtime, captured = scan(path, args.offset, self.max_read_bytes, ctx)
         except OSError as exc:
             raise os_error(exc, rel, "read") from None
         page = {"path": rel, "sha256": sha, "size": size, "offset": args.offset}
-        data, shown = _fit_page(page, captured, ctx.output_budget)
+        data, shown = fit_page(page, captured, ctx.output_budget)
         truncated = data["next_offset"] is not None
         version = max(mtime, 1)
         evidence = [_ev(ctx, f"file:{rel}", "file_hash", sha, verified=True, version=version)]
@@ -301,7 +190,7 @@ class FileAdapter:
             reldir = os.path.relpath(dirpath, base)
             for fname in sorted(filenames):
                 rel = fname if reldir == "." else f"{reldir}/{fname}"
-                if not _glob_match(rel.split("/"), pattern):
+                if not glob_match(rel.split("/"), pattern):
                     continue
                 try:
                     confine_path(base, rel)
@@ -310,16 +199,16 @@ class FileAdapter:
                 found.append(rel)
         # Fit the JSON of the whole result into the budget (the executor spills anything
         # larger to an artifact the model cannot read).
-        used = _json_len({"files": [], "count": len(found), "total": len(found)})
+        used = json_len({"files": [], "count": len(found), "total": len(found)})
         files: list[str] = []
         for rel in found[: args.limit]:
-            used += _json_len(rel) + 2
+            used += json_len(rel) + 2
             if used > ctx.output_budget:
                 break
             files.append(rel)
         truncated = len(files) < len(found)
         listing = "\n".join(files)
-        digest = _sha(listing.encode())
+        digest = sha_of(listing.encode())
         evidence = _ev(ctx, f"list:{args.pattern}", "file_listing", digest, verified=True)
         data = {"files": files, "count": len(files), "total": len(found)}
         summary = f"{len(found)} files match {args.pattern!r}"
@@ -331,8 +220,8 @@ class FileAdapter:
         self, ctx: InvokeContext, rel: str, path: Path, before: bytes | None, after: bytes
     ) -> AdapterOutput:
         """Atomically replace ``path`` with ``after`` and describe the change."""
-        pre = _sha(before) if before is not None else ABSENT
-        intended = _sha(after)
+        pre = sha_of(before) if before is not None else ABSENT
+        intended = sha_of(after)
         check_running(ctx)  # last point at which nothing has happened yet
         try:
             self._remember(ctx, pre, intended)
@@ -346,7 +235,7 @@ class FileAdapter:
             atomic_replace(path, after, mode)
         except OSError as exc:
             raise os_error(exc, rel, "write") from None
-        summary, full = _diff(rel, before or b"", after)
+        summary, full = diff(rel, before or b"", after)
         ref = _try_artifact(ctx, full.encode(), "diff") if len(full) > len(summary) else None
         evidence = (
             _ev(ctx, f"write:{rel}:{ctx.call_id}", "file_write", f"{pre}->{intended}"),
@@ -385,7 +274,7 @@ class FileAdapter:
         before = self._load(path, rel, "read")
         if before is None:
             raise TargetNotFound(f"no file at {rel!r} to patch")
-        text, binary = _decode(before)
+        text, binary = decode(before)
         if binary or len(text.encode("utf-8")) != len(before):
             raise PermanentError(f"{rel!r} is not UTF-8 text; it cannot be patched")
         count = text.count(args.old)
@@ -404,7 +293,7 @@ class FileAdapter:
         rel = normalize_relpath(getattr(args, "path", ""))
         expected = out.data.get("sha256_after") if isinstance(out.data, dict) else None
         try:
-            sha, mtime = _file_state(confine_path(self._root(ctx), rel))
+            sha, mtime = file_state(confine_path(self._root(ctx), rel))
         except OSError:
             raise VerificationError(f"{rel!r} could not be re-read after the write") from None
         if expected is None or sha != expected:
@@ -415,13 +304,13 @@ class FileAdapter:
         """Did an interrupted write land? Compare the file to the pre-image and the intent."""
         rel = normalize_relpath(getattr(args, "path", ""))
         try:
-            sha, _ = _file_state(confine_path(self._root(ctx), rel))
+            sha, _ = file_state(confine_path(self._root(ctx), rel))
         except OSError:
             return None
         note = self._recall(ctx)
         pre, intended = note if note is not None else (None, None)
         if isinstance(args, WriteFileArgs):
-            intended = _sha(args.content.encode("utf-8"))  # known from the arguments alone
+            intended = sha_of(args.content.encode("utf-8"))  # known from the arguments alone
         data = {"path": rel, "sha256": sha}
         if intended is not None and sha == intended:
             return AdapterOutput(data, True, f"{rel} holds the intended content")
@@ -436,7 +325,7 @@ class FileAdapter:
         if key != "sha256" or not hasattr(args, "path"):
             return None
         try:
-            return _file_state(confine_path(root or self.root, args.path))[0]
+            return file_state(confine_path(root or self.root, args.path))[0]
         except IsADirectoryError:
             return None
         except OSError as exc:
