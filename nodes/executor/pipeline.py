@@ -10,22 +10,24 @@ per stage means one checkpoint per superstep of parallel calls, not three per ca
 A node input is one request (``{"request": …}``) or a batch of them (``{"batch": […]}``,
 see :mod:`nodes.fanout`): a batch gates its calls one after another in the node's own
 thread — so any ``interrupt()`` comes in a fixed order, as LangGraph's resume expects —
-and runs each gated call's effectful half on the executor's call pool as soon as it
-passes, so the tools of a batch run side by side as ToolNode's do.
+then reserves the gated calls' execution records in one store transaction and runs their
+effectful halves on the executor's call pool at once, so the tools of a batch run side by
+side as ToolNode's do. (Ten calls each reserving on their own queue on the store's lock:
+their tools would start a millisecond or more apart.)
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from concurrent.futures import Future, wait
 from contextvars import copy_context
 from functools import partial
 from typing import Any
 
 from nodes.executor.gate import gate_call, needs_approval, preview
-from nodes.executor.results import ExecutorDeps
-from nodes.executor.run import execute
+from nodes.executor.results import ExecutorDeps, Staged
+from nodes.executor.run import execute, reserve_together, run_staged, stage
 from state.contracts import ToolExecutionRequest
 from state.reducers import merge_evidence, merge_results
 from state.schema import ExecutorInput
@@ -66,21 +68,29 @@ def merge_updates(updates: Iterable[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _run_batch(batch: list[dict[str, Any]], deps: ExecutorDeps) -> dict[str, Any]:
-    """Gate each call in order here; run every gated call on the call pool at once.
+    """Gate each call in order here; reserve the gated calls' records in one transaction
+    and run them all on the call pool at once.
 
-    A call's own refusal is a result, not an exception. An exception (an interrupt, a
-    bug) still lets the calls already running finish and commit before it propagates, so
-    the node's re-run finds them committed in the store instead of in doubt.
+    A call's own refusal is a result, not an exception. An exception while gating (an
+    interrupt, a bug) still runs the calls gated before it and lets them commit before it
+    propagates, so the node's re-run finds them committed in the store, not in doubt.
     """
-    started: list[Future[dict[str, Any]]] = []
-    submit: Callable[..., Future[dict[str, Any]]] = deps.calls.submit
+    slots: list[Staged | dict[str, Any]] = []
+    started: dict[int, Future[dict[str, Any]]] = {}
     try:
         for raw in batch:
             request, gate = gate_call(ToolExecutionRequest.model_validate(raw), deps)
-            started.append(submit(copy_context().run, execute, request, gate, deps))
+            slots.append(stage(request, gate, deps))
     finally:
-        wait(started)
-    return merge_updates(f.result() for f in started)
+        ready = {i: s for i, s in enumerate(slots) if isinstance(s, Staged)}
+        held = reserve_together(list(ready.values()), deps)
+        for (i, staged), reservation in zip(ready.items(), held, strict=True):
+            run = partial(run_staged, staged, deps, reservation)
+            started[i] = deps.calls.submit(copy_context().run, run)
+        wait(started.values())
+    return merge_updates(
+        started[i].result() if isinstance(s, Staged) else s for i, s in enumerate(slots)
+    )
 
 
 def run_calls(requests: list[dict[str, Any]], deps: ExecutorDeps) -> dict[str, Any]:

@@ -11,14 +11,52 @@ from typing import Any
 from nodes.executor.results import Authorized, Reserved
 from state.contracts import ToolExecutionRequest
 from state.errors import DomainViolation
-from state.store.base import ExecutionStore
+from state.store.base import Claim, ExecutionStore, Reservation
 
-__all__ = ["idempotency_key", "mark_unresolved", "reserve", "unresolved_twin"]
+__all__ = [
+    "claim",
+    "idempotency_key",
+    "mark_unresolved",
+    "reserve",
+    "reserved",
+    "unresolved_twin",
+]
 
 
 def idempotency_key(request: ToolExecutionRequest) -> str:
     """The caller's key, or one derived from run and call ids (unique within a run)."""
     return request.idempotency_key or f"{request.run_id}:{request.call_id}"
+
+
+def claim(request: ToolExecutionRequest, authorized: Authorized, attempt_id: str) -> Claim:
+    """The execution record this call reserves."""
+    return Claim(
+        key=idempotency_key(request),
+        run_id=request.run_id,
+        call_id=request.call_id,
+        tool=authorized.spec.name,
+        version=authorized.spec.version,
+        args_hash=authorized.validated.normalized.args_hash,
+        attempt_id=attempt_id,
+    )
+
+
+def reserved(claimed: Claim, reservation: Reservation) -> Reserved:
+    """What a reservation means for the call that claimed it.
+
+    Raises:
+        DomainViolation: the key is already bound to another tool or other arguments.
+    """
+    record = reservation.record
+    if not reservation.fresh and (record.tool, record.args_hash) != (
+        claimed.tool,
+        claimed.args_hash,
+    ):
+        raise DomainViolation("idempotency key already used for a different call")
+    if reservation.fresh:
+        return Reserved(claimed.key, "fresh", record)
+    kind = "committed" if record.state == "committed" else "in_doubt"
+    return Reserved(claimed.key, kind, record)
 
 
 def reserve(
@@ -29,28 +67,10 @@ def reserve(
     Raises:
         DomainViolation: the key is already bound to another tool or other arguments.
     """
-    key = idempotency_key(request)
-    spec, normalized = authorized.spec, authorized.validated.normalized
-    reservation = store.reserve(
-        key,
-        run_id=request.run_id,
-        call_id=request.call_id,
-        tool=spec.name,
-        version=spec.version,
-        args_hash=normalized.args_hash,
-        attempt_id=attempt_id,
-        # A read has no effect for the record to guard: it need not wait for the disk.
-        durable=spec.effect != "read",
-    )
-    record = reservation.record
-    if not reservation.fresh and (record.tool, record.args_hash) != (
-        spec.name,
-        normalized.args_hash,
-    ):
-        raise DomainViolation("idempotency key already used for a different call")
-    if reservation.fresh:
-        return Reserved(key, "fresh", record)
-    return Reserved(key, "committed" if record.state == "committed" else "in_doubt", record)
+    claimed = claim(request, authorized, attempt_id)
+    # A read has no effect for the record to guard: it need not wait for the disk.
+    [reservation] = store.reserve_all([claimed], durable=authorized.spec.effect != "read")
+    return reserved(claimed, reservation)
 
 
 def _twin_key(run_id: str, tool: str, args_hash: str) -> str:

@@ -4,12 +4,21 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from pydantic import BaseModel
 
-from state.contracts import Evidence, Outcome, PartialProgress, SideEffect, ToolError
+from state.contracts import (
+    Evidence,
+    Outcome,
+    PartialProgress,
+    SideEffect,
+    ToolError,
+    ToolExecutionRequest,
+)
 from state.errors import ObservationStatus
+from state.events import Event
 from state.store.base import ExecutionRecord, ExecutionStore
 from tools.adapters.base import DEFAULT_OUTPUT_BUDGET, AdapterOutput
 from tools.policy import PolicyDecision, PolicyEngine
@@ -24,8 +33,24 @@ __all__ = [
     "Normalized",
     "Reserved",
     "Settled",
+    "Staged",
     "Validated",
+    "shared_pool",
 ]
+
+
+@cache
+def shared_pool(kind: str) -> ThreadPoolExecutor:
+    """The process's thread pool for ``kind`` (``"tool"`` or ``"call"``), shared by every
+    executor.
+
+    Threads start lazily and stay warm: a graph built per request, or a second graph in
+    the same process, starts no threads of its own before its first batch of calls.
+    """
+    return ThreadPoolExecutor(max_workers=_WORKERS[kind], thread_name_prefix=kind)
+
+
+_WORKERS = {"tool": 64, "call": 128}
 
 
 @dataclass(frozen=True)
@@ -40,12 +65,8 @@ class ExecutorDeps:
     output_budget: int = DEFAULT_OUTPUT_BUDGET
     lock_timeout_s: float = 30.0
     default_timeout_s: float = 300.0
-    pool: ThreadPoolExecutor = field(
-        default_factory=lambda: ThreadPoolExecutor(max_workers=32, thread_name_prefix="tool")
-    )
-    calls: ThreadPoolExecutor = field(
-        default_factory=lambda: ThreadPoolExecutor(max_workers=64, thread_name_prefix="call")
-    )
+    pool: ThreadPoolExecutor = field(default_factory=lambda: shared_pool("tool"))
+    calls: ThreadPoolExecutor = field(default_factory=lambda: shared_pool("call"))
     """Runs whole pipeline calls under ``ainvoke`` (tools run on ``pool``: separate pools, so
     a call waiting for its tool can never starve that tool of a thread)."""
 
@@ -76,6 +97,16 @@ class Authorized:
     validated: Validated
     decision: PolicyDecision
     token_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Staged:
+    """A gated call authorized for its execution record, with the events logged so far."""
+
+    request: ToolExecutionRequest
+    authorized: Authorized
+    attempt_id: str
+    events: list[Event]
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ import contextvars
 import threading
 import time
 import uuid
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -25,8 +26,15 @@ from nodes.executor.invoke import invoke
 from nodes.executor.lock import acquire, lock_keys
 from nodes.executor.outcome import settle
 from nodes.executor.reconcile import in_doubt
-from nodes.executor.reserve import mark_unresolved, reserve, unresolved_twin
-from nodes.executor.results import Authorized, ExecutorDeps, Locked, Normalized, Validated
+from nodes.executor.reserve import claim, mark_unresolved, reserve, reserved, unresolved_twin
+from nodes.executor.results import (
+    Authorized,
+    ExecutorDeps,
+    Locked,
+    Normalized,
+    Staged,
+    Validated,
+)
 from nodes.executor.trace import call_event
 from state.contracts import ToolError, ToolExecutionRequest, ToolResult
 from state.errors import (
@@ -37,11 +45,12 @@ from state.errors import (
     UnresolvedOutcome,
 )
 from state.events import Event, EventType
+from state.store.base import Reservation
 from tools.adapters.base import InvokeContext
 from tools.policy import PolicyDecision
 from tools.spec import ToolSpec
 
-__all__ = ["execute"]
+__all__ = ["execute", "reserve_together", "run_staged", "stage"]
 
 
 def _context(
@@ -115,6 +124,12 @@ def execute(request: ToolExecutionRequest, gate: Gate, deps: ExecutorDeps) -> di
 
     The gate's events are committed with the call's own, in its commit transaction.
     """
+    staged = stage(request, gate, deps)
+    return staged if isinstance(staged, dict) else run_staged(staged, deps)
+
+
+def stage(request: ToolExecutionRequest, gate: Gate, deps: ExecutorDeps) -> Staged | dict[str, Any]:
+    """Authorize a gated call for its execution record; a refusal is logged and returned."""
     if gate.failure is not None or gate.prepared is None:
         failure = gate.failure or failure_payload(DomainViolation("the call was never prepared"))
         result = failure_result(
@@ -122,21 +137,14 @@ def execute(request: ToolExecutionRequest, gate: Gate, deps: ExecutorDeps) -> di
             ToolError.model_validate(failure["error"]),
             status=ObservationStatus(failure["status"]),
         )
-        return _unreserved(request, deps, result, gate.events)
-    return _execute(request, gate.prepared, deps, list(gate.events))
-
-
-def _execute(
-    request: ToolExecutionRequest, prepared: dict[str, Any], deps: ExecutorDeps, events: list[Event]
-) -> dict[str, Any]:
-    attempt_id = uuid.uuid4().hex[:12]
+        return _unreserved(request, deps, result, list(gate.events))
+    prepared = gate.prepared
     try:
         spec = deps.registry.resolve(prepared["tool"], prepared["version"])
         args = spec.input_model.model_validate(prepared["arguments"])
-        normalized_args = dict(prepared["arguments"])
         authorized = Authorized(
             spec,
-            Validated(args, Normalized(normalized_args, "", prepared["args_hash"])),
+            Validated(args, Normalized(dict(prepared["arguments"]), "", prepared["args_hash"])),
             PolicyDecision("allow", prepared["reason"]),
             token_id=prepared.get("token_id"),
         )
@@ -146,19 +154,52 @@ def _execute(
                 f"an identical earlier call ({twin}) has an unknown outcome; it must be "
                 "reconciled before this write may run again"
             )
-        reserved = reserve(deps.store, request, authorized, attempt_id)
     except ExecGraphError as exc:
         refusal = failure_result(request, exc, tool_version=prepared.get("version", ""))
+        return _unreserved(request, deps, refusal, list(gate.events))
+    return Staged(request, authorized, uuid.uuid4().hex[:12], list(gate.events))
+
+
+def reserve_together(staged: Sequence[Staged], deps: ExecutorDeps) -> list[Reservation | None]:
+    """A batch's execution records in one store transaction, in order.
+
+    One commit instead of one per call, and no call waits for the others' reservations
+    to get through the store's lock. If the transaction fails, each call gets ``None``
+    and reserves on its own (reporting its own typed error).
+    """
+    claims = [claim(s.request, s.authorized, s.attempt_id) for s in staged]
+    guarded = any(s.authorized.spec.effect != "read" for s in staged)
+    try:
+        return list(deps.store.reserve_all(claims, durable=guarded))
+    except ExecGraphError:
+        return [None] * len(staged)
+
+
+def run_staged(
+    staged: Staged, deps: ExecutorDeps, reservation: Reservation | None = None
+) -> dict[str, Any]:
+    """Reserve (unless a batch did), lock, invoke, settle, gather evidence and commit."""
+    request, authorized, attempt_id = staged.request, staged.authorized, staged.attempt_id
+    events = staged.events
+    spec, args = authorized.spec, authorized.validated.args
+    normalized_args = authorized.validated.normalized.arguments
+    try:
+        if reservation is None:
+            held = reserve(deps.store, request, authorized, attempt_id)
+        else:
+            held = reserved(claim(request, authorized, attempt_id), reservation)
+    except ExecGraphError as exc:
+        refusal = failure_result(request, exc, tool_version=spec.version)
         return _unreserved(request, deps, refusal, events)
-    key = reserved.key
-    if reserved.kind == "committed":
-        assert reserved.record.result is not None
+    key = held.key
+    if held.kind == "committed":
+        assert held.record.result is not None
         deps.store.append_events(events)  # already logged, unless another worker committed
-        committed = ToolResult.model_validate(reserved.record.result)
+        committed = ToolResult.model_validate(held.record.result)
         return _returned(committed, [e.event_id for e in events])
     owner = f"{request.run_id}:{request.call_id}"
     ctx = _context(request, deps, attempt_id, key, spec.timeout_s, events)
-    if reserved.kind == "in_doubt":
+    if held.kind == "in_doubt":
         settled = in_doubt(spec, args, ctx)
         if settled is not None:
             events.append(

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from state.store.base import ExecutionRecord, ExecutionStore, RecordState, Reservation
+from state.store.base import Claim, ExecutionRecord, ExecutionStore, RecordState, Reservation
 from state.store.sqlite import SqliteExecutionStore
 
 __all__ = [
+    "Claim",
     "ExecutionRecord",
     "ExecutionStore",
     "RecordState",

@@ -15,7 +15,14 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from state.events import Event
 
-__all__ = ["ExecutionRecord", "ExecutionStore", "OutcomeCount", "RecordState", "Reservation"]
+__all__ = [
+    "Claim",
+    "ExecutionRecord",
+    "ExecutionStore",
+    "OutcomeCount",
+    "RecordState",
+    "Reservation",
+]
 
 RecordState = Literal["started", "committed"]
 
@@ -52,6 +59,19 @@ class Reservation:
 
 
 @dataclass(frozen=True)
+class Claim:
+    """One execution record to reserve, as :meth:`ExecutionStore.reserve` takes it."""
+
+    key: str
+    run_id: str
+    call_id: str
+    tool: str
+    version: str
+    args_hash: str
+    attempt_id: str
+
+
+@dataclass(frozen=True)
 class OutcomeCount:
     """How many of a run's committed calls of ``tool`` ended with this outcome and status."""
 
@@ -81,6 +101,14 @@ class ExecutionStore(Protocol):
 
         With ``durable=False`` the record is visible to every worker at once but does not
         wait for its own flush to disk: for calls with no side effect to guard.
+        """
+        ...
+
+    def reserve_all(self, claims: Sequence[Claim], *, durable: bool = True) -> list[Reservation]:
+        """Reserve every claim as :meth:`reserve` would, in one transaction, in order.
+
+        A batch of calls starting together pays one commit instead of one each, and no
+        call of it waits for the others' reservations to get through the store's lock.
         """
         ...
 

@@ -13,12 +13,13 @@ import json
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from dataclasses import astuple
 from types import TracebackType
 from typing import Any, ClassVar, Self, TypeVar
 
 from state.errors import LockTimeout, StoreError
 from state.events import Event
-from state.store.base import ExecutionRecord, OutcomeCount, Reservation
+from state.store.base import Claim, ExecutionRecord, OutcomeCount, Reservation
 from state.store.dialect import Cursor, Dialect
 from state.store.rows import (
     EVENT_COLUMNS,
@@ -160,6 +161,17 @@ class SqlExecutionStore(ABC):
         values = (key, run_id, call_id, tool, version, args_hash, attempt_id)
         return self._tx(
             "reserve an execution record", lambda cur: self._reserve(cur, values), durable=durable
+        )
+
+    def reserve_all(self, claims: Sequence[Claim], *, durable: bool = True) -> list[Reservation]:
+        """Reserve every claim as :meth:`reserve` would, in one transaction, in order."""
+        if not claims:
+            return []
+        rows = [astuple(claim) for claim in claims]
+        return self._tx(
+            "reserve execution records",
+            lambda cur: [self._reserve(cur, values) for values in rows],
+            durable=durable,
         )
 
     def restart(self, key: str, attempt_id: str) -> ExecutionRecord:

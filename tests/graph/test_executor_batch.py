@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,8 @@ from graph import build_graph
 from graph.executor import build_executor
 from nodes.executor.results import ExecutorDeps
 from nodes.models import ScriptedChatModel
+from state.errors import StoreError
+from state.store import Claim, Reservation
 from state.store.sqlite import SqliteExecutionStore
 from tests.support.executor import SECRET, Counter, config, request
 from tools import PolicyEngine, ToolRegistry, ToolSpec, tool_spec
@@ -141,3 +144,57 @@ def test_a_failing_batch_lets_running_calls_commit_first(tmp_path: Path) -> None
     out = executor.invoke({"batch": batch}, config("again"))  # the node's re-run
     assert {k: r["status"] for k, r in out["results"].items()} == {"c0": "OK", "c1": "OK"}
     assert slow_done.effects == [1]  # taken from the record, not written twice
+
+
+class _CountingStore(SqliteExecutionStore):
+    """A real store that remembers each ``reserve_all`` batch, and can fail batches."""
+
+    def __init__(self, path: Path, *, fail_batches: bool = False) -> None:
+        super().__init__(path)
+        self.batches: list[list[str]] = []
+        self.fail_batches = fail_batches
+
+    def reserve_all(self, claims: Sequence[Claim], *, durable: bool = True) -> list[Reservation]:
+        self.batches.append([c.call_id for c in claims])
+        if self.fail_batches and len(claims) > 1:
+            raise StoreError("the execution store could not reserve execution records")
+        return super().reserve_all(claims, durable=durable)
+
+
+def _batch_of_reads(tmp_path: Path, store: SqliteExecutionStore) -> tuple[Any, Counter]:
+    looked = Counter()
+
+    @tool_spec(effect="read")
+    def look(i: int) -> str:
+        """Read something."""
+        looked.add(i)
+        return f"seen {i}"
+
+    deps = ExecutorDeps(
+        registry=ToolRegistry([look]), policy=PolicyEngine(), store=store, approval_secret=SECRET
+    )
+    return build_executor(deps, checkpointer=InMemorySaver()), looked
+
+
+def test_a_batch_reserves_its_records_in_one_transaction(tmp_path: Path) -> None:
+    store = _CountingStore(tmp_path / "exec.db")
+    executor, looked = _batch_of_reads(tmp_path, store)
+    batch = [request("look", {"i": i}, root=tmp_path, call_id=f"c{i}") for i in range(WIDTH)]
+    out = executor.invoke({"batch": batch}, config("together"))
+    assert store.batches == [[f"c{i}" for i in range(WIDTH)]]
+    assert sorted(looked.effects) == list(range(WIDTH))
+    assert {r["status"] for r in out["results"].values()} == {"OK"}
+    assert len(store.committed("run-1")) == WIDTH
+
+
+def test_a_failed_batch_reservation_falls_back_to_one_per_call(tmp_path: Path) -> None:
+    store = _CountingStore(tmp_path / "exec.db", fail_batches=True)
+    executor, looked = _batch_of_reads(tmp_path, store)
+    batch = [request("look", {"i": i}, root=tmp_path, call_id=f"c{i}") for i in range(WIDTH)]
+    out = executor.invoke({"batch": batch}, config("alone"))
+    assert store.batches[0] == [f"c{i}" for i in range(WIDTH)]
+    assert sorted(store.batches[1:]) == [[f"c{i}"] for i in range(WIDTH)]
+    assert {k: r["data"] for k, r in out["results"].items()} == {
+        f"c{i}": f"seen {i}" for i in range(WIDTH)
+    }
+    assert sorted(looked.effects) == list(range(WIDTH))
