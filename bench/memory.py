@@ -6,7 +6,9 @@ slows Python down severalfold, so these runs are separate from the timed ones.
 
 The growth is also attributed: at the run's last model call (inside the run, where the peak
 is) a snapshot groups the memory the run still holds by the package that allocated it, so
-the report tells execgraph's own state from LangGraph's per-invoke bookkeeping.
+the report tells execgraph's own state from LangGraph's per-invoke bookkeeping. LangGraph's
+floor (:mod:`bench.floor_graph`: one node, a counter) shows what a long ``invoke`` grows by
+in LangGraph itself, whatever the graph keeps.
 """
 
 from __future__ import annotations
@@ -95,16 +97,17 @@ def _top(grown: dict[str, float], pick: Callable[[float], bool] = lambda kb: kb 
 def measure(bench: Bench) -> list[Row]:
     """Rows: peak at N ÷ peak at 10 steps, execgraph vs create_agent."""
     big = bench.long_steps
+    bench.warm_up()  # imports, caches and the executor's shared threads: in no run's peak
     bench.log(f"memory: {SMALL} and {big} steps under tracemalloc")
     runs = {
         fw: (peak_bytes(bench, fw, SMALL), peak_bytes(bench, fw, big))
-        for fw in (EXECGRAPH, "create_agent")
+        for fw in (EXECGRAPH, "create_agent", "langgraph_floor")
     }
     peaks = {fw: (a[0], b[0]) for fw, (a, b) in runs.items()}
     grown = {fw: _growth(a[1], b[1]) for fw, (a, b) in runs.items()}
     bench.extras["memory_mb"] = {fw: (a / MB, b / MB) for fw, (a, b) in peaks.items()}
     bench.extras["memory_growth_kb_by_package"] = grown
-    ours, base = peaks[EXECGRAPH], peaks["create_agent"]
+    ours, base, floor = peaks[EXECGRAPH], peaks["create_agent"], peaks["langgraph_floor"]
     return [
         Row(
             "6 peak memory",
@@ -117,6 +120,8 @@ def measure(bench: Bench) -> list[Row]:
             note=(
                 f"execgraph {ours[0] / MB:.1f}->{ours[1] / MB:.1f} MB; "
                 f"create_agent {base[0] / MB:.1f}->{base[1] / MB:.1f} MB; "
+                f"LangGraph floor {floor[0] / MB:.2f}->{floor[1] / MB:.2f} MB "
+                f"({floor[1] / floor[0]:.2f}x, {_top(grown['langgraph_floor'])}); "
                 f"held more at the last call of the long run, by package: "
                 f"{_top(grown[EXECGRAPH])} (execgraph's own code "
                 f"{grown[EXECGRAPH].get('execgraph', 0.0):+.0f} KB)"

@@ -1,8 +1,11 @@
 """1. Cost per tool step at 10, 100 and 1,000 steps, counted until the run is durable.
 
 Each framework runs the same script with ``durability="sync"``; the cost per step is the
-run's wall time divided by its tool steps. Short runs are repeated and the median kept,
-frameworks interleaved so that noise from other work on the machine spreads evenly.
+run's wall time divided by its tool steps. ``langgraph_floor`` (:mod:`bench.floor_graph`)
+is the least a step on the same checkpointer costs, which tells how much of the ratio
+against ``create_agent`` without a checkpointer the checkpointer alone takes. Short runs
+are repeated and the median kept, frameworks interleaved so that noise from other work on
+the machine spreads evenly.
 """
 
 from __future__ import annotations
@@ -14,11 +17,12 @@ from bench.workload import EXECGRAPH
 
 __all__ = ["measure"]
 
-BASELINES = ("create_agent", "create_react_agent", "create_agent_nocp")
+BASELINES = ("create_agent", "create_react_agent", "create_agent_nocp", "langgraph_floor")
 _LABELS = {
     "create_agent": "create_agent+SqliteSaver(sync)",
     "create_react_agent": "create_react_agent+SqliteSaver(sync)",
     "create_agent_nocp": "create_agent, no checkpointer",
+    "langgraph_floor": "LangGraph floor: 1 node+SqliteSaver(sync)",
 }
 _TARGETS = {
     "create_agent": Target(1.0, "<= 1.0x"),
@@ -47,6 +51,7 @@ def measure(bench: Bench) -> list[Row]:
         bench.extras.setdefault("steps_ms", {})[n] = costs
         for fw in BASELINES:
             target = _TARGETS.get(fw) if n == 100 else None
+            note = _floor_note(costs) if fw == "create_agent_nocp" else ""
             rows.append(
                 Row(
                     "1 cost/step",
@@ -56,6 +61,16 @@ def measure(bench: Bench) -> list[Row]:
                     "ms/step",
                     _LABELS[fw],
                     target,
+                    note,
                 )
             )
     return rows
+
+
+def _floor_note(costs: dict[str, float]) -> str:
+    """How much of the no-checkpointer ratio LangGraph's own checkpointed step takes."""
+    floor, nocp = costs["langgraph_floor"], costs["create_agent_nocp"]
+    return (
+        f"LangGraph floor alone {floor / nocp:.2f}x; execgraph's own work "
+        f"{costs[EXECGRAPH] - floor:.1f} ms/step above it"
+    )

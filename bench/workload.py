@@ -40,8 +40,15 @@ __all__ = [
 ]
 
 EXECGRAPH = "execgraph"
-FRAMEWORKS = ("execgraph", "create_agent", "create_react_agent", "create_agent_nocp")
-"""``create_agent_nocp`` is ``create_agent`` with no checkpointer at all (the floor)."""
+FRAMEWORKS = (
+    "execgraph",
+    "create_agent",
+    "create_react_agent",
+    "create_agent_nocp",
+    "langgraph_floor",
+)
+"""``create_agent_nocp`` is ``create_agent`` with no checkpointer at all; ``langgraph_floor``
+one LangGraph node per step on the same checkpointer (:mod:`bench.floor_graph`)."""
 
 THREAD = "bench-thread"
 
@@ -154,6 +161,10 @@ def build_app(
         from langchain.agents import create_agent
 
         return create_agent(model, tools or [lc_noop], checkpointer=saver)
+    if framework == "langgraph_floor":
+        from bench.floor_graph import build_floor
+
+        return build_floor(model, tools[0] if tools else lc_noop, saver)
     if framework == "create_react_agent":
         import warnings
 

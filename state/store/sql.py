@@ -13,7 +13,6 @@ import json
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import astuple
 from types import TracebackType
 from typing import Any, ClassVar, Self, TypeVar
 
@@ -60,6 +59,19 @@ def _poll_locks(try_once: Callable[[], bool], wanted: list[str], timeout_s: floa
             raise LockTimeout(f"locks {', '.join(wanted)} were not granted within {timeout_s:g}s")
         time.sleep(min(pause, remaining))
         pause = min(pause * 2, _LOCK_POLL_S[1])
+
+
+def _values(claim: Claim) -> tuple[str, ...]:
+    """A claim's fields in column order (``astuple`` would deep-copy each field)."""
+    return (
+        claim.key,
+        claim.run_id,
+        claim.call_id,
+        claim.tool,
+        claim.version,
+        claim.args_hash,
+        claim.attempt_id,
+    )
 
 
 class SqlExecutionStore(ABC):
@@ -167,7 +179,7 @@ class SqlExecutionStore(ABC):
         """Reserve every claim as :meth:`reserve` would, in one transaction, in order."""
         if not claims:
             return []
-        rows = [astuple(claim) for claim in claims]
+        rows = [_values(claim) for claim in claims]
         return self._tx(
             "reserve execution records",
             lambda cur: [self._reserve(cur, values) for values in rows],
