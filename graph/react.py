@@ -17,7 +17,7 @@ from graph.executor import executor
 from nodes.admission import admit, route_admitted
 from nodes.ask import ask_user
 from nodes.runtime import RunDeps
-from nodes.turn import react_turn, route_turn
+from nodes.turn import react_turn, turn_router
 from nodes.verify import route_verify, verify
 from state.schema import RunState
 
@@ -35,7 +35,7 @@ def build_react(deps: RunDeps, *, checkpointer: Any = None, name: str = "react")
     builder.add_edge(START, "admit")
     builder.add_conditional_edges("admit", route_admitted, {"run": "decide", "end": END})
     builder.add_conditional_edges(
-        "decide", partial(route_turn, deps=deps), ["decide", "executor", "ask_user", "verify"]
+        "decide", turn_router(deps), ["decide", "executor", "ask_user", "verify"]
     )
     builder.add_edge("executor", "decide")
     builder.add_edge("ask_user", "decide")

@@ -18,7 +18,7 @@ when there is something to judge (a finish, an abort) or a stop condition holds.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -34,9 +34,9 @@ from nodes.runtime import RunDeps
 from nodes.verify import stop_condition
 from state.contracts import DecisionKind, RunStatus, TaskContract
 from state.reducers import add_budget, fold_progress
-from state.schema import RunState
+from state.schema import RunState, TurnRoute
 
-__all__ = ["after", "combine", "react_turn", "route_turn"]
+__all__ = ["after", "combine", "react_turn", "route_turn", "turn_router"]
 
 
 def combine(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
@@ -107,7 +107,7 @@ def react_turn(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dic
 _TERMINAL = {s.value for s in RunStatus if s.terminal}
 
 
-def route_turn(state: RunState, *, deps: RunDeps) -> list[Send] | str:
+def route_turn(state: TurnRoute, *, deps: RunDeps) -> list[Send] | str:
     """Calls that may pause go to the executor (the turn ran the others), or on to the
     next turn; a question goes to the user; else the verifier."""
     pending = state.get("pending") or []
@@ -118,3 +118,13 @@ def route_turn(state: RunState, *, deps: RunDeps) -> list[Send] | str:
     if DecisionKind.ASK_USER.value in kinds and state.get("status") == RunStatus.WAITING.value:
         return "ask_user"
     return "verify"
+
+
+def turn_router(deps: RunDeps) -> Callable[[TurnRoute], list[Send] | str]:
+    """:func:`route_turn` bound to ``deps``, as a function LangGraph can read the input
+    type of (a ``partial`` hides it): the branch then reads only :class:`TurnRoute`."""
+
+    def route(state: TurnRoute) -> list[Send] | str:
+        return route_turn(state, deps=deps)
+
+    return route

@@ -20,6 +20,7 @@ from langgraph.types import Command
 from graph import build_graph
 from nodes.models import ScriptedChatModel
 from state.reducers import HISTORY_WINDOW, PROGRESS_MEMORY, REPLAY_WINDOW, RESULTS_WINDOW
+from state.schema import TurnRoute
 from tools import tool_spec
 
 
@@ -86,6 +87,14 @@ def test_a_react_step_is_one_checkpoint(tmp_path: Path) -> None:
         assert app.invoke(_task(n), _cfg(), durability="sync")["status"] == "COMPLETED"
         counts.append(conn.execute("SELECT count(*) FROM checkpoints").fetchone()[0])
     assert counts[1] - counts[0] == 20
+
+
+def test_routing_after_a_turn_reads_three_channels_not_the_state(tmp_path: Path) -> None:
+    app, _ = _app(tmp_path, _steps(1))
+    [branch] = app.builder.branches["decide"].values()
+    assert branch.input_schema is TurnRoute  # LangGraph copies only these channels
+    assert set(TurnRoute.__annotations__) == {"status", "decisions", "pending"}
+    assert app.invoke(_task(1), _cfg(), durability="sync")["status"] == "COMPLETED"
 
 
 def test_checkpoints_do_not_grow_with_the_run(tmp_path: Path) -> None:
