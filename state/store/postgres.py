@@ -19,8 +19,9 @@ from typing import Any, TypeVar
 from state.errors import StoreError
 from state.store.base import ExecutionRecord, Reservation
 from state.store.dialect import Cursor, Dialect
+from state.store.layout import upgrade_layout
 from state.store.rows import RECORD_COLUMNS, record_from_row
-from state.store.sql import SqlExecutionStore, upgrade_layout
+from state.store.sql import SqlExecutionStore
 
 try:
     import psycopg

@@ -14,13 +14,14 @@ from dataclasses import fields
 from typing import Any
 
 from state.events import Event
-from state.store.base import ExecutionRecord
+from state.store.base import Claim, ExecutionRecord
 
 __all__ = [
     "EVENT_COLUMNS",
     "EVENT_SELECT",
     "RECORD_COLUMNS",
     "artifact_ref",
+    "claim_row",
     "event_from_row",
     "event_to_row",
     "record_from_row",
@@ -66,3 +67,16 @@ def event_from_row(row: Sequence[Any]) -> Event:
 def artifact_ref(data: bytes) -> str:
     """The content address of ``data`` (same bytes, same ref, in every backend)."""
     return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def claim_row(claim: Claim) -> tuple[str, ...]:
+    """A claim as the row it reserves, columns in order (``astuple`` would deep-copy each)."""
+    return (
+        claim.key,
+        claim.run_id,
+        claim.call_id,
+        claim.tool,
+        claim.version,
+        claim.args_hash,
+        claim.attempt_id,
+    )

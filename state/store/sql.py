@@ -25,28 +25,17 @@ from state.store.rows import (
     EVENT_SELECT,
     RECORD_COLUMNS,
     artifact_ref,
+    claim_row,
     event_from_row,
     event_to_row,
     record_from_row,
 )
 
-__all__ = ["SqlExecutionStore", "upgrade_layout"]
+__all__ = ["SqlExecutionStore"]
 
 _T = TypeVar("_T")
 
 _LOCK_POLL_S = (0.005, 0.1)  # first and longest pause between lock attempts
-
-
-def upgrade_layout(cur: Cursor, current: int, steps: Sequence[str]) -> None:
-    """Run the layout steps after version ``current`` (step ``i`` makes version ``i + 1``).
-
-    A step is one or more statements separated by semicolons (so none in its comments).
-    """
-    for version, step in enumerate(steps, start=1):
-        if current < version:
-            for statement in step.split(";"):
-                if statement.strip():
-                    cur.execute(statement)
 
 
 def _poll_locks(try_once: Callable[[], bool], wanted: list[str], timeout_s: float) -> None:
@@ -59,19 +48,6 @@ def _poll_locks(try_once: Callable[[], bool], wanted: list[str], timeout_s: floa
             raise LockTimeout(f"locks {', '.join(wanted)} were not granted within {timeout_s:g}s")
         time.sleep(min(pause, remaining))
         pause = min(pause * 2, _LOCK_POLL_S[1])
-
-
-def _values(claim: Claim) -> tuple[str, ...]:
-    """A claim's fields in column order (``astuple`` would deep-copy each field)."""
-    return (
-        claim.key,
-        claim.run_id,
-        claim.call_id,
-        claim.tool,
-        claim.version,
-        claim.args_hash,
-        claim.attempt_id,
-    )
 
 
 class SqlExecutionStore(ABC):
@@ -179,7 +155,7 @@ class SqlExecutionStore(ABC):
         """Reserve every claim as :meth:`reserve` would, in one transaction, in order."""
         if not claims:
             return []
-        rows = [_values(claim) for claim in claims]
+        rows = [claim_row(claim) for claim in claims]
         return self._tx(
             "reserve execution records",
             lambda cur: [self._reserve(cur, values) for values in rows],

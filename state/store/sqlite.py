@@ -22,8 +22,9 @@ from typing import Any, TypeVar
 from state.errors import StoreError
 from state.store.base import ExecutionRecord, Reservation
 from state.store.dialect import Cursor, Dialect
+from state.store.layout import upgrade_layout
 from state.store.rows import RECORD_COLUMNS
-from state.store.sql import SqlExecutionStore, upgrade_layout
+from state.store.sql import SqlExecutionStore
 
 __all__ = ["SCHEMA_VERSION", "SqliteExecutionStore"]
 
