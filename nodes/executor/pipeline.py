@@ -26,8 +26,9 @@ from functools import partial
 from typing import Any
 
 from nodes.executor.gate import gate_call, needs_approval, preview
+from nodes.executor.reserve import reserve_together
 from nodes.executor.results import ExecutorDeps, Staged
-from nodes.executor.run import execute, reserve_together, run_staged, stage
+from nodes.executor.run import execute, run_staged, stage
 from state.contracts import ToolExecutionRequest
 from state.reducers import merge_evidence, merge_results
 from state.schema import ExecutorInput
@@ -83,7 +84,7 @@ def _run_batch(batch: list[dict[str, Any]], deps: ExecutorDeps) -> dict[str, Any
             slots.append(stage(request, gate, deps))
     finally:
         ready = {i: s for i, s in enumerate(slots) if isinstance(s, Staged)}
-        held = reserve_together(list(ready.values()), deps)
+        held = reserve_together(deps.store, list(ready.values()))
         for (i, staged), reservation in zip(ready.items(), held, strict=True):
             run = partial(run_staged, staged, deps, reservation)
             started[i] = deps.calls.submit(copy_context().run, run)

@@ -11,7 +11,6 @@ import contextvars
 import threading
 import time
 import uuid
-from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -50,7 +49,7 @@ from tools.adapters.base import InvokeContext
 from tools.policy import PolicyDecision
 from tools.spec import ToolSpec
 
-__all__ = ["execute", "reserve_together", "run_staged", "stage"]
+__all__ = ["execute", "run_staged", "stage"]
 
 
 def _context(
@@ -158,21 +157,6 @@ def stage(request: ToolExecutionRequest, gate: Gate, deps: ExecutorDeps) -> Stag
         refusal = failure_result(request, exc, tool_version=prepared.get("version", ""))
         return _unreserved(request, deps, refusal, list(gate.events))
     return Staged(request, authorized, uuid.uuid4().hex[:12], list(gate.events))
-
-
-def reserve_together(staged: Sequence[Staged], deps: ExecutorDeps) -> list[Reservation | None]:
-    """A batch's execution records in one store transaction, in order.
-
-    One commit instead of one per call, and no call waits for the others' reservations
-    to get through the store's lock. If the transaction fails, each call gets ``None``
-    and reserves on its own (reporting its own typed error).
-    """
-    claims = [claim(s.request, s.authorized, s.attempt_id) for s in staged]
-    guarded = any(s.authorized.spec.effect != "read" for s in staged)
-    try:
-        return list(deps.store.reserve_all(claims, durable=guarded))
-    except ExecGraphError:
-        return [None] * len(staged)
 
 
 def run_staged(
