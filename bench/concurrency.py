@@ -17,6 +17,7 @@ from bench.workload import (
     EXECGRAPH,
     build_app,
     config,
+    durability,
     first_input,
     open_saver,
     scripted_replies,
@@ -56,7 +57,7 @@ def run_concurrent(bench: Bench, framework: str, steps: int) -> dict[str, Any]:
         barrier.wait()
         try:
             out = apps[index].invoke(
-                first_input(framework, steps), config(f"conc-{index}"), durability="sync"
+                first_input(framework, steps), config(f"conc-{index}"), **durability(framework)
             )
             ok = out.get("status") == "COMPLETED" if framework == EXECGRAPH else True
             with guard:

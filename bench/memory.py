@@ -21,7 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from bench.core import Bench, Row, Target
-from bench.workload import EXECGRAPH, build_app, config, first_input, scripted_replies
+from bench.workload import (
+    EXECGRAPH,
+    build_app,
+    config,
+    durability,
+    first_input,
+    scripted_replies,
+)
 from nodes.models import ScriptedChatModel
 
 __all__ = ["held_by_package", "measure", "peak_bytes"]
@@ -76,7 +83,7 @@ def peak_bytes(bench: Bench, framework: str, n: int) -> tuple[int, dict[str, int
     gc.collect()
     tracemalloc.start()
     try:
-        app.invoke(first_input(framework, n), config(), durability="sync")
+        app.invoke(first_input(framework, n), config(), **durability(framework))
         peak = max(tracemalloc.get_traced_memory()[1], into.get("peak", 0))
     finally:
         tracemalloc.stop()

@@ -22,7 +22,15 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 
 from bench.core import Bench, Row, Target
-from bench.workload import EXECGRAPH, build_app, config, finish_reply, first_input, tool_call
+from bench.workload import (
+    EXECGRAPH,
+    build_app,
+    config,
+    durability,
+    finish_reply,
+    first_input,
+    tool_call,
+)
 from nodes.models import ScriptedChatModel
 from tools import tool_spec
 
@@ -85,7 +93,7 @@ async def _ainvoke(
 
     async with AsyncSqliteSaver.from_conn_string(str(directory / "checkpoints.db")) as saver:
         app = build_app(framework, model, directory, saver=saver, tools=tools)
-        return await app.ainvoke(*args, durability="sync")
+        return await app.ainvoke(*args, **durability(framework))
 
 
 def agent_gap_ms(bench: Bench, framework: str, k: int, is_async: bool) -> tuple[float, str]:
@@ -113,7 +121,7 @@ def agent_gap_ms(bench: Bench, framework: str, k: int, is_async: bool) -> tuple[
         out = asyncio.run(_ainvoke(framework, model, directory, tools, args))
     else:
         app = build_app(framework, model, directory, tools=tools)
-        out = app.invoke(*args, durability="sync")
+        out = app.invoke(*args, **durability(framework))
     status = "ok"
     if framework == EXECGRAPH:
         failed = [r for r in out.get("results", {}).values() if r.get("status") != "OK"]

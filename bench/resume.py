@@ -36,7 +36,7 @@ def _worker(framework: str, directory: Path) -> dict[str, Any]:
     from langchain_core.messages import AIMessage, HumanMessage
     from langgraph.types import Command
 
-    from bench.workload import build_app, config, finish_reply, tool_call
+    from bench.workload import build_app, config, durability, finish_reply, tool_call
     from nodes.models import ScriptedChatModel
 
     if framework == EXECGRAPH:
@@ -59,11 +59,11 @@ def _worker(framework: str, directory: Path) -> dict[str, Any]:
     if framework == EXECGRAPH:
         pending = [i.id for i in snapshot.interrupts]
         command: Any = Command(resume={i: {"action": "approve"} for i in pending})
-        out = app.invoke(command, config(), durability="sync")
+        out = app.invoke(command, config(), **durability(framework))
         status = f"{out.get('status')} ({len(pending)} interrupt)"
     else:
         turn = {"messages": [HumanMessage("Once more, then stop.")]}
-        out = app.invoke(turn, config(), durability="sync")
+        out = app.invoke(turn, config(), **durability(framework))
         status = "DONE" if out["messages"][-1].content == "done" else "UNEXPECTED"
     t3 = time.perf_counter()
     messages = len(snapshot.values.get("messages", [])) if framework != EXECGRAPH else None

@@ -1,11 +1,14 @@
 """1. Cost per tool step at 10, 100 and 1,000 steps, counted until the run is durable.
 
-Each framework runs the same script with ``durability="sync"``; the cost per step is the
-run's wall time divided by its tool steps. ``langgraph_floor`` (:mod:`bench.floor_graph`)
-is the least a step on the same checkpointer costs, which tells how much of the ratio
-against ``create_agent`` without a checkpointer the checkpointer alone takes. Short runs
-are repeated and the median kept, frameworks interleaved so that noise from other work on
-the machine spreads evenly.
+Each framework runs the same script in the durability that makes it crash-safe
+(:func:`bench.workload.durability`: ``"sync"`` for LangGraph's agents, execgraph's default
+for execgraph), counted until its last checkpoint is on disk; the cost per step is the
+run's wall time divided by its tool steps. Rows marked ``execgraph sync`` show what
+execgraph costs when it too waits for every checkpoint. ``langgraph_floor``
+(:mod:`bench.floor_graph`) is the least a step on the same checkpointer costs, which
+tells how much of the ratio against ``create_agent`` without a checkpointer the
+checkpointer alone takes. Short runs are repeated and the median kept, frameworks
+interleaved so that noise from other work on the machine spreads evenly.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 import statistics
 
 from bench.core import Bench, Row, Target
-from bench.workload import EXECGRAPH
+from bench.workload import EXECGRAPH, EXECGRAPH_SYNC
 
 __all__ = ["measure"]
 
@@ -32,10 +35,11 @@ _TARGETS = {
 
 def per_step_ms(bench: Bench, n: int) -> dict[str, float]:
     """Median ms per step of each framework at ``n`` steps."""
+    ours = (EXECGRAPH, EXECGRAPH_SYNC)
     if n >= bench.long_steps:
-        return {fw: bench.long_run(fw).per_step_ms for fw in (EXECGRAPH, *BASELINES)}
+        return {fw: bench.long_run(fw).per_step_ms for fw in (*ours, *BASELINES)}
     reps = 1 if bench.quick else 3
-    samples: dict[str, list[float]] = {fw: [] for fw in (EXECGRAPH, *BASELINES)}
+    samples: dict[str, list[float]] = {fw: [] for fw in (*ours, *BASELINES)}
     for _ in range(reps):
         for fw in samples:
             samples[fw].append(bench.run(fw, n).per_step_ms)
@@ -64,6 +68,17 @@ def measure(bench: Bench) -> list[Row]:
                     note,
                 )
             )
+        rows.extend(
+            Row(
+                "1 cost/step",
+                f"{n} steps, execgraph sync",
+                costs[EXECGRAPH_SYNC],
+                costs[fw],
+                "ms/step",
+                _LABELS[fw],
+            )
+            for fw in ("create_agent", "create_agent_nocp")
+        )
     return rows
 
 

@@ -2,9 +2,10 @@
 
 A scripted model calls a no-op tool N times (each call's arguments differ, ``{"i": k}``, so
 execgraph's loop guard sees progress) and then finishes. Every framework gets the same
-``ScriptedChatModel``, the same kind of tool and a ``SqliteSaver`` on a file in a temp dir;
-runs use ``durability="sync"``, so ``invoke`` returns only once the last checkpoint (and,
-for execgraph, its execution store transaction) is on disk: what we time is durable work.
+``ScriptedChatModel``, the same kind of tool and a ``SqliteSaver`` on a file in a temp dir.
+Each runs in the durability that makes it crash-safe (:func:`durability`), and ``invoke``
+returns only once the last checkpoint (and, for execgraph, its execution store
+transaction) is on disk: what we time is durable work.
 
 Each model call records ``time.perf_counter()``; the gap between two model calls is the cost
 of one tool step (tool call + checkpoints + the next model call's preamble).
@@ -28,27 +29,38 @@ from tools import tool_spec
 
 __all__ = [
     "EXECGRAPH",
+    "EXECGRAPH_SYNC",
     "FRAMEWORKS",
     "RunRecord",
     "build_app",
     "db_bytes",
     "durability",
     "execgraph_task",
+    "is_execgraph",
     "open_saver",
     "run_steps",
     "scripted_replies",
 ]
 
 EXECGRAPH = "execgraph"
+EXECGRAPH_SYNC = "execgraph_sync"
 FRAMEWORKS = (
-    "execgraph",
+    EXECGRAPH,
+    EXECGRAPH_SYNC,
     "create_agent",
     "create_react_agent",
     "create_agent_nocp",
     "langgraph_floor",
 )
-"""``create_agent_nocp`` is ``create_agent`` with no checkpointer at all; ``langgraph_floor``
+"""``execgraph_sync`` is execgraph run with ``durability="sync"`` instead of its default;
+``create_agent_nocp`` is ``create_agent`` with no checkpointer at all; ``langgraph_floor``
 one LangGraph node per step on the same checkpointer (:mod:`bench.floor_graph`)."""
+
+
+def is_execgraph(framework: str) -> bool:
+    """execgraph's graph, in either durability."""
+    return framework in (EXECGRAPH, EXECGRAPH_SYNC)
+
 
 THREAD = "bench-thread"
 
@@ -78,7 +90,7 @@ def tool_call(name: str, args: dict[str, Any], call_id: str) -> AIMessage:
 
 def finish_reply(framework: str) -> AIMessage:
     """The last turn: execgraph's ``finish`` decision, or a plain answer for LangGraph."""
-    if framework == EXECGRAPH:
+    if is_execgraph(framework):
         return tool_call("finish", {"output": "done"}, "finish-0")
     return AIMessage(content="done")
 
@@ -96,7 +108,7 @@ def scripted_replies(
     With ``stamps``, each reply is a callable that appends ``perf_counter()`` first.
     """
     replies: list[Any] = [tool_call("noop", {"i": k}, f"{prefix}{k}") for k in range(n)]
-    if pause and framework == EXECGRAPH:
+    if pause and is_execgraph(framework):
         replies.append(tool_call("publish", {"doc": "report.md"}, f"{prefix}-publish"))
     else:
         replies.append(finish_reply(framework))
@@ -144,7 +156,7 @@ def build_app(
     directory.mkdir(parents=True, exist_ok=True)
     if framework != "create_agent_nocp" and saver is None:
         saver = open_saver(directory / "checkpoints.db")
-    if framework == EXECGRAPH:
+    if is_execgraph(framework):
         from graph import build_graph
         from state.store.sqlite import SqliteExecutionStore
 
@@ -178,18 +190,23 @@ def build_app(
 
 def first_input(framework: str, n: int, tool_name: str = "noop") -> dict[str, Any]:
     """The run's input: an execgraph task, or a user message for LangGraph."""
-    if framework == EXECGRAPH:
+    if is_execgraph(framework):
         return execgraph_task(n, tool_name)
     return {"messages": [HumanMessage(f"Call {tool_name} until told to stop.")]}
 
 
 def durability(framework: str) -> dict[str, Any]:
-    """``durability="sync"`` where there is a checkpointer to be durable in.
+    """The ``invoke`` durability that makes ``framework`` crash-safe.
 
-    (LangGraph 1.2 fails on ``durability="sync"`` without a checkpointer:
-    ``'SyncPregelLoop' object has no attribute '_put_checkpoint_fut'``.)
+    LangGraph's agents need ``"sync"``: under ``"async"`` a crash can lose a step whose
+    tool already ran, and the resumed run calls it again. execgraph runs in its default
+    (``"async"``): what a crash must not lose is in its execution store before anything
+    acts (``tests/graph/test_turn_replay.py``), and ``invoke`` returns only once its last
+    checkpoint is on disk. ``execgraph_sync`` shows what ``"sync"`` would cost it.
+    No checkpointer, no durability (LangGraph 1.2 fails on ``durability="sync"`` without
+    one: ``'SyncPregelLoop' object has no attribute '_put_checkpoint_fut'``).
     """
-    return {} if framework == "create_agent_nocp" else {"durability": "sync"}
+    return {} if framework in (EXECGRAPH, "create_agent_nocp") else {"durability": "sync"}
 
 
 def config(thread: str = THREAD) -> dict[str, Any]:
@@ -248,7 +265,7 @@ def run_steps(framework: str, n: int, directory: Path, *, pause: bool = False) -
     start = time.perf_counter()
     out = app.invoke(first_input(framework, n), config(), **durability(framework))
     total = time.perf_counter() - start
-    if framework == EXECGRAPH:
+    if is_execgraph(framework):
         status = str(out.get("status"))
     else:
         status = "DONE" if out["messages"][-1].content == "done" else "UNEXPECTED"

@@ -31,10 +31,12 @@ from state.store.sqlite import SqliteExecutionStore
 from tools.policy import PolicyEngine, PolicyRule
 from tools.registry import ToolLike, ToolRegistry
 
-__all__ = ["ARCHITECTURES", "Architecture", "build_graph", "default_home"]
+__all__ = ["ARCHITECTURES", "DEFAULT_DURABILITY", "Architecture", "build_graph", "default_home"]
 
 Architecture = Literal["workflow", "react", "plan_execute", "hybrid"]
 ARCHITECTURES: tuple[str, ...] = ("workflow", "react", "plan_execute", "hybrid")
+#: What ``invoke`` uses unless told otherwise (see the end of :func:`build_graph`).
+DEFAULT_DURABILITY: Literal["async"] = "async"
 
 
 def default_home() -> Path:
@@ -129,11 +131,14 @@ def build_graph(
         "hybrid": build_hybrid,
     }
     app = builders[arch](deps, checkpointer=saver, name=name or arch)
-    # Sync durability by default: each step's checkpoint is on disk before the next step
-    # starts. Under LangGraph's default ("async") the executor could act on a decision whose
-    # checkpoint a crash then loses; the execution store still prevents a duplicate effect,
-    # but the re-decided turn would not see it. ``invoke(..., durability=...)`` overrides.
-    return app.with_config(configurable={CONFIG_KEY_DURABILITY: "sync"})
+    # Durability: LangGraph's "async" by default, because a checkpoint is a snapshot here,
+    # not the record. What a crash must not lose is in the execution store before it acts:
+    # a turn's model reply is logged before its calls run (and replayed, never asked
+    # again, when a lost checkpoint makes the turn re-run), and a write's record is on
+    # disk before its tool starts. So the checkpoint is written beside the next step, not
+    # before it; ``invoke`` still returns only once it is on disk. ``invoke(...,
+    # durability="sync")`` waits at every step instead.
+    return app.with_config(configurable={CONFIG_KEY_DURABILITY: DEFAULT_DURABILITY})
 
 
 def partial_workflow(stages: Iterable[Stage] | None) -> Callable[..., Any]:

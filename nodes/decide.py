@@ -214,8 +214,9 @@ def decide(
                 payload=d.model_dump(mode="json"),
             )
         )
-    # The decisions are durable in this node's checkpoint; the log catches up on disk
-    # with the next durable store write (logs flush in order), so no fsync of its own.
+    # No fsync of its own: the log survives the process at once, and reaches the disk
+    # with the next durable store write (logs flush in order) -- a write's reservation,
+    # before its tool starts. A decision a power loss takes is one no effect came from.
     deps.executor.store.append_events(events, durable=False)
     record = {
         "id": turn_id,

@@ -1,4 +1,5 @@
-"""A decision is on disk before it acts, and every graph defaults to sync durability."""
+"""A decision is on disk before it acts; checkpoints are written beside the next step by
+default (every one, on disk when ``invoke`` returns), or before it with ``durability="sync"``."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
+from langgraph._internal._constants import CONFIG_KEY_DURABILITY
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from graph import build_graph
+from graph.build import DEFAULT_DURABILITY
 from nodes.models import ScriptedChatModel
 from state.events import EventType
 from state.store.sqlite import SqliteExecutionStore
@@ -66,9 +69,33 @@ def test_the_decision_is_logged_before_its_call_runs(tmp_path: Path) -> None:
     assert seen == [True] * 5
 
 
-def test_each_superstep_is_on_disk_before_the_next_one_starts(tmp_path: Path) -> None:
-    # No durability given: the graph's default (sync) must hold. Under LangGraph's own
-    # default (async) the next turn can start before the last checkpoint is written.
+def test_by_default_a_checkpoint_is_written_beside_the_next_step(tmp_path: Path) -> None:
+    # The default is LangGraph's "async": a turn does not wait for the last checkpoint (the
+    # execution store's log, not the checkpoint, is what a crash must not lose; see
+    # test_turn_replay). Every turn is still checkpointed, and ``invoke`` returns only once
+    # the last one is on disk.
+    path = tmp_path / "checkpoints.db"
+    cfg = {"configurable": {"thread_id": "durable"}}
+    saver = SqliteSaver(sqlite3.connect(path, check_same_thread=False))
+    app = build_graph(
+        "react",
+        model=ScriptedChatModel([*(_call(i) for i in range(5)), _finish()]),
+        tools=[look_tool()],
+        checkpointer=saver,
+        home=tmp_path,
+    )
+    assert app.config["configurable"][CONFIG_KEY_DURABILITY] == DEFAULT_DURABILITY == "async"
+    out = app.invoke(_TASK, cfg)
+    assert out["status"] == "COMPLETED"
+    reader = SqliteSaver(sqlite3.connect(path))  # another connection, as another process
+    latest = reader.get_tuple(cfg)
+    assert latest is not None
+    assert latest.checkpoint["channel_values"]["status"] == "COMPLETED"
+    turns = {int(c.checkpoint["channel_values"].get("turn") or 0) for c in reader.list(cfg)}
+    assert turns == set(range(7))  # the input, six turns, none skipped
+
+
+def test_sync_durability_puts_each_superstep_on_disk_before_the_next(tmp_path: Path) -> None:
     path = tmp_path / "checkpoints.db"
     seen: list[int] = []
 
@@ -91,7 +118,7 @@ def test_each_superstep_is_on_disk_before_the_next_one_starts(tmp_path: Path) ->
         checkpointer=saver,
         home=tmp_path,
     )
-    out = app.invoke(_TASK, {"configurable": {"thread_id": "durable"}})
+    out = app.invoke(_TASK, {"configurable": {"thread_id": "durable"}}, durability="sync")
     assert out["status"] == "COMPLETED"
     assert seen == list(range(6))  # turn k's model call sees turn k-1 on disk
 

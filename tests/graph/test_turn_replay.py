@@ -19,17 +19,24 @@ from graph import build_graph
 from nodes.models import ScriptedChatModel
 from state.events import Event, EventType
 from state.store.sqlite import SqliteExecutionStore
+from tests.support.executor import Counter
 from tools import tool_spec
 
 
 class _DiesAfterLoggingADecision(SqliteExecutionStore):
-    """Fault injection: the first decision is logged, then the node dies before returning."""
+    """Fault injection: a decision (the first, or the one for ``call_id``) is logged, then
+    the node dies before returning."""
 
     died = False
+    call_id: str | None = None
 
     def append_events(self, events: Sequence[Event], *, durable: bool = True) -> list[str]:
         added = super().append_events(events, durable=durable)
-        if not self.died and any(e.type is EventType.DECISION_RECORDED for e in events):
+        if not self.died and any(
+            e.type is EventType.DECISION_RECORDED
+            and self.call_id in (None, e.payload.get("call_id"))
+            for e in events
+        ):
             self.died = True
             raise RuntimeError("the process died after logging the decision")
         return added
@@ -78,3 +85,72 @@ def test_a_turn_rerun_after_a_crash_makes_the_logged_decision(tmp_path: Path) ->
     ]
     assert logged == [{"i": 1}, {"i": 2}]  # the log and what ran agree
     assert out["budget"]["used"]["model_calls"] == 3  # the replayed reply counted once
+
+
+class _FallsBehind(InMemorySaver):
+    """Fault injection: from ``behind`` on, checkpoints and writes never reach the saver,
+    as when LangGraph's background writer had not caught up when the process died."""
+
+    behind = False
+
+    def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        if self.behind:
+            conf = config["configurable"]
+            return {"configurable": {**conf, "checkpoint_id": checkpoint["id"]}}
+        return super().put(config, checkpoint, metadata, new_versions)
+
+    def put_writes(self, config: Any, writes: Any, task_id: str, task_path: str = "") -> None:
+        if not self.behind:
+            super().put_writes(config, writes, task_id, task_path)
+
+
+def test_checkpoints_lost_in_a_crash_replay_several_turns_from_the_log(tmp_path: Path) -> None:
+    # The default durability writes a checkpoint beside the next step, so a crash can lose
+    # the last few. The turns they held re-run: their replies come from the log, their
+    # writes from their committed records; nothing is asked or written twice.
+    written = Counter()
+
+    @tool_spec(effect="write")
+    def put(i: int) -> str:
+        """Write item i."""
+        written.add(i)
+        return f"wrote {i}"
+
+    saver = _FallsBehind()
+
+    def falls_behind(reply: AIMessage) -> Any:
+        def call(_messages: Any) -> AIMessage:
+            saver.behind = True
+            return reply
+
+        return call
+
+    model = ScriptedChatModel(
+        [
+            _turn("put", {"i": 1}, "a"),
+            _turn("put", {"i": 2}, "b"),
+            falls_behind(_turn("put", {"i": 3}, "c")),
+            _turn("put", {"i": 4}, "d"),
+            _turn("finish", {"output": "done"}, "f"),
+        ]
+    )
+    store = _DiesAfterLoggingADecision(tmp_path / "exec.db")
+    store.call_id = "t4.c0"
+    app = build_graph(
+        "react", model=model, tools=[put], store=store, checkpointer=saver, home=tmp_path
+    )
+    config = {"configurable": {"thread_id": "behind"}}
+    task = {
+        "task": {"goal": "put", "success_checks": [{"kind": "tool_succeeded", "target": "put"}]}
+    }
+    with pytest.raises(RuntimeError, match="died"):
+        app.invoke(task, config)
+    assert len(model.calls) == 4 and written.effects == [1, 2, 3]
+    saved = app.get_state(config).values
+    assert saved["turn"] < 3  # the premise: turns 3 and 4 were lost with their checkpoints
+    saver.behind = False
+    out = app.invoke(None, config)
+    assert out["status"] == "COMPLETED"
+    assert len(model.calls) == 5  # only the finish is new; turns 3 and 4 were replayed
+    assert written.effects == [1, 2, 3, 4]  # 3 came from its record, 4 ran once
+    assert out["budget"]["used"]["model_calls"] == 5
