@@ -2,9 +2,10 @@
 
 Every LangGraph task costs its own checkpoint write (``put_writes``: one commit on disk)
 and its own scheduling, so the calls no rule could send to a person go to the executor
-together, as one task that runs them side by side — as ``ToolNode`` runs a turn's calls. A call that may pause for approval keeps a task of its
-own: a person's answer resumes just that call, while the others' results are already in.
-The shape is fixed when the ``Send`` packets are checkpointed, so a resume never regroups.
+together, as one task that runs them side by side — as ``ToolNode`` runs a turn's calls.
+A call that may pause for approval keeps a task of its own: a person's answer resumes just
+that call, while the others' results are already in. The shape is fixed when the ``Send``
+packets are checkpointed, so a resume never regroups.
 """
 
 from __future__ import annotations
