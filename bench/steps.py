@@ -7,8 +7,8 @@ run's wall time divided by its tool steps. Rows marked ``execgraph sync`` show w
 execgraph costs when it too waits for every checkpoint. ``langgraph_floor``
 (:mod:`bench.floor_graph`) is the least a step on the same checkpointer costs, which
 tells how much of the ratio against ``create_agent`` without a checkpointer the
-checkpointer alone takes. Short runs are repeated and the median kept, frameworks
-interleaved so that noise from other work on the machine spreads evenly.
+checkpointer alone takes. Short runs are repeated five times and the median kept,
+frameworks interleaved so that noise from other work on the machine spreads evenly.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def per_step_ms(bench: Bench, n: int) -> dict[str, float]:
     ours = (EXECGRAPH, EXECGRAPH_SYNC)
     if n >= bench.long_steps:
         return {fw: bench.long_run(fw).per_step_ms for fw in (*ours, *BASELINES)}
-    reps = 1 if bench.quick else 3
+    reps = 1 if bench.quick else 5
     samples: dict[str, list[float]] = {fw: [] for fw in (*ours, *BASELINES)}
     for _ in range(reps):
         for fw in samples:
