@@ -25,7 +25,7 @@ from nodes.model_call import (
 )
 from nodes.runtime import RunDeps
 from state.contracts import BudgetKind, Decision, DecisionKind, RunStatus, TaskContract
-from state.events import EventType, make_event
+from state.events import Event, EventType, make_event
 from state.schema import RunState
 
 __all__ = [
@@ -159,6 +159,7 @@ def decide(
     controls: Sequence[str] = ("finish", "ask_user", "abort"),
     instruction: str | Callable[[Mapping[str, Any], RunDeps], str] = "",
     phase: str | None = None,
+    deferred: list[Event] | None = None,
 ) -> dict[str, Any]:
     """Call the model once (plus bounded repairs) and record its decisions.
 
@@ -167,6 +168,8 @@ def decide(
         controls: Control tools offered (finish, ask_user, abort, revise_plan).
         instruction: The current step (text, or a function of state and deps).
         phase: The hybrid phase this call belongs to (recorded in state).
+        deferred: Where to put the turn's events instead of logging them here: the
+            caller logs them with its next store write, before any call it runs.
     """
     contract = TaskContract.model_validate(state["contract"])
     run_id = run_id_of(config)
@@ -217,7 +220,10 @@ def decide(
     # No fsync of its own: the log survives the process at once, and reaches the disk
     # with the next durable store write (logs flush in order) -- a write's reservation,
     # before its tool starts. A decision a power loss takes is one no effect came from.
-    deps.executor.store.append_events(events, durable=False)
+    if deferred is not None:
+        deferred.extend(events)
+    else:
+        deps.executor.store.append_events(events, durable=False)
     record = {
         "id": turn_id,
         "turn": turn,

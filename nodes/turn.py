@@ -11,8 +11,9 @@ Running effects in the node that decided them is safe because a re-run never dec
 anew: the node re-runs from its start after a crash, its model reply is replayed from the
 event log (``call_model``'s ``recorded``), so the same calls reach the executor stages,
 whose durable records return a committed result or reconcile an interrupted one. The
-reply is on disk before any effect starts: a write's record is flushed before its tool
-runs, and the store's log flushes in order. The verifier stays its own node, entered only
+reply is logged in the transaction that reserves the calls' records, so it is on disk
+before any effect starts (a write's record is flushed before its tool runs), and it
+costs no store transaction of its own. The verifier stays its own node, entered only
 when there is something to judge (a finish, an abort) or a stop condition holds.
 """
 
@@ -33,6 +34,7 @@ from nodes.observe import observe
 from nodes.runtime import RunDeps
 from nodes.verify import stop_condition
 from state.contracts import DecisionKind, RunStatus, TaskContract
+from state.events import Event
 from state.reducers import add_budget, fold_progress
 from state.schema import RunState, TurnRoute
 
@@ -82,25 +84,29 @@ def react_turn(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dic
     contract = TaskContract.model_validate(state["contract"])
     if stop_condition(view, contract, deps) is not None:
         return _changed(state, {**update, "decisions": []})  # the verifier stops the run
-    decided = decide(view, config, deps=deps)  # type: ignore[arg-type]
+    log: list[Event] = []  # the reply and decisions: logged with the calls' reservation
+    decided = decide(view, config, deps=deps, deferred=log)  # type: ignore[arg-type]
     update = combine(update, decided)
     calls = tool_calls(decided)  # type: ignore[arg-type]
-    if not calls or decided.get("status") in {s.value for s in RunStatus if s.terminal}:
-        return _changed(state, update)
-    turn_id = f"t{decided['turn']}"
-    queued = queue_calls(
-        after(view, decided),  # type: ignore[arg-type]
-        deps,
-        calls,
-        turn_id,
-        f"{run_id_of(config)}:{turn_id}:dispatch",
-        allowed=decided.get("offered"),
-    )
-    update = combine(update, queued)
-    here, _ = split_pausable(queued.get("pending") or [], deps.executor)
-    if here and update.get("status") not in _TERMINAL:
+    here: list[dict[str, Any]] = []
+    if calls and decided.get("status") not in _TERMINAL:
+        turn_id = f"t{decided['turn']}"
+        queued = queue_calls(
+            after(view, decided),  # type: ignore[arg-type]
+            deps,
+            calls,
+            turn_id,
+            f"{run_id_of(config)}:{turn_id}:dispatch",
+            allowed=decided.get("offered"),
+        )
+        update = combine(update, queued)
+        if update.get("status") not in _TERMINAL:
+            here, _ = split_pausable(queued.get("pending") or [], deps.executor)
+    if here:
         # ``pending`` keeps every queued call: the next turn's loop guard observes them all.
-        update = combine(update, run_calls(here, deps.executor))
+        update = combine(update, run_calls(here, deps.executor, log))
+    else:
+        deps.executor.store.append_events(log, durable=False)
     return _changed(state, update)
 
 

@@ -19,7 +19,7 @@ their tools would start a millisecond or more apart.)
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, wait
 from contextvars import copy_context
 from functools import partial
@@ -30,6 +30,7 @@ from nodes.executor.reserve import reserve_together
 from nodes.executor.results import ExecutorDeps, Staged
 from nodes.executor.run import execute, run_staged, stage
 from state.contracts import ToolExecutionRequest
+from state.events import Event
 from state.reducers import merge_evidence, merge_results
 from state.schema import ExecutorInput
 
@@ -43,9 +44,9 @@ __all__ = [
 ]
 
 
-def _one(raw: dict[str, Any], deps: ExecutorDeps) -> dict[str, Any]:
+def _one(raw: dict[str, Any], deps: ExecutorDeps, log: Sequence[Event] = ()) -> dict[str, Any]:
     request, gate = gate_call(ToolExecutionRequest.model_validate(raw), deps)
-    return execute(request, gate, deps)
+    return execute(request, gate, deps, log)
 
 
 def merge_updates(updates: Iterable[dict[str, Any]]) -> dict[str, Any]:
@@ -68,9 +69,11 @@ def merge_updates(updates: Iterable[dict[str, Any]]) -> dict[str, Any]:
     return merged
 
 
-def _run_batch(batch: list[dict[str, Any]], deps: ExecutorDeps) -> dict[str, Any]:
+def _run_batch(
+    batch: list[dict[str, Any]], deps: ExecutorDeps, log: Sequence[Event] = ()
+) -> dict[str, Any]:
     """Gate each call in order here; reserve the gated calls' records in one transaction
-    and run them all on the call pool at once.
+    (with ``log``, unless a refusal logged it first) and run them all on the call pool.
 
     A call's own refusal is a result, not an exception. An exception while gating (an
     interrupt, a bug) still runs the calls gated before it and lets them commit before it
@@ -81,10 +84,12 @@ def _run_batch(batch: list[dict[str, Any]], deps: ExecutorDeps) -> dict[str, Any
     try:
         for raw in batch:
             request, gate = gate_call(ToolExecutionRequest.model_validate(raw), deps)
-            slots.append(stage(request, gate, deps))
+            slots.append(stage(request, gate, deps, log))
+            if not isinstance(slots[-1], Staged):
+                log = ()  # the refusal was logged after it
     finally:
         ready = {i: s for i, s in enumerate(slots) if isinstance(s, Staged)}
-        held = reserve_together(deps.store, list(ready.values()))
+        held = reserve_together(deps.store, list(ready.values()), log)
         for (i, staged), reservation in zip(ready.items(), held, strict=True):
             run = partial(run_staged, staged, deps, reservation)
             started[i] = deps.calls.submit(copy_context().run, run)
@@ -94,9 +99,18 @@ def _run_batch(batch: list[dict[str, Any]], deps: ExecutorDeps) -> dict[str, Any
     )
 
 
-def run_calls(requests: list[dict[str, Any]], deps: ExecutorDeps) -> dict[str, Any]:
-    """Run requests no rule could pause where the caller is (a ReAct turn), as one update."""
-    return _one(requests[0], deps) if len(requests) == 1 else _run_batch(requests, deps)
+def run_calls(
+    requests: list[dict[str, Any]], deps: ExecutorDeps, log: Sequence[Event] = ()
+) -> dict[str, Any]:
+    """Run requests no rule could pause where the caller is (a ReAct turn), as one update.
+
+    ``log`` (the turn's model reply and decisions) is written with the calls' first store
+    write — their reservation, or a refusal — so it is in the store before any call runs
+    and costs no transaction of its own.
+    """
+    if len(requests) == 1:
+        return _one(requests[0], deps, log)
+    return _run_batch(requests, deps, log)
 
 
 def executor_node(state: ExecutorInput, *, deps: ExecutorDeps) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from typing import Any
 from nodes.executor.results import Authorized, Reserved, Staged
 from state.contracts import ToolExecutionRequest
 from state.errors import DomainViolation, ExecGraphError
+from state.events import Event
 from state.store.base import Claim, ExecutionStore, Reservation
 
 __all__ = [
@@ -62,15 +63,19 @@ def reserved(claimed: Claim, reservation: Reservation) -> Reserved:
 
 
 def reserve(
-    store: ExecutionStore, request: ToolExecutionRequest, authorized: Authorized, attempt_id: str
+    store: ExecutionStore,
+    request: ToolExecutionRequest,
+    authorized: Authorized,
+    attempt_id: str,
+    log: Sequence[Event] = (),
 ) -> Reserved:
-    """Reserve the key for this call.
+    """Reserve the key for this call (``log``, what led to it, in the same transaction).
 
     Raises:
         DomainViolation: the key is already bound to another tool or other arguments.
     """
     claimed = claim(request, authorized, attempt_id)
-    [reservation] = store.reserve_all([claimed], durable=_guards(authorized))
+    [reservation] = store.reserve_all([claimed], durable=_guards(authorized), log=log)
     return reserved(claimed, reservation)
 
 
@@ -80,17 +85,23 @@ def _guards(authorized: Authorized) -> bool:
     return authorized.spec.effect != "read"
 
 
-def reserve_together(store: ExecutionStore, staged: Sequence[Staged]) -> list[Reservation | None]:
-    """A batch's execution records in one store transaction, in order.
+def reserve_together(
+    store: ExecutionStore, staged: Sequence[Staged], log: Sequence[Event] = ()
+) -> list[Reservation | None]:
+    """A batch's execution records in one store transaction, in order, with ``log``.
 
     One commit instead of one per call, and no call waits for the others' reservations
-    to get through the store's lock. If the transaction fails, each call gets ``None``
-    and reserves on its own (reporting its own typed error).
+    to get through the store's lock. If the transaction fails, ``log`` is appended on its
+    own and each call gets ``None`` and reserves on its own (reporting its own typed
+    error).
     """
     claims = [claim(s.request, s.authorized, s.attempt_id) for s in staged]
+    durable = any(_guards(s.authorized) for s in staged)
     try:
-        return list(store.reserve_all(claims, durable=any(_guards(s.authorized) for s in staged)))
+        return list(store.reserve_all(claims, durable=durable, log=log))
     except ExecGraphError:
+        if log:
+            store.append_events(log, durable=False)
         return [None] * len(staged)
 
 

@@ -11,6 +11,7 @@ import contextvars
 import threading
 import time
 import uuid
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -118,17 +119,23 @@ def _returned(result: ToolResult, event_ids: list[str]) -> dict[str, Any]:
     return update
 
 
-def execute(request: ToolExecutionRequest, gate: Gate, deps: ExecutorDeps) -> dict[str, Any]:
+def execute(
+    request: ToolExecutionRequest, gate: Gate, deps: ExecutorDeps, log: Sequence[Event] = ()
+) -> dict[str, Any]:
     """Reserve, lock, invoke, settle, gather evidence and commit — or commit a refusal.
 
-    The gate's events are committed with the call's own, in its commit transaction.
+    The gate's events are committed with the call's own, in its commit transaction;
+    ``log`` (what led to the call) with its first write, before anything runs.
     """
-    staged = stage(request, gate, deps)
-    return staged if isinstance(staged, dict) else run_staged(staged, deps)
+    staged = stage(request, gate, deps, log)
+    return staged if isinstance(staged, dict) else run_staged(staged, deps, log=log)
 
 
-def stage(request: ToolExecutionRequest, gate: Gate, deps: ExecutorDeps) -> Staged | dict[str, Any]:
-    """Authorize a gated call for its execution record; a refusal is logged and returned."""
+def stage(
+    request: ToolExecutionRequest, gate: Gate, deps: ExecutorDeps, log: Sequence[Event] = ()
+) -> Staged | dict[str, Any]:
+    """Authorize a gated call for its execution record; a refusal is logged (after
+    ``log``) and returned."""
     if gate.failure is not None or gate.prepared is None:
         failure = gate.failure or failure_payload(DomainViolation("the call was never prepared"))
         result = failure_result(
@@ -136,7 +143,7 @@ def stage(request: ToolExecutionRequest, gate: Gate, deps: ExecutorDeps) -> Stag
             ToolError.model_validate(failure["error"]),
             status=ObservationStatus(failure["status"]),
         )
-        return _unreserved(request, deps, result, list(gate.events))
+        return _unreserved(request, deps, result, [*log, *gate.events])
     prepared = gate.prepared
     try:
         spec = deps.registry.resolve(prepared["tool"], prepared["version"])
@@ -155,26 +162,30 @@ def stage(request: ToolExecutionRequest, gate: Gate, deps: ExecutorDeps) -> Stag
             )
     except ExecGraphError as exc:
         refusal = failure_result(request, exc, tool_version=prepared.get("version", ""))
-        return _unreserved(request, deps, refusal, list(gate.events))
+        return _unreserved(request, deps, refusal, [*log, *gate.events])
     return Staged(request, authorized, uuid.uuid4().hex[:12], list(gate.events))
 
 
 def run_staged(
-    staged: Staged, deps: ExecutorDeps, reservation: Reservation | None = None
+    staged: Staged,
+    deps: ExecutorDeps,
+    reservation: Reservation | None = None,
+    log: Sequence[Event] = (),
 ) -> dict[str, Any]:
-    """Reserve (unless a batch did), lock, invoke, settle, gather evidence and commit."""
+    """Reserve (unless a batch did; with ``log``), lock, invoke, settle, gather evidence
+    and commit."""
     request, authorized, attempt_id = staged.request, staged.authorized, staged.attempt_id
     events = staged.events
     spec, args = authorized.spec, authorized.validated.args
     normalized_args = authorized.validated.normalized.arguments
     try:
         if reservation is None:
-            held = reserve(deps.store, request, authorized, attempt_id)
+            held = reserve(deps.store, request, authorized, attempt_id, log)
         else:
             held = reserved(claim(request, authorized, attempt_id), reservation)
     except ExecGraphError as exc:
         refusal = failure_result(request, exc, tool_version=spec.version)
-        return _unreserved(request, deps, refusal, events)
+        return _unreserved(request, deps, refusal, [*log, *events])  # its transaction fell
     key = held.key
     if held.kind == "committed":
         assert held.record.result is not None

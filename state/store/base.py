@@ -104,11 +104,16 @@ class ExecutionStore(Protocol):
         """
         ...
 
-    def reserve_all(self, claims: Sequence[Claim], *, durable: bool = True) -> list[Reservation]:
-        """Reserve every claim as :meth:`reserve` would, in one transaction, in order.
+    def reserve_all(
+        self, claims: Sequence[Claim], *, durable: bool = True, log: Sequence[Event] = ()
+    ) -> list[Reservation]:
+        """Reserve every claim as :meth:`reserve` would, in one transaction, in order;
+        append ``log`` first, in the same transaction.
 
         A batch of calls starting together pays one commit instead of one each, and no
         call of it waits for the others' reservations to get through the store's lock.
+        ``log`` is what led to the calls (a turn's model reply and decisions): it is in the
+        store exactly when their records are, for the price of no transaction of its own.
         """
         ...
 

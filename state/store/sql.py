@@ -151,16 +151,22 @@ class SqlExecutionStore(ABC):
             "reserve an execution record", lambda cur: self._reserve(cur, values), durable=durable
         )
 
-    def reserve_all(self, claims: Sequence[Claim], *, durable: bool = True) -> list[Reservation]:
-        """Reserve every claim as :meth:`reserve` would, in one transaction, in order."""
+    def reserve_all(
+        self, claims: Sequence[Claim], *, durable: bool = True, log: Sequence[Event] = ()
+    ) -> list[Reservation]:
+        """Reserve every claim as :meth:`reserve` would, in one transaction, in order;
+        append ``log`` first, in the same transaction."""
         if not claims:
+            if log:
+                self.append_events(log, durable=durable)
             return []
         rows = [claim_row(claim) for claim in claims]
-        return self._tx(
-            "reserve execution records",
-            lambda cur: [self._reserve(cur, values) for values in rows],
-            durable=durable,
-        )
+
+        def run(cur: Cursor) -> list[Reservation]:
+            self._append(cur, log)
+            return [self._reserve(cur, values) for values in rows]
+
+        return self._tx("reserve execution records", run, durable=durable)
 
     def restart(self, key: str, attempt_id: str) -> ExecutionRecord:
         """Start a new attempt on an uncommitted record (after reconcile proved no effect).
@@ -309,8 +315,8 @@ class SqlExecutionStore(ABC):
     def append_events(self, events: Sequence[Event], *, durable: bool = True) -> list[str]:
         """Append events, ignoring ids already logged; returns the ids newly appended.
 
-        ``durable=False`` does not wait for the flush (see :meth:`_tx`), for events whose
-        facts are already durable elsewhere (a checkpoint).
+        ``durable=False`` does not wait for the flush (see :meth:`_tx`), for events no
+        effect depends on yet: they reach the disk with the next durable write.
         """
         if not events:
             return []

@@ -4,6 +4,7 @@ default (every one, on disk when ``invoke`` returns), or before it with ``durabi
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,8 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from graph import build_graph
 from graph.build import DEFAULT_DURABILITY
 from nodes.models import ScriptedChatModel
-from state.events import EventType
+from state.events import Event, EventType
+from state.store.base import Claim, Reservation
 from state.store.sqlite import SqliteExecutionStore
 from tools import InvokeContext, tool_spec
 
@@ -130,3 +132,43 @@ def look_tool() -> Any:
         return "ok"
 
     return look
+
+
+class _Transactions(SqliteExecutionStore):
+    """A real store that notes which write carried each decision to the log."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.carried: list[tuple[str, str]] = []
+
+    def _note(self, how: str, events: Sequence[Event]) -> None:
+        for e in events:
+            if e.type is EventType.DECISION_RECORDED:
+                self.carried.append((how, str(e.payload.get("kind"))))
+
+    def append_events(self, events: Sequence[Event], *, durable: bool = True) -> list[str]:
+        self._note("append", events)
+        return super().append_events(events, durable=durable)
+
+    def reserve_all(
+        self, claims: Sequence[Claim], *, durable: bool = True, log: Sequence[Event] = ()
+    ) -> list[Reservation]:
+        self._note("reserve", log)
+        return super().reserve_all(claims, durable=durable, log=log)
+
+
+def test_a_turns_decisions_ride_in_its_calls_reservation(tmp_path: Path) -> None:
+    # One store transaction fewer per step: the reply and decisions are written by the
+    # transaction that reserves the calls they led to; a finish has none, so it appends.
+    store = _Transactions(tmp_path / "exec.db")
+    app = build_graph(
+        "react",
+        model=ScriptedChatModel([*(_call(i) for i in range(3)), _finish()]),
+        tools=[look_tool()],
+        store=store,
+        checkpointer=SqliteSaver(sqlite3.connect(tmp_path / "cp.db", check_same_thread=False)),
+        home=tmp_path,
+    )
+    out = app.invoke(_TASK, {"configurable": {"thread_id": "carried"}})
+    assert out["status"] == "COMPLETED"
+    assert store.carried == [("reserve", "tool_call")] * 3 + [("append", "finish")]

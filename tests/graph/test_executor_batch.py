@@ -19,6 +19,7 @@ from graph.executor import build_executor
 from nodes.executor.results import ExecutorDeps
 from nodes.models import ScriptedChatModel
 from state.errors import StoreError
+from state.events import Event
 from state.store import Claim, Reservation
 from state.store.sqlite import SqliteExecutionStore
 from tests.support.executor import SECRET, Counter, config, request
@@ -154,11 +155,13 @@ class _CountingStore(SqliteExecutionStore):
         self.batches: list[list[str]] = []
         self.fail_batches = fail_batches
 
-    def reserve_all(self, claims: Sequence[Claim], *, durable: bool = True) -> list[Reservation]:
+    def reserve_all(
+        self, claims: Sequence[Claim], *, durable: bool = True, log: Sequence[Event] = ()
+    ) -> list[Reservation]:
         self.batches.append([c.call_id for c in claims])
         if self.fail_batches and len(claims) > 1:
             raise StoreError("the execution store could not reserve execution records")
-        return super().reserve_all(claims, durable=durable)
+        return super().reserve_all(claims, durable=durable, log=log)
 
 
 def _batch_of_reads(tmp_path: Path, store: SqliteExecutionStore) -> tuple[Any, Counter]:

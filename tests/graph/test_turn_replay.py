@@ -18,6 +18,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from graph import build_graph
 from nodes.models import ScriptedChatModel
 from state.events import Event, EventType
+from state.store.base import Claim, ExecutionRecord, Reservation
 from state.store.sqlite import SqliteExecutionStore
 from tests.support.executor import Counter
 from tools import tool_spec
@@ -32,14 +33,24 @@ class _DiesAfterLoggingADecision(SqliteExecutionStore):
 
     def append_events(self, events: Sequence[Event], *, durable: bool = True) -> list[str]:
         added = super().append_events(events, durable=durable)
+        self._die_after(events)
+        return added
+
+    def reserve_all(
+        self, claims: Sequence[Claim], *, durable: bool = True, log: Sequence[Event] = ()
+    ) -> list[Reservation]:
+        reserved = super().reserve_all(claims, durable=durable, log=log)
+        self._die_after(log)
+        return reserved
+
+    def _die_after(self, logged: Sequence[Event]) -> None:
         if not self.died and any(
             e.type is EventType.DECISION_RECORDED
             and self.call_id in (None, e.payload.get("call_id"))
-            for e in events
+            for e in logged
         ):
             self.died = True
             raise RuntimeError("the process died after logging the decision")
-        return added
 
 
 def _turn(name: str, args: dict[str, Any], call_id: str) -> AIMessage:
@@ -85,6 +96,20 @@ def test_a_turn_rerun_after_a_crash_makes_the_logged_decision(tmp_path: Path) ->
     ]
     assert logged == [{"i": 1}, {"i": 2}]  # the log and what ran agree
     assert out["budget"]["used"]["model_calls"] == 3  # the replayed reply counted once
+
+
+class _DiesAfterCommitting(SqliteExecutionStore):
+    """Fault injection: the call ``call_id`` runs and commits, then the node dies."""
+
+    died = False
+    call_id = ""
+
+    def commit(self, key: str, result: dict[str, Any], **kw: Any) -> ExecutionRecord:
+        record = super().commit(key, result, **kw)
+        if not self.died and record.call_id == self.call_id:
+            self.died = True
+            raise RuntimeError("the process died after committing the call")
+        return record
 
 
 class _FallsBehind(InMemorySaver):
@@ -134,7 +159,7 @@ def test_checkpoints_lost_in_a_crash_replay_several_turns_from_the_log(tmp_path:
             _turn("finish", {"output": "done"}, "f"),
         ]
     )
-    store = _DiesAfterLoggingADecision(tmp_path / "exec.db")
+    store = _DiesAfterCommitting(tmp_path / "exec.db")
     store.call_id = "t4.c0"
     app = build_graph(
         "react", model=model, tools=[put], store=store, checkpointer=saver, home=tmp_path
@@ -145,12 +170,12 @@ def test_checkpoints_lost_in_a_crash_replay_several_turns_from_the_log(tmp_path:
     }
     with pytest.raises(RuntimeError, match="died"):
         app.invoke(task, config)
-    assert len(model.calls) == 4 and written.effects == [1, 2, 3]
+    assert len(model.calls) == 4 and written.effects == [1, 2, 3, 4]
     saved = app.get_state(config).values
     assert saved["turn"] < 3  # the premise: turns 3 and 4 were lost with their checkpoints
     saver.behind = False
     out = app.invoke(None, config)
     assert out["status"] == "COMPLETED"
     assert len(model.calls) == 5  # only the finish is new; turns 3 and 4 were replayed
-    assert written.effects == [1, 2, 3, 4]  # 3 came from its record, 4 ran once
+    assert written.effects == [1, 2, 3, 4]  # 3 and 4 came from their records
     assert out["budget"]["used"]["model_calls"] == 5

@@ -7,6 +7,7 @@ from typing import Any, cast
 import pytest
 
 from state.errors import StoreError
+from state.events import Event, EventType, make_event
 from state.store import Claim, ExecutionStore
 from tests.state.store.store_helpers import Opener, reserve
 
@@ -58,3 +59,31 @@ def test_a_non_durable_batch_is_seen_by_every_worker(
     store.reserve_all([_claim("a"), _claim("b")], durable=False)
     other = open_new()
     assert [r.fresh for r in other.reserve_all([_claim("b"), _claim("a")])] == [False, False]
+
+
+def _decision(seq: int) -> Event:
+    return make_event(EventType.DECISION_RECORDED, "run-1", turn_id="t1", seq=seq or None)
+
+
+def test_the_log_lands_with_the_records_before_them(
+    store: ExecutionStore, open_new: Opener
+) -> None:
+    log = [_decision(0), _decision(1)]
+    store.reserve_all([_claim("a")], durable=False, log=log)
+    other = open_new()  # another worker sees both at once
+    assert [e.event_id for e in other.events("run-1")] == [e.event_id for e in log]
+    assert other.get("a") is not None
+
+
+def test_the_log_is_rolled_back_with_a_failed_batch(
+    store: ExecutionStore, open_new: Opener
+) -> None:
+    broken = _claim("c", run_id=cast(Any, None))
+    with pytest.raises(StoreError, match="reserve execution records"):
+        store.reserve_all([_claim("a"), broken], log=[_decision(0)])
+    assert open_new().events("run-1") == []
+
+
+def test_a_log_with_no_claims_is_still_appended(store: ExecutionStore) -> None:
+    assert store.reserve_all([], log=[_decision(0)]) == []
+    assert [e.type for e in store.events("run-1")] == [EventType.DECISION_RECORDED]
