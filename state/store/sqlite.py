@@ -23,7 +23,7 @@ from state.errors import StoreError
 from state.store.base import ExecutionRecord, Reservation
 from state.store.dialect import Cursor, Dialect
 from state.store.layout import upgrade_layout
-from state.store.rows import RECORD_COLUMNS
+from state.store.rows import RECORD_COLUMNS, record_from_row
 from state.store.sql import SqlExecutionStore
 
 __all__ = ["SCHEMA_VERSION", "SqliteExecutionStore"]
@@ -32,6 +32,7 @@ __all__ = ["SCHEMA_VERSION", "SqliteExecutionStore"]
 SCHEMA_VERSION = 2
 
 _BUSY_TIMEOUT_MS = 30_000
+_ROW = ", ".join("?" * len(RECORD_COLUMNS.split(", ")))  # one placeholder per column
 
 _T = TypeVar("_T")
 
@@ -205,14 +206,9 @@ class SqliteExecutionStore(SqlExecutionStore):
         if existing is not None:
             return Reservation(record=existing, fresh=False)
         now = time.time()
-        cur.execute(
-            f"INSERT INTO executions ({RECORD_COLUMNS}) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, 1, 'started', NULL, ?, ?)",
-            (*values, now, now),
-        )
-        record = self._get(cur, key)
-        assert record is not None
-        return Reservation(record=record, fresh=True)
+        row = (*values, 1, "started", None, now, now)
+        cur.execute(f"INSERT INTO executions ({RECORD_COLUMNS}) VALUES ({_ROW})", row)
+        return Reservation(record=record_from_row(row), fresh=True)  # what was just written
 
     def _update_record(
         self, cur: Cursor, key: str, assignments: str, params: tuple[Any, ...]
