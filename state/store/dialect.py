@@ -65,8 +65,11 @@ class Dialect:
         """``count`` placeholders, comma-separated (a ``VALUES`` list)."""
         return ", ".join([self.param] * count)
 
-    def insert_ignore(self, table: str, columns: str, values: str, *, key: str) -> str:
-        """An INSERT that does nothing when a row with the same ``key`` exists."""
+    def insert_ignore(
+        self, table: str, columns: str, values: str, *, key: str, rows: int = 1
+    ) -> str:
+        """An INSERT of ``rows`` rows of ``values`` that skips a row whose ``key`` exists."""
+        listed = ", ".join([f"({values})"] * rows)
         if self.or_ignore:
-            return f"INSERT OR IGNORE INTO {table} ({columns}) VALUES ({values})"
-        return f"INSERT INTO {table} ({columns}) VALUES ({values}) ON CONFLICT ({key}) DO NOTHING"
+            return f"INSERT OR IGNORE INTO {table} ({columns}) VALUES {listed}"
+        return f"INSERT INTO {table} ({columns}) VALUES {listed} ON CONFLICT ({key}) DO NOTHING"

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from state.errors import StoreError
-from state.store.base import ExecutionRecord, Reservation
+from state.store.base import Reservation
 from state.store.dialect import Cursor, Dialect
 from state.store.layout import upgrade_layout
 from state.store.rows import RECORD_COLUMNS, record_from_row
@@ -226,17 +226,6 @@ class PostgresExecutionStore(SqlExecutionStore):
         if existing is None:  # deleted in between: not something execgraph does
             raise StoreError(f"execution record {key!r} vanished during reserve")
         return Reservation(record=existing, fresh=False)
-
-    def _update_record(
-        self, cur: Cursor, key: str, assignments: str, params: tuple[Any, ...]
-    ) -> ExecutionRecord:
-        row = cur.execute(
-            f"UPDATE execgraph_executions SET {assignments}, updated_at = {_TX_NOW} "
-            f"WHERE idempotency_key = %s RETURNING {RECORD_COLUMNS}",
-            (*params, key),
-        ).fetchone()
-        assert row is not None
-        return record_from_row(row)
 
     def _try_acquire(self, keys: list[str], owner: str, lease_s: float) -> bool:
         def run(cur: Cursor) -> None:

@@ -33,6 +33,8 @@ from state.store.rows import (
 
 __all__ = ["SqlExecutionStore"]
 
+_EVENTS_PER_STATEMENT = 500  # well under either driver's limit on parameters
+
 _T = TypeVar("_T")
 
 _LOCK_POLL_S = (0.005, 0.1)  # first and longest pause between lock attempts
@@ -74,12 +76,6 @@ class SqlExecutionStore(ABC):
         """Create a started record of ``values`` (key first) unless the key has one."""
 
     @abstractmethod
-    def _update_record(
-        self, cur: Cursor, key: str, assignments: str, params: tuple[Any, ...]
-    ) -> ExecutionRecord:
-        """Apply ``assignments`` to ``key``'s record, stamp ``updated_at``, return the record."""
-
-    @abstractmethod
     def _now(self) -> tuple[str, tuple[Any, ...]]:
         """SQL for the time now, and the parameters it takes."""
 
@@ -100,14 +96,39 @@ class SqlExecutionStore(ABC):
         row = cur.execute(sql, (key,)).fetchone()
         return None if row is None else record_from_row(row)
 
+    def _update_record(
+        self, cur: Cursor, key: str, assignments: str, params: tuple[Any, ...]
+    ) -> ExecutionRecord:
+        """Apply ``assignments`` to ``key``'s record, stamp ``updated_at``, return the record
+        (``RETURNING``: the same statement, not a second read)."""
+        d = self._dialect
+        now, at = self._now()
+        sql = f"UPDATE {d.table('executions')} SET {assignments}, updated_at = {now} "
+        sql += f"WHERE idempotency_key = {d.param} RETURNING {RECORD_COLUMNS}"
+        row = cur.execute(sql, (*params, *at, key)).fetchone()
+        assert row is not None, "the caller read the record in this transaction"
+        return record_from_row(row)
+
     def _append(self, cur: Cursor, events: Sequence[Event]) -> list[str]:
+        """Insert ``events`` in one statement per chunk; the ids that were new, in order.
+
+        One statement, not one per event: each is a round trip, and in SQLite a release
+        of the GIL that another thread (LangGraph's checkpoint writer) may hold a while.
+        """
         d = self._dialect
         values = d.params(len(EVENT_COLUMNS) + 1)  # the columns, then the payload
-        sql = d.insert_ignore(d.table("events"), EVENT_SELECT, values, key="event_id")
         added: list[str] = []
-        for event in events:
-            if cur.execute(sql, event_to_row(event)).rowcount == 1:
-                added.append(event.event_id)
+        for start in range(0, len(events), _EVENTS_PER_STATEMENT):
+            chunk = events[start : start + _EVENTS_PER_STATEMENT]
+            sql = d.insert_ignore(
+                d.table("events"), EVENT_SELECT, values, key="event_id", rows=len(chunk)
+            )
+            params = [value for event in chunk for value in event_to_row(event)]
+            new = {row[0] for row in cur.execute(sql + " RETURNING event_id", params).fetchall()}
+            for event in chunk:  # RETURNING's order is unspecified; an id repeated counts once
+                if event.event_id in new:
+                    new.discard(event.event_id)
+                    added.append(event.event_id)
         return added
 
     def _insert_stamped(

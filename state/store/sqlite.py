@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from state.errors import StoreError
-from state.store.base import ExecutionRecord, Reservation
+from state.store.base import Reservation
 from state.store.dialect import Cursor, Dialect
 from state.store.layout import upgrade_layout
 from state.store.rows import RECORD_COLUMNS, record_from_row
@@ -116,6 +116,7 @@ class SqliteExecutionStore(SqlExecutionStore):
         self.path = Path(path)
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
+        self._flushes = True  # the connection's synchronous setting: FULL, or NORMAL
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # isolation_level=None: no implicit transactions; we issue BEGIN IMMEDIATE
@@ -146,15 +147,18 @@ class SqliteExecutionStore(SqlExecutionStore):
 
         ``durable=False`` commits without an fsync of its own (``synchronous=NORMAL`` in WAL
         mode): the transaction survives a crash of the process at once, and a power loss
-        from the next durable commit on, which flushes the log in order.
+        from the next durable commit on, which flushes the log in order. The setting is
+        changed only when it differs from the last transaction's, so a run of reads'
+        commits pays no PRAGMA.
         """
         with self._lock:
             conn = self._conn
             if conn is None:
                 raise StoreError("the execution store is closed")
-            if not durable:
-                conn.execute("PRAGMA synchronous = NORMAL")
             try:
+                if durable != self._flushes:
+                    conn.execute(f"PRAGMA synchronous = {'FULL' if durable else 'NORMAL'}")
+                    self._flushes = durable
                 conn.execute("BEGIN IMMEDIATE")
                 try:
                     result = fn(conn)
@@ -169,9 +173,6 @@ class SqliteExecutionStore(SqlExecutionStore):
                     with suppress(sqlite3.Error):
                         conn.execute("ROLLBACK")
                 raise StoreError(f"the execution store could not {what}") from exc
-            finally:
-                if not durable:
-                    conn.execute("PRAGMA synchronous = FULL")
 
     def _read(self, what: str, fn: Callable[[Cursor], _T]) -> _T:
         """Run a read on the shared connection (autocommit: one consistent statement)."""
@@ -209,17 +210,6 @@ class SqliteExecutionStore(SqlExecutionStore):
         row = (*values, 1, "started", None, now, now)
         cur.execute(f"INSERT INTO executions ({RECORD_COLUMNS}) VALUES ({_ROW})", row)
         return Reservation(record=record_from_row(row), fresh=True)  # what was just written
-
-    def _update_record(
-        self, cur: Cursor, key: str, assignments: str, params: tuple[Any, ...]
-    ) -> ExecutionRecord:
-        cur.execute(
-            f"UPDATE executions SET {assignments}, updated_at = ? WHERE idempotency_key = ?",
-            (*params, time.time(), key),
-        )
-        record = self._get(cur, key)
-        assert record is not None
-        return record
 
     def _try_acquire(self, keys: list[str], owner: str, lease_s: float) -> bool:
         def run(conn: Cursor) -> bool:

@@ -286,6 +286,21 @@ def test_events_dedupe_order_and_filter(store: ExecutionStore, open_new: Opener)
     assert reader.events("run-1")[0].payload == {"a": [1, 2]}
 
 
+def test_a_batch_longer_than_one_statement_keeps_order_and_dedupes(
+    store: ExecutionStore, open_new: Opener
+) -> None:
+    """1,201 events span three insert statements; ids come back in order, each once."""
+    events = [
+        make_event(EventType.TOOL_OUTPUT, "run-1", call_id="c1", attempt_id="a1", seq=i)
+        for i in range(1201)
+    ]
+    first = events[:700]
+    assert store.append_events(first) == [e.event_id for e in first]
+    again = [*events[650:], events[1200], events[0]]  # 50 known, 501 new, 1 repeated, 1 known
+    assert store.append_events(again) == [e.event_id for e in events[700:]]
+    assert open_new().events("run-1") == events
+
+
 # -- artifacts and approval tokens ----------------------------------------------------
 
 

@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -82,14 +83,17 @@ def test_file_uses_wal_full_sync_and_a_layout_version(tmp_path: Path) -> None:
         store.close()
 
 
-def test_a_write_without_its_own_flush_leaves_the_connection_at_full_sync(
-    tmp_path: Path,
-) -> None:
+def test_each_transaction_commits_at_the_sync_level_it_asked_for(tmp_path: Path) -> None:
+    """The setting changes lazily, only between transactions that want different ones."""
     store = SqliteExecutionStore(tmp_path / "execgraph.db")
+
+    def level(cur: Any) -> int:
+        return int(cur.execute("PRAGMA synchronous").fetchone()[0])
+
     try:
-        store.append_events([make_event(EventType.RUN_ADMITTED, "run-1")], durable=False)
-        assert store._conn is not None
-        assert store._conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL again
+        asked = [True, False, False, True, True, False, True]
+        seen = [store._tx("read the level", level, durable=durable) for durable in asked]
+        assert seen == [2 if durable else 1 for durable in asked]  # FULL = 2, NORMAL = 1
     finally:
         store.close()
 
