@@ -41,8 +41,6 @@ class Dialect:
     param: str
     #: Put before every table name (a PostgreSQL schema is shared with other programs).
     prefix: str
-    #: ``INSERT OR IGNORE`` (SQLite) rather than ``ON CONFLICT (key) DO NOTHING``.
-    or_ignore: bool
     #: Appended to the first read of a read-modify-write to lock the row (empty where
     #: the transaction holds the whole store's write lock from the start).
     lock_row: str
@@ -68,8 +66,10 @@ class Dialect:
     def insert_ignore(
         self, table: str, columns: str, values: str, *, key: str, rows: int = 1
     ) -> str:
-        """An INSERT of ``rows`` rows of ``values`` that skips a row whose ``key`` exists."""
+        """An INSERT of ``rows`` rows of ``values`` that skips a row whose ``key`` exists.
+
+        ``ON CONFLICT (key)`` in both backends, not SQLite's ``OR IGNORE``, which would
+        also skip a row that breaks any other constraint, silently.
+        """
         listed = ", ".join([f"({values})"] * rows)
-        if self.or_ignore:
-            return f"INSERT OR IGNORE INTO {table} ({columns}) VALUES {listed}"
         return f"INSERT INTO {table} ({columns}) VALUES {listed} ON CONFLICT ({key}) DO NOTHING"

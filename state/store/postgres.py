@@ -17,10 +17,8 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from state.errors import StoreError
-from state.store.base import Reservation
 from state.store.dialect import Cursor, Dialect
 from state.store.layout import upgrade_layout
-from state.store.rows import RECORD_COLUMNS, record_from_row
 from state.store.sql import SqlExecutionStore
 
 try:
@@ -102,7 +100,6 @@ _SCHEMA_V2 = "CREATE INDEX IF NOT EXISTS execgraph_events_type ON execgraph_even
 _DIALECT = Dialect(
     param="%s",
     prefix="execgraph_",
-    or_ignore=False,
     lock_row=" FOR UPDATE",
     tiebreak="idempotency_key",
     no_limit=None,  # LIMIT NULL
@@ -209,23 +206,6 @@ class PostgresExecutionStore(SqlExecutionStore):
         return _TX_NOW, ()
 
     # -- records and locks: one statement decides, so concurrent writers need no lock --
-
-    def _reserve(self, cur: Cursor, values: tuple[str, ...]) -> Reservation:
-        # ON CONFLICT waits for a concurrent inserter to finish, then yields to it.
-        row = cur.execute(
-            f"INSERT INTO execgraph_executions ({RECORD_COLUMNS}) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, 1, 'started', NULL, "
-            f"{_TX_NOW}, {_TX_NOW}) "
-            f"ON CONFLICT (idempotency_key) DO NOTHING RETURNING {RECORD_COLUMNS}",
-            values,
-        ).fetchone()
-        if row is not None:
-            return Reservation(record=record_from_row(row), fresh=True)
-        key = values[0]
-        existing = self._get(cur, key)
-        if existing is None:  # deleted in between: not something execgraph does
-            raise StoreError(f"execution record {key!r} vanished during reserve")
-        return Reservation(record=existing, fresh=False)
 
     def _try_acquire(self, keys: list[str], owner: str, lease_s: float) -> bool:
         def run(cur: Cursor) -> None:

@@ -72,10 +72,6 @@ class SqlExecutionStore(ABC):
         """Run a read; a failure to ``what`` is a StoreError."""
 
     @abstractmethod
-    def _reserve(self, cur: Cursor, values: tuple[str, ...]) -> Reservation:
-        """Create a started record of ``values`` (key first) unless the key has one."""
-
-    @abstractmethod
     def _now(self) -> tuple[str, tuple[Any, ...]]:
         """SQL for the time now, and the parameters it takes."""
 
@@ -96,18 +92,49 @@ class SqlExecutionStore(ABC):
         row = cur.execute(sql, (key,)).fetchone()
         return None if row is None else record_from_row(row)
 
+    def _reserve(self, cur: Cursor, values: tuple[str, ...]) -> Reservation:
+        """Create a started record of ``values`` (key first) unless the key has one.
+
+        One statement decides: the insert that skips an existing key returns the row it
+        wrote (PostgreSQL's waits for a concurrent inserter and yields to it; SQLite's
+        runs under the store's write lock). Only a key that exists is read back.
+        """
+        d = self._dialect
+        now, at = self._now()
+        row_values = f"{d.params(len(values))}, 1, 'started', NULL, {now}, {now}"
+        sql = d.insert_ignore(
+            d.table("executions"), RECORD_COLUMNS, row_values, key="idempotency_key"
+        )
+        row = cur.execute(f"{sql} RETURNING {RECORD_COLUMNS}", (*values, *at, *at)).fetchone()
+        if row is not None:
+            return Reservation(record=record_from_row(row), fresh=True)
+        existing = self._get(cur, values[0])
+        if existing is None:  # deleted in between: not something execgraph does
+            raise StoreError(f"execution record {values[0]!r} vanished during reserve")
+        return Reservation(record=existing, fresh=False)
+
     def _update_record(
-        self, cur: Cursor, key: str, assignments: str, params: tuple[Any, ...]
-    ) -> ExecutionRecord:
+        self,
+        cur: Cursor,
+        key: str,
+        assignments: str,
+        params: tuple[Any, ...],
+        *,
+        uncommitted_only: bool = False,
+    ) -> ExecutionRecord | None:
         """Apply ``assignments`` to ``key``'s record, stamp ``updated_at``, return the record
-        (``RETURNING``: the same statement, not a second read)."""
+        (``RETURNING``: the same statement, not a second read); None if no row matched.
+
+        ``uncommitted_only`` leaves a committed record as it is. In PostgreSQL the update
+        waits for a concurrent committer's row lock, then re-checks the state and yields.
+        """
         d = self._dialect
         now, at = self._now()
         sql = f"UPDATE {d.table('executions')} SET {assignments}, updated_at = {now} "
-        sql += f"WHERE idempotency_key = {d.param} RETURNING {RECORD_COLUMNS}"
-        row = cur.execute(sql, (*params, *at, key)).fetchone()
-        assert row is not None, "the caller read the record in this transaction"
-        return record_from_row(row)
+        sql += f"WHERE idempotency_key = {d.param}"
+        sql += " AND state <> 'committed'" if uncommitted_only else ""
+        row = cur.execute(f"{sql} RETURNING {RECORD_COLUMNS}", (*params, *at, key)).fetchone()
+        return None if row is None else record_from_row(row)
 
     def _append(self, cur: Cursor, events: Sequence[Event]) -> list[str]:
         """Insert ``events`` in one statement per chunk; the ids that were new, in order.
@@ -208,7 +235,9 @@ class SqlExecutionStore(ABC):
             if record.attempt_id == attempt_id:
                 return record
             assignments = f"attempt_id = {self._dialect.param}, attempts = attempts + 1"
-            return self._update_record(cur, key, assignments, (attempt_id,))
+            restarted = self._update_record(cur, key, assignments, (attempt_id,))
+            assert restarted is not None, "read under a lock in this transaction"
+            return restarted
 
         return self._tx("restart an execution record", run)
 
@@ -283,8 +312,9 @@ class SqlExecutionStore(ABC):
         ``durable=False`` does not wait for the flush (see :meth:`_tx`), for a call that is
         safe to redo (a read): a result lost to a power cut leaves the record started.
 
-        The record is read under a lock (its row's, or the whole store's), so a second
-        commit of a key finds it committed and returns it as it is, appending no events
+        The update matches only an uncommitted record, under a lock (its row's, or the
+        whole store's), so a second commit of a key finds it committed and returns it as
+        it is, appending no events
         (the first commit wins); the caller's own locks in ``release`` are still released,
         so a duplicate commit cannot leak them.
 
@@ -296,14 +326,16 @@ class SqlExecutionStore(ABC):
         except (TypeError, ValueError) as exc:
             raise StoreError(f"the result for {key!r} is not JSON-serializable") from exc
 
+        assignments = f"state = 'committed', result = {self._dialect.param}"
+
         def run(cur: Cursor) -> ExecutionRecord:
-            record = self._get(cur, key, for_update=True)
-            if record is None:
-                raise StoreError(f"no execution record for key {key!r} to commit")
-            if record.state != "committed":
-                assignments = f"state = 'committed', result = {self._dialect.param}"
-                record = self._update_record(cur, key, assignments, (body,))
+            record = self._update_record(cur, key, assignments, (body,), uncommitted_only=True)
+            if record is not None:
                 self._append(cur, events)
+            else:  # committed already (the first commit wins), or never reserved
+                record = self._get(cur, key)
+                if record is None:
+                    raise StoreError(f"no execution record for key {key!r} to commit")
             self._release(cur, release, owner)
             return record
 

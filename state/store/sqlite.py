@@ -20,10 +20,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from state.errors import StoreError
-from state.store.base import Reservation
 from state.store.dialect import Cursor, Dialect
 from state.store.layout import upgrade_layout
-from state.store.rows import RECORD_COLUMNS, record_from_row
 from state.store.sql import SqlExecutionStore
 
 __all__ = ["SCHEMA_VERSION", "SqliteExecutionStore"]
@@ -32,7 +30,7 @@ __all__ = ["SCHEMA_VERSION", "SqliteExecutionStore"]
 SCHEMA_VERSION = 2
 
 _BUSY_TIMEOUT_MS = 30_000
-_ROW = ", ".join("?" * len(RECORD_COLUMNS.split(", ")))  # one placeholder per column
+_MIN_SQLITE = (3, 35)  # RETURNING; ON CONFLICT ... DO NOTHING came in 3.24
 
 _T = TypeVar("_T")
 
@@ -90,7 +88,6 @@ _SCHEMA_V2 = "CREATE INDEX IF NOT EXISTS events_type ON events (run_id, type)"
 _DIALECT = Dialect(
     param="?",
     prefix="",
-    or_ignore=True,
     lock_row="",  # BEGIN IMMEDIATE already holds the file's write lock
     tiebreak="rowid",
     no_limit=-1,
@@ -117,6 +114,11 @@ class SqliteExecutionStore(SqlExecutionStore):
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._flushes = True  # the connection's synchronous setting: FULL, or NORMAL
+        if sqlite3.sqlite_version_info < _MIN_SQLITE:
+            raise StoreError(
+                f"the execution store needs SQLite {'.'.join(map(str, _MIN_SQLITE))} or newer; "
+                f"this Python links SQLite {sqlite3.sqlite_version}"
+            )
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # isolation_level=None: no implicit transactions; we issue BEGIN IMMEDIATE
@@ -200,16 +202,6 @@ class SqliteExecutionStore(SqlExecutionStore):
         return "?", (time.time(),)
 
     # -- records and locks: under the write lock, a read decides and a write follows --
-
-    def _reserve(self, cur: Cursor, values: tuple[str, ...]) -> Reservation:
-        key = values[0]
-        existing = self._get(cur, key)
-        if existing is not None:
-            return Reservation(record=existing, fresh=False)
-        now = time.time()
-        row = (*values, 1, "started", None, now, now)
-        cur.execute(f"INSERT INTO executions ({RECORD_COLUMNS}) VALUES ({_ROW})", row)
-        return Reservation(record=record_from_row(row), fresh=True)  # what was just written
 
     def _try_acquire(self, keys: list[str], owner: str, lease_s: float) -> bool:
         def run(conn: Cursor) -> bool:

@@ -354,13 +354,16 @@ def test_threads_racing_to_commit_first_wins(store: ExecutionStore) -> None:
     barrier = threading.Barrier(8)
 
     def race(i: int) -> dict[str, object] | None:
+        done = make_event(EventType.TOOL_COMPLETED, "run-1", call_id="c1", attempt_id=f"a{i}")
         barrier.wait()
-        return store.commit("k1", {"winner": i}).result
+        return store.commit("k1", {"winner": i}, events=[done]).result
 
     with ThreadPoolExecutor(8) as pool:
         results = list(pool.map(race, range(8)))
     assert len({str(r) for r in results}) == 1
     assert store.get("k1") is not None and store.get("k1").result == results[0]  # type: ignore[union-attr]
+    [logged] = store.events("run-1")  # only the winner's commit appended its event
+    assert logged.attempt_id == f"a{results[0]['winner']}"  # type: ignore[index]
 
 
 _RACER = """

@@ -151,3 +151,13 @@ def test_open_store_urls(tmp_path: Path) -> None:
         open_store("sqlite://:memory:")
     with pytest.raises(ValueError):
         open_store("mysql://host/db")
+
+
+def test_a_sqlite_too_old_for_its_statements_is_refused_with_the_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite3, "sqlite_version_info", (3, 31, 1))
+    monkeypatch.setattr(sqlite3, "sqlite_version", "3.31.1")
+    with pytest.raises(StoreError, match=r"needs SQLite 3\.35 or newer.*links SQLite 3\.31\.1"):
+        SqliteExecutionStore(tmp_path / "execgraph.db")
+    assert not (tmp_path / "execgraph.db").exists()  # refused before touching the disk
