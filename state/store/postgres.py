@@ -1,13 +1,14 @@
 """PostgreSQL ExecutionStore: the scale-out backend for many workers on many machines.
 
 Concurrency is the database's job here: ``INSERT ... ON CONFLICT`` makes reservation,
-event append, artifact put and token use race-free; ``SELECT ... FOR UPDATE`` serializes
-commits and restarts of one record; locks are rows taken in sorted key order in one
-transaction, with leases measured on the *server* clock so skewed workers agree on expiry.
-Deadlocks and serialization failures (which PostgreSQL resolves by aborting one side) are
-retried a few times, since each transaction is self-contained. The statements both
-backends share live in :mod:`state.store.sql`; this module keeps the pool, the retries,
-the migrations, the server clock and its own SQL spelling.
+event append, artifact put and token use race-free; an ``UPDATE`` (or ``SELECT ... FOR
+UPDATE``) holds one record's row lock, so its commits and restarts serialize; locks are
+rows taken in sorted key order in one transaction, with leases measured on the *server*
+clock so skewed workers agree on expiry. Deadlocks and serialization failures (which
+PostgreSQL resolves by aborting one side) are retried a few times, since each transaction
+is self-contained. The statements both backends share live in :mod:`state.store.sql`;
+this module keeps the pool, the retries, the migrations, the server clock and its own
+SQL spelling.
 """
 
 from __future__ import annotations
@@ -205,7 +206,7 @@ class PostgresExecutionStore(SqlExecutionStore):
         """The server's clock at the transaction's start (so workers' clocks never matter)."""
         return _TX_NOW, ()
 
-    # -- records and locks: one statement decides, so concurrent writers need no lock --
+    # -- locks: one statement decides, so concurrent acquirers need no other lock -----
 
     def _try_acquire(self, keys: list[str], owner: str, lease_s: float) -> bool:
         def run(cur: Cursor) -> None:

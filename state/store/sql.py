@@ -3,8 +3,8 @@
 SQLite and PostgreSQL keep the same tables and run the same statements, apart from the
 words a :class:`~state.store.dialect.Dialect` names. So the protocol's methods live here,
 over a few primitives that are each backend's own: how a transaction is opened, made
-durable (or not) and its errors reported; how a reservation wins a race; whose clock
-stamps a row; how one attempt at a set of locks is made; and the connections themselves.
+durable (or not) and its errors reported; whose clock stamps a row; how one attempt at a
+set of locks is made; and the connections themselves.
 """
 
 from __future__ import annotations
@@ -314,9 +314,8 @@ class SqlExecutionStore(ABC):
 
         The update matches only an uncommitted record, under a lock (its row's, or the
         whole store's), so a second commit of a key finds it committed and returns it as
-        it is, appending no events
-        (the first commit wins); the caller's own locks in ``release`` are still released,
-        so a duplicate commit cannot leak them.
+        it is, appending no events (the first commit wins); the caller's own locks in
+        ``release`` are still released, so a duplicate commit cannot leak them.
 
         Raises:
             StoreError: The key was never reserved, or the result is not JSON.

@@ -201,7 +201,7 @@ class SqliteExecutionStore(SqlExecutionStore):
         """This process's clock, as a parameter."""
         return "?", (time.time(),)
 
-    # -- records and locks: under the write lock, a read decides and a write follows --
+    # -- locks: under the write lock, a read decides and a write follows --------------
 
     def _try_acquire(self, keys: list[str], owner: str, lease_s: float) -> bool:
         def run(conn: Cursor) -> bool:
