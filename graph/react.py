@@ -17,7 +17,7 @@ from graph.executor import executor
 from nodes.admission import admit, route_admitted
 from nodes.ask import ask_user
 from nodes.runtime import RunDeps
-from nodes.turn import react_turn, turn_router
+from nodes.turn import TURN_DESTINATIONS, react_turn
 from nodes.verify import route_verify, verify
 from state.schema import RunState
 
@@ -28,15 +28,12 @@ def build_react(deps: RunDeps, *, checkpointer: Any = None, name: str = "react")
     """Compile the ReAct graph over ``deps``."""
     builder = StateGraph(RunState)
     builder.add_node("admit", partial(admit, deps=deps))
-    builder.add_node("decide", partial(react_turn, deps=deps))
+    builder.add_node("decide", partial(react_turn, deps=deps), destinations=TURN_DESTINATIONS)
     builder.add_node("executor", executor(deps.executor))
     builder.add_node("ask_user", ask_user)
     builder.add_node("verify", partial(verify, deps=deps))
     builder.add_edge(START, "admit")
     builder.add_conditional_edges("admit", route_admitted, {"run": "decide", "end": END})
-    builder.add_conditional_edges(
-        "decide", turn_router(deps), ["decide", "executor", "ask_user", "verify"]
-    )
     builder.add_edge("executor", "decide")
     builder.add_edge("ask_user", "decide")
     builder.add_conditional_edges("verify", route_verify, {"continue": "decide", "end": END})

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.types import Send
+from langgraph.types import Command, Send
 
 from nodes.admission import run_id_of
 from nodes.decide import decide
@@ -35,10 +35,13 @@ from nodes.runtime import RunDeps
 from nodes.verify import stop_condition
 from state.contracts import DecisionKind, RunStatus, TaskContract
 from state.events import Event
-from state.reducers import add_budget, fold_progress
-from state.schema import RunState, TurnRoute
+from state.reducers import add_budget, fold_progress, sticky_status
+from state.schema import RunState
 
-__all__ = ["after", "combine", "react_turn", "route_turn", "turn_router"]
+__all__ = ["TURN_DESTINATIONS", "after", "combine", "react_turn", "route_turn"]
+
+#: Where a turn may send the run next (drawn as its edges; see :func:`react_turn`).
+TURN_DESTINATIONS = ("decide", "executor", "ask_user", "verify")
 
 
 def combine(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
@@ -49,7 +52,11 @@ def combine(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-_FOLDS = {"budget": add_budget, "progress": fold_progress}
+_FOLDS: dict[str, Callable[[Any, Any], Any]] = {
+    "budget": add_budget,
+    "progress": fold_progress,
+    "status": sticky_status,
+}
 
 
 def after(state: Mapping[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
@@ -73,17 +80,19 @@ def _changed(state: Mapping[str, Any], update: dict[str, Any]) -> dict[str, Any]
     return {k: v for k, v in update.items() if not (k in _PLAIN and k in state and state[k] == v)}
 
 
-def react_turn(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str, Any]:
+def react_turn(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> Command[Any]:
     """Observe the last turn; unless the run must stop, call the model and run its calls.
 
     Calls no rule could pause run here, side by side; calls that may pause are queued for
-    the executor, which asks the person.
+    the executor, which asks the person. The node also says where the run goes next
+    (:func:`route_turn` on the state as it will read): a LangGraph branch after the node
+    would read a fresh copy of every channel of the state to decide the same thing.
     """
     update = observe(state)
     view = after(state, update)
     contract = TaskContract.model_validate(state["contract"])
     if stop_condition(view, contract, deps) is not None:
-        return _changed(state, {**update, "decisions": []})  # the verifier stops the run
+        return _next(state, {**update, "decisions": []}, deps)  # the verifier stops the run
     log: list[Event] = []  # the reply and decisions: logged with the calls' reservation
     decided = decide(view, config, deps=deps, deferred=log)  # type: ignore[arg-type]
     update = combine(update, decided)
@@ -107,13 +116,17 @@ def react_turn(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dic
         update = combine(update, run_calls(here, deps.executor, log))
     else:
         deps.executor.store.append_events(log, durable=False)
-    return _changed(state, update)
+    return _next(state, update, deps)
+
+
+def _next(state: Mapping[str, Any], update: dict[str, Any], deps: RunDeps) -> Command[Any]:
+    return Command(update=_changed(state, update), goto=route_turn(after(state, update), deps=deps))
 
 
 _TERMINAL = {s.value for s in RunStatus if s.terminal}
 
 
-def route_turn(state: TurnRoute, *, deps: RunDeps) -> list[Send] | str:
+def route_turn(state: Mapping[str, Any], *, deps: RunDeps) -> list[Send] | str:
     """Calls that may pause go to the executor (the turn ran the others), or on to the
     next turn; a question goes to the user; else the verifier."""
     pending = state.get("pending") or []
@@ -124,13 +137,3 @@ def route_turn(state: TurnRoute, *, deps: RunDeps) -> list[Send] | str:
     if DecisionKind.ASK_USER.value in kinds and state.get("status") == RunStatus.WAITING.value:
         return "ask_user"
     return "verify"
-
-
-def turn_router(deps: RunDeps) -> Callable[[TurnRoute], list[Send] | str]:
-    """:func:`route_turn` bound to ``deps``, as a function LangGraph can read the input
-    type of (a ``partial`` hides it): the branch then reads only :class:`TurnRoute`."""
-
-    def route(state: TurnRoute) -> list[Send] | str:
-        return route_turn(state, deps=deps)
-
-    return route

@@ -41,7 +41,6 @@ __all__ = [
     "ExecutorState",
     "RunState",
     "SharedFields",
-    "TurnRoute",
 ]
 
 
@@ -94,19 +93,6 @@ class RunState(SharedFields, total=False):
     open_items: list[str]
     trigger: str | None
     offered: list[str] | None
-
-
-class TurnRoute(TypedDict, total=False):
-    """The channels routing after a ReAct turn reads.
-
-    A LangGraph branch whose function's first parameter is annotated with a TypedDict
-    reads only those channels: three channel copies per step instead of the whole state.
-    (Plain annotations: the reducers stay those of :class:`RunState`.)
-    """
-
-    status: str | None
-    decisions: list[dict[str, Any]]
-    pending: list[dict[str, Any]]
 
 
 class ExecutorInput(TypedDict, total=False):
