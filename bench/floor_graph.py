@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-from langchain_core.messages import AnyMessage, HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
@@ -25,7 +25,7 @@ class FloorState(TypedDict, total=False):
     """A step counter and the last reply: nothing that grows with the run."""
 
     steps: int
-    messages: list[AnyMessage]
+    messages: list[AIMessage]
 
 
 def build_floor(model: Any, tool: BaseTool, checkpointer: Any) -> Any:
