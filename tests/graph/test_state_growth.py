@@ -9,7 +9,10 @@ execution store) and rebuilt exactly by a new process.
 
 from __future__ import annotations
 
+import cProfile
+import pstats
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,7 @@ from graph import build_graph
 from nodes.models import ScriptedChatModel
 from nodes.turn import TURN_DESTINATIONS
 from state.reducers import HISTORY_WINDOW, PROGRESS_MEMORY, REPLAY_WINDOW, RESULTS_WINDOW
+from state.schema import SNAPSHOT_EVERY
 from tools import tool_spec
 
 
@@ -153,3 +157,40 @@ def test_a_new_process_rebuilds_the_delta_channels_exactly(tmp_path: Path) -> No
     assert done["status"] == "COMPLETED"
     assert done["budget"]["used"]["tool_calls"] == n + 1
     assert done["results"][f"t{n + 1}.c0"]["data"] == "published"
+
+
+def test_a_late_step_does_exactly_the_work_of_an_early_one(tmp_path: Path) -> None:
+    """Python calls per step, counted by cProfile (no clock): every function runs as
+    often in steps 224-287 of a run as in steps 32-95. Windows hold whole snapshot
+    periods, so each sees the same DeltaChannel snapshots. Anything that grew with the
+    run (a scan of the history, a copy of a growing list) would count more calls late.
+    """
+    windows = {
+        "early": (SNAPSHOT_EVERY, 3 * SNAPSHOT_EVERY),
+        "late": (7 * SNAPSHOT_EVERY, 9 * SNAPSHOT_EVERY),
+    }
+    profiles = {name: cProfile.Profile() for name in windows}
+
+    def reply(k: int, message: AIMessage) -> Callable[[list[Any]], AIMessage]:
+        def call(_messages: list[Any]) -> AIMessage:
+            for name, (start, stop) in windows.items():
+                if k == start:
+                    profiles[name].enable()
+                elif k == stop:
+                    profiles[name].disable()
+            return message
+
+        return call
+
+    n = 9 * SNAPSHOT_EVERY + 4
+    replies = [reply(k, message) for k, message in enumerate(_steps(n))]
+    app, _ = _app(tmp_path, replies)
+    assert app.invoke(_task(n), _cfg(), durability="sync")["status"] == "COMPLETED"
+
+    counts = {}
+    for name, profile in profiles.items():
+        stats = pstats.Stats(profile).stats  # type: ignore[attr-defined]
+        counts[name] = {where: calls for where, (_, calls, *_) in stats.items()}
+    assert sum(counts["early"].values()) > 1000 * 2 * SNAPSHOT_EVERY  # the steps were profiled
+    grew = {f: (counts["early"].get(f, 0), c) for f, c in counts["late"].items()}
+    assert {f: pair for f, pair in grew.items() if pair[1] > pair[0]} == {}
