@@ -1,41 +1,30 @@
 """The ExecutionStore methods over SQL, written once for every SQL backend.
 
 SQLite and PostgreSQL keep the same tables and run the same statements, apart from the
-words a :class:`~state.store.dialect.Dialect` names. So the protocol's methods live here,
-over a few primitives that are each backend's own: how a transaction is opened, made
-durable (or not) and its errors reported; whose clock stamps a row; how one attempt at a
-set of locks is made; and the connections themselves.
+words a :class:`~state.store.dialect.Dialect` names. So the protocol's methods live here and
+in :mod:`state.store.sql_log` (events, artifacts, approval tokens), over a few primitives
+that are each backend's own: how a transaction is opened, made durable (or not) and its
+errors reported; whose clock stamps a row; how one attempt at a set of locks is made; and
+the connections themselves. Here: the execution records and the locks, whose writes
+decide on what a statement in the same transaction read or matched.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Callable, Sequence
-from types import TracebackType
-from typing import Any, ClassVar, Self, TypeVar
+from typing import Any
 
 from state.errors import LockTimeout, StoreError
 from state.events import Event
 from state.store.base import Claim, ExecutionRecord, OutcomeCount, Reservation
-from state.store.dialect import Cursor, Dialect
-from state.store.rows import (
-    EVENT_COLUMNS,
-    EVENT_SELECT,
-    RECORD_COLUMNS,
-    artifact_ref,
-    claim_row,
-    event_from_row,
-    event_to_row,
-    record_from_row,
-)
+from state.store.dialect import Cursor
+from state.store.rows import RECORD_COLUMNS, claim_row, record_from_row
+from state.store.sql_log import SqlLog
 
 __all__ = ["SqlExecutionStore"]
-
-_EVENTS_PER_STATEMENT = 500  # well under either driver's limit on parameters
-
-_T = TypeVar("_T")
 
 _LOCK_POLL_S = (0.005, 0.1)  # first and longest pause between lock attempts
 
@@ -52,36 +41,14 @@ def _poll_locks(try_once: Callable[[], bool], wanted: list[str], timeout_s: floa
         pause = min(pause * 2, _LOCK_POLL_S[1])
 
 
-class SqlExecutionStore(ABC):
+class SqlExecutionStore(SqlLog):
     """An ExecutionStore on SQL tables; a backend names its dialect and its primitives."""
 
-    _dialect: ClassVar[Dialect]
-
-    # -- what each backend provides ----------------------------------------------------
-
-    @abstractmethod
-    def _tx(self, what: str, fn: Callable[[Cursor], _T], *, durable: bool = True) -> _T:
-        """Run ``fn`` in one write transaction; a failure to ``what`` is a StoreError.
-
-        ``durable=False`` commits without waiting for the flush to disk: the change is
-        visible at once and durable from the next flush.
-        """
-
-    @abstractmethod
-    def _read(self, what: str, fn: Callable[[Cursor], _T]) -> _T:
-        """Run a read; a failure to ``what`` is a StoreError."""
-
-    @abstractmethod
-    def _now(self) -> tuple[str, tuple[Any, ...]]:
-        """SQL for the time now, and the parameters it takes."""
+    # -- what each backend provides besides the log's primitives ------------------------
 
     @abstractmethod
     def _try_acquire(self, keys: list[str], owner: str, lease_s: float) -> bool:
         """One all-or-nothing attempt at the sorted ``keys``; False if any is held."""
-
-    @abstractmethod
-    def close(self) -> None:
-        """Release the connections; later calls raise StoreError. Safe to call twice."""
 
     # -- statements used inside several transactions ----------------------------------
 
@@ -135,38 +102,6 @@ class SqlExecutionStore(ABC):
         sql += " AND state <> 'committed'" if uncommitted_only else ""
         row = cur.execute(f"{sql} RETURNING {RECORD_COLUMNS}", (*params, *at, key)).fetchone()
         return None if row is None else record_from_row(row)
-
-    def _append(self, cur: Cursor, events: Sequence[Event]) -> list[str]:
-        """Insert ``events`` in one statement per chunk; the ids that were new, in order.
-
-        One statement, not one per event: each is a round trip, and in SQLite a release
-        of the GIL that another thread (LangGraph's checkpoint writer) may hold a while.
-        """
-        d = self._dialect
-        values = d.params(len(EVENT_COLUMNS) + 1)  # the columns, then the payload
-        added: list[str] = []
-        for start in range(0, len(events), _EVENTS_PER_STATEMENT):
-            chunk = events[start : start + _EVENTS_PER_STATEMENT]
-            sql = d.insert_ignore(
-                d.table("events"), EVENT_SELECT, values, key="event_id", rows=len(chunk)
-            )
-            params = [value for event in chunk for value in event_to_row(event)]
-            new = {row[0] for row in cur.execute(sql + " RETURNING event_id", params).fetchall()}
-            for event in chunk:  # RETURNING's order is unspecified; an id repeated counts once
-                if event.event_id in new:
-                    new.discard(event.event_id)
-                    added.append(event.event_id)
-        return added
-
-    def _insert_stamped(
-        self, cur: Cursor, table: str, columns: str, values: tuple[Any, ...], *, key: str
-    ) -> bool:
-        """Insert ``values`` and the time now (the last column) unless ``key`` exists yet."""
-        d = self._dialect
-        now, at = self._now()
-        stamped = f"{d.params(len(values))}, {now}"
-        sql = d.insert_ignore(d.table(table), columns, stamped, key=key)
-        return cur.execute(sql, (*values, *at)).rowcount == 1
 
     def _release(self, cur: Cursor, keys: Sequence[str], owner: str) -> None:
         # One key at a time in sorted order: the order acquirers lock in, so no deadlock.
@@ -361,91 +296,3 @@ class SqlExecutionStore(ABC):
     def release_locks(self, keys: Sequence[str], owner: str) -> None:
         """Release the owner's locks (others' locks are untouched)."""
         self._tx("release locks", lambda cur: self._release(cur, keys, owner))
-
-    # -- events -----------------------------------------------------------------------
-
-    def append_events(self, events: Sequence[Event], *, durable: bool = True) -> list[str]:
-        """Append events, ignoring ids already logged; returns the ids newly appended.
-
-        ``durable=False`` does not wait for the flush (see :meth:`_tx`), for events no
-        effect depends on yet: they reach the disk with the next durable write.
-        """
-        if not events:
-            return []
-        return self._tx("append events", lambda cur: self._append(cur, events), durable=durable)
-
-    def events(self, run_id: str, *, call_id: str | None = None) -> list[Event]:
-        """A run's events in append order (optionally one call's)."""
-        d = self._dialect
-        sql = f"SELECT {EVENT_SELECT} FROM {d.table('events')} WHERE run_id = {d.param}"
-        params: tuple[str, ...] = (run_id,)
-        if call_id is not None:
-            sql += f" AND call_id = {d.param}"
-            params = (run_id, call_id)
-        sql += " ORDER BY seq"
-        rows = self._read("read events", lambda cur: cur.execute(sql, params).fetchall())
-        return [event_from_row(row) for row in rows]
-
-    def event(self, event_id: str) -> Event | None:
-        """One event by its id, if logged (ids are deterministic per occurrence)."""
-        d = self._dialect
-        sql = f"SELECT {EVENT_SELECT} FROM {d.table('events')} WHERE event_id = {d.param}"
-        row = self._read("read an event", lambda cur: cur.execute(sql, (event_id,)).fetchone())
-        return None if row is None else event_from_row(row)
-
-    def has_event(self, run_id: str, type: str) -> bool:
-        """Whether the run logged an event of ``type`` (a cancel request, say)."""
-        d = self._dialect
-        sql = f"SELECT 1 FROM {d.table('events')} WHERE run_id = {d.param} AND type = {d.param}"
-        sql += " LIMIT 1"
-        row = self._read("read events", lambda cur: cur.execute(sql, (run_id, type)).fetchone())
-        return row is not None
-
-    # -- artifacts and approval tokens ------------------------------------------------
-
-    def put_artifact(self, data: bytes, *, kind: str, run_id: str = "") -> str:
-        """Store bulky bytes once; returns their content address (``sha256:<hex>``)."""
-        ref = artifact_ref(data)
-        columns = "ref, kind, run_id, size, data, created_at"
-        values = (ref, kind, run_id, len(data), data)
-        self._tx(
-            "store an artifact",
-            lambda cur: self._insert_stamped(cur, "artifacts", columns, values, key="ref"),
-        )
-        return ref
-
-    def get_artifact(self, ref: str) -> bytes:
-        """Bytes for a ref.
-
-        Raises:
-            KeyError: No artifact has that ref.
-        """
-        d = self._dialect
-        sql = f"SELECT data FROM {d.table('artifacts')} WHERE ref = {d.param}"
-        row = self._read("read an artifact", lambda cur: cur.execute(sql, (ref,)).fetchone())
-        if row is None:
-            raise KeyError(ref)
-        return bytes(row[0])
-
-    def use_approval_token(self, token_id: str) -> bool:
-        """Mark a token used; True only the first time (tokens are single-use)."""
-        columns, values = "token_id, used_at", (token_id,)
-        return self._tx(
-            "record an approval token",
-            lambda cur: self._insert_stamped(
-                cur, "approval_tokens", columns, values, key="token_id"
-            ),
-        )
-
-    # -- lifecycle --------------------------------------------------------------------
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

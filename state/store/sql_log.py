@@ -1,0 +1,175 @@
+"""The append-only half of the SQL store: events, artifacts and approval tokens.
+
+Nothing here reads a row to decide what to write: each statement inserts unless its key
+exists, so concurrent writers need no lock beyond the statement. :class:`SqlLog` also names
+the primitives every SQL backend provides (a transaction, a read, its clock, closing);
+:class:`~state.store.sql.SqlExecutionStore` adds the execution records and locks, whose
+writes decide on what they read.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from types import TracebackType
+from typing import Any, ClassVar, Self, TypeVar
+
+from state.events import Event
+from state.store.dialect import Cursor, Dialect
+from state.store.rows import EVENT_COLUMNS, EVENT_SELECT, artifact_ref, event_from_row, event_to_row
+
+__all__ = ["SqlLog"]
+
+_EVENTS_PER_STATEMENT = 500  # well under either driver's limit on parameters
+
+_T = TypeVar("_T")
+
+
+class SqlLog(ABC):
+    """Events, artifacts and approval tokens on SQL tables, over a backend's primitives."""
+
+    _dialect: ClassVar[Dialect]
+
+    # -- what each backend provides ----------------------------------------------------
+
+    @abstractmethod
+    def _tx(self, what: str, fn: Callable[[Cursor], _T], *, durable: bool = True) -> _T:
+        """Run ``fn`` in one write transaction; a failure to ``what`` is a StoreError.
+
+        ``durable=False`` commits without waiting for the flush to disk: the change is
+        visible at once and durable from the next flush.
+        """
+
+    @abstractmethod
+    def _read(self, what: str, fn: Callable[[Cursor], _T]) -> _T:
+        """Run a read; a failure to ``what`` is a StoreError."""
+
+    @abstractmethod
+    def _now(self) -> tuple[str, tuple[Any, ...]]:
+        """SQL for the time now, and the parameters it takes."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release the connections; later calls raise StoreError. Safe to call twice."""
+
+    # -- statements used inside several transactions ----------------------------------
+
+    def _append(self, cur: Cursor, events: Sequence[Event]) -> list[str]:
+        """Insert ``events`` in one statement per chunk; the ids that were new, in order.
+
+        One statement, not one per event: each is a round trip, and in SQLite a release
+        of the GIL that another thread (LangGraph's checkpoint writer) may hold a while.
+        """
+        d = self._dialect
+        values = d.params(len(EVENT_COLUMNS) + 1)  # the columns, then the payload
+        added: list[str] = []
+        for start in range(0, len(events), _EVENTS_PER_STATEMENT):
+            chunk = events[start : start + _EVENTS_PER_STATEMENT]
+            sql = d.insert_ignore(
+                d.table("events"), EVENT_SELECT, values, key="event_id", rows=len(chunk)
+            )
+            params = [value for event in chunk for value in event_to_row(event)]
+            new = {row[0] for row in cur.execute(sql + " RETURNING event_id", params).fetchall()}
+            for event in chunk:  # RETURNING's order is unspecified; an id repeated counts once
+                if event.event_id in new:
+                    new.discard(event.event_id)
+                    added.append(event.event_id)
+        return added
+
+    def _insert_stamped(
+        self, cur: Cursor, table: str, columns: str, values: tuple[Any, ...], *, key: str
+    ) -> bool:
+        """Insert ``values`` and the time now (the last column) unless ``key`` exists yet."""
+        d = self._dialect
+        now, at = self._now()
+        stamped = f"{d.params(len(values))}, {now}"
+        sql = d.insert_ignore(d.table(table), columns, stamped, key=key)
+        return cur.execute(sql, (*values, *at)).rowcount == 1
+
+    # -- events -----------------------------------------------------------------------
+
+    def append_events(self, events: Sequence[Event], *, durable: bool = True) -> list[str]:
+        """Append events, ignoring ids already logged; returns the ids newly appended.
+
+        ``durable=False`` does not wait for the flush (see :meth:`_tx`), for events no
+        effect depends on yet: they reach the disk with the next durable write.
+        """
+        if not events:
+            return []
+        return self._tx("append events", lambda cur: self._append(cur, events), durable=durable)
+
+    def events(self, run_id: str, *, call_id: str | None = None) -> list[Event]:
+        """A run's events in append order (optionally one call's)."""
+        d = self._dialect
+        sql = f"SELECT {EVENT_SELECT} FROM {d.table('events')} WHERE run_id = {d.param}"
+        params: tuple[str, ...] = (run_id,)
+        if call_id is not None:
+            sql += f" AND call_id = {d.param}"
+            params = (run_id, call_id)
+        sql += " ORDER BY seq"
+        rows = self._read("read events", lambda cur: cur.execute(sql, params).fetchall())
+        return [event_from_row(row) for row in rows]
+
+    def event(self, event_id: str) -> Event | None:
+        """One event by its id, if logged (ids are deterministic per occurrence)."""
+        d = self._dialect
+        sql = f"SELECT {EVENT_SELECT} FROM {d.table('events')} WHERE event_id = {d.param}"
+        row = self._read("read an event", lambda cur: cur.execute(sql, (event_id,)).fetchone())
+        return None if row is None else event_from_row(row)
+
+    def has_event(self, run_id: str, type: str) -> bool:
+        """Whether the run logged an event of ``type`` (a cancel request, say)."""
+        d = self._dialect
+        sql = f"SELECT 1 FROM {d.table('events')} WHERE run_id = {d.param} AND type = {d.param}"
+        sql += " LIMIT 1"
+        row = self._read("read events", lambda cur: cur.execute(sql, (run_id, type)).fetchone())
+        return row is not None
+
+    # -- artifacts and approval tokens ------------------------------------------------
+
+    def put_artifact(self, data: bytes, *, kind: str, run_id: str = "") -> str:
+        """Store bulky bytes once; returns their content address (``sha256:<hex>``)."""
+        ref = artifact_ref(data)
+        columns = "ref, kind, run_id, size, data, created_at"
+        values = (ref, kind, run_id, len(data), data)
+        self._tx(
+            "store an artifact",
+            lambda cur: self._insert_stamped(cur, "artifacts", columns, values, key="ref"),
+        )
+        return ref
+
+    def get_artifact(self, ref: str) -> bytes:
+        """Bytes for a ref.
+
+        Raises:
+            KeyError: No artifact has that ref.
+        """
+        d = self._dialect
+        sql = f"SELECT data FROM {d.table('artifacts')} WHERE ref = {d.param}"
+        row = self._read("read an artifact", lambda cur: cur.execute(sql, (ref,)).fetchone())
+        if row is None:
+            raise KeyError(ref)
+        return bytes(row[0])
+
+    def use_approval_token(self, token_id: str) -> bool:
+        """Mark a token used; True only the first time (tokens are single-use)."""
+        columns, values = "token_id, used_at", (token_id,)
+        return self._tx(
+            "record an approval token",
+            lambda cur: self._insert_stamped(
+                cur, "approval_tokens", columns, values, key="token_id"
+            ),
+        )
+
+    # -- lifecycle --------------------------------------------------------------------
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
