@@ -22,7 +22,7 @@ from bench.workload import (
     open_saver,
     scripted_replies,
 )
-from nodes.models import ScriptedChatModel
+from execgraph.nodes.models import ScriptedChatModel
 
 __all__ = ["measure", "run_concurrent"]
 
@@ -35,7 +35,7 @@ def run_concurrent(bench: Bench, framework: str, steps: int) -> dict[str, Any]:
     saver = open_saver(directory / "checkpoints.db")
     store = None
     if framework == EXECGRAPH:
-        from state.store.sqlite import SqliteExecutionStore
+        from execgraph.state.store.sqlite import SqliteExecutionStore
 
         store = SqliteExecutionStore(directory / "exec.db")
     apps = [

@@ -34,8 +34,8 @@ from bench.workload import (
     first_input,
     tool_call,
 )
-from nodes.models import ScriptedChatModel
-from tools import tool_spec
+from execgraph.nodes.models import ScriptedChatModel
+from execgraph.tools import tool_spec
 
 __all__ = ["measure"]
 

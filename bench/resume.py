@@ -37,7 +37,7 @@ def _worker(framework: str, directory: Path) -> dict[str, Any]:
     from langgraph.types import Command
 
     from bench.workload import build_app, config, durability, finish_reply, tool_call
-    from nodes.models import ScriptedChatModel
+    from execgraph.nodes.models import ScriptedChatModel
 
     if framework == EXECGRAPH:
         replies: list[Any] = [finish_reply(framework)]
@@ -46,8 +46,8 @@ def _worker(framework: str, directory: Path) -> dict[str, Any]:
     model = ScriptedChatModel(replies)
     # import what the build would import lazily, so "build" is only opening and compiling
     if framework == EXECGRAPH:
-        import graph  # noqa: F401
-        import state.store.sqlite  # noqa: F401
+        import execgraph.graph
+        import execgraph.state.store.sqlite  # noqa: F401
     else:
         import langchain.agents  # noqa: F401
         import langgraph.prebuilt  # noqa: F401

@@ -24,8 +24,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from nodes.models import ScriptedChatModel
-from tools import tool_spec
+from execgraph.nodes.models import ScriptedChatModel
+from execgraph.tools import tool_spec
 
 __all__ = [
     "EXECGRAPH",
@@ -157,8 +157,8 @@ def build_app(
     if framework != "create_agent_nocp" and saver is None:
         saver = open_saver(directory / "checkpoints.db")
     if is_execgraph(framework):
-        from graph import build_graph
-        from state.store.sqlite import SqliteExecutionStore
+        from execgraph.graph import build_graph
+        from execgraph.state.store.sqlite import SqliteExecutionStore
 
         return build_graph(
             "react",

@@ -5,12 +5,12 @@
 executor pipeline; ``build_executor`` compiles the executor pipeline alone.
 """
 
-from graph.build import ARCHITECTURES, Architecture, build_graph, default_home
-from graph.executor import build_executor
-from graph.hybrid import build_hybrid
-from graph.plan_execute import build_plan_execute
-from graph.react import build_react
-from graph.workflow import Stage, build_workflow
+from execgraph.graph.build import ARCHITECTURES, Architecture, build_graph, default_home
+from execgraph.graph.executor import build_executor
+from execgraph.graph.hybrid import build_hybrid
+from execgraph.graph.plan_execute import build_plan_execute
+from execgraph.graph.react import build_react
+from execgraph.graph.workflow import Stage, build_workflow
 
 __all__ = [
     "ARCHITECTURES",

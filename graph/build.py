@@ -19,17 +19,17 @@ from langchain_core.language_models import BaseChatModel
 from langgraph._internal._constants import CONFIG_KEY_DURABILITY
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from graph.hybrid import build_hybrid
-from graph.plan_execute import build_plan_execute
-from graph.react import build_react
-from graph.workflow import Stage, build_workflow
-from nodes.executor.results import ExecutorDeps
-from nodes.models.select import resolve_model
-from nodes.runtime import CheckFn, RunDeps
-from state.store.base import ExecutionStore
-from state.store.sqlite import SqliteExecutionStore
-from tools.policy import PolicyEngine, PolicyRule
-from tools.registry import ToolLike, ToolRegistry
+from execgraph.graph.hybrid import build_hybrid
+from execgraph.graph.plan_execute import build_plan_execute
+from execgraph.graph.react import build_react
+from execgraph.graph.workflow import Stage, build_workflow
+from execgraph.nodes.executor.results import ExecutorDeps
+from execgraph.nodes.models.select import resolve_model
+from execgraph.nodes.runtime import CheckFn, RunDeps
+from execgraph.state.store.base import ExecutionStore
+from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.tools.policy import PolicyEngine, PolicyRule
+from execgraph.tools.registry import ToolLike, ToolRegistry
 
 __all__ = ["ARCHITECTURES", "DEFAULT_DURABILITY", "Architecture", "build_graph", "default_home"]
 

@@ -18,10 +18,10 @@ import typer
 from langgraph.types import Command
 from rich.text import Text
 
-from graph.build import ARCHITECTURES
-from graph.cli_drive import answers_for, drive, out, report
-from graph.cli_inspect import COMMANDS as INSPECT_COMMANDS
-from graph.cli_options import (
+from execgraph.graph.build import ARCHITECTURES
+from execgraph.graph.cli_drive import answers_for, drive, out, report
+from execgraph.graph.cli_inspect import COMMANDS as INSPECT_COMMANDS
+from execgraph.graph.cli_options import (
     EPILOG,
     ArchOpt,
     AutoOpt,
@@ -37,9 +37,9 @@ from graph.cli_options import (
     home_dir,
     interactive,
 )
-from graph.cli_prompts import answer_questions, select_approvals
-from graph.cli_render import STATUS_STYLE, interrupt_summary
-from graph.cli_runs import (
+from execgraph.graph.cli_prompts import answer_questions, select_approvals
+from execgraph.graph.cli_render import STATUS_STYLE, interrupt_summary
+from execgraph.graph.cli_runs import (
     Answerer,
     CliError,
     RunMeta,
@@ -86,7 +86,7 @@ def _start(
     if task_file is not None:
         task = load_task(task_file)
     else:
-        from graph.demo import demo_task
+        from execgraph.graph.demo import demo_task
 
         task = demo_task()
     rid = check_run_id(run_id) if run_id else new_run_id()
@@ -237,8 +237,8 @@ def edit(
 @handled
 def cancel(run_id: RunIdArg, home: HomeOpt = None) -> int:
     """Ask a run to stop: a running run stops CANCELLED; a paused one is ended now."""
-    from nodes.cancel import request_cancel
-    from state.store.sqlite import SqliteExecutionStore
+    from execgraph.nodes.cancel import request_cancel
+    from execgraph.state.store.sqlite import SqliteExecutionStore
 
     base = home_dir(home)
     meta = load_meta(base, run_id)

@@ -14,16 +14,16 @@ from langgraph.types import Command
 from rich.console import Console
 from rich.text import Text
 
-from graph.build import default_home
-from graph.cli_live import LiveOutput
-from graph.cli_prompts import automatic_answer, prompt_answer
-from graph.cli_render import (
+from execgraph.graph.build import default_home
+from execgraph.graph.cli_live import LiveOutput
+from execgraph.graph.cli_prompts import automatic_answer, prompt_answer
+from execgraph.graph.cli_render import (
     interrupt_summary,
     progress_lines,
     render_final,
     render_waiting,
 )
-from graph.cli_runs import Answerer, Session, exit_code, owned
+from execgraph.graph.cli_runs import Answerer, Session, exit_code, owned
 
 __all__ = ["answers_for", "drive", "out", "report", "suffix"]
 

@@ -8,12 +8,19 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from graph.cli_drive import out, suffix
-from graph.cli_options import HomeOpt, RunIdArg, handled, home_dir
-from graph.cli_render import render_status, replay_table, runs_table
-from graph.cli_runs import build_app, load_meta, owner_alive, replay_recorded, run_config, run_rows
-from graph.cli_trace import trace_table
-from state.store.sqlite import SqliteExecutionStore
+from execgraph.graph.cli_drive import out, suffix
+from execgraph.graph.cli_options import HomeOpt, RunIdArg, handled, home_dir
+from execgraph.graph.cli_render import render_status, replay_table, runs_table
+from execgraph.graph.cli_runs import (
+    build_app,
+    load_meta,
+    owner_alive,
+    replay_recorded,
+    run_config,
+    run_rows,
+)
+from execgraph.graph.cli_trace import trace_table
+from execgraph.state.store.sqlite import SqliteExecutionStore
 
 __all__ = ["COMMANDS", "replay", "runs", "status", "trace"]
 

@@ -17,7 +17,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from graph.cli_render import short
+from execgraph.graph.cli_render import short
 
 __all__ = ["MAX_LINE", "LiveOutput", "printable"]
 

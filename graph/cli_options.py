@@ -19,10 +19,10 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from graph.build import default_home
-from graph.cli_render import short
-from graph.cli_runs import CliError
-from nodes.models.select import ModelConfigError
+from execgraph.graph.build import default_home
+from execgraph.graph.cli_render import short
+from execgraph.graph.cli_runs import CliError
+from execgraph.nodes.models.select import ModelConfigError
 
 __all__ = [
     "EPILOG",

@@ -14,8 +14,8 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from graph.cli_render import short
-from graph.cli_runs import Answerer, CliError
+from execgraph.graph.cli_render import short
+from execgraph.graph.cli_runs import Answerer, CliError
 
 __all__ = [
     "answer_questions",

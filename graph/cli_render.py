@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from state.contracts import BudgetKind
+from execgraph.state.contracts import BudgetKind
 
 __all__ = [
     "STATUS_STYLE",

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from state.contracts import RunStatus, TaskSpec
+from execgraph.state.contracts import RunStatus, TaskSpec
 
 __all__ = [
     "EXIT_CODES",
@@ -217,10 +217,10 @@ def build_app(meta: RunMeta, home: Path, *, read_only: bool = False) -> Any:
     shape, not a provider (whose API key may be missing here); a model call would fail
     loudly rather than spend anything.
     """
-    from graph.build import build_graph
-    from graph.demo import DEMO_STAGES, build_demo_graph
-    from nodes.models import ScriptedChatModel
-    from tools.research import RESEARCH_CHECKS
+    from execgraph.graph.build import build_graph
+    from execgraph.graph.demo import DEMO_STAGES, build_demo_graph
+    from execgraph.nodes.models import ScriptedChatModel
+    from execgraph.tools.research import RESEARCH_CHECKS
 
     model: Any = ScriptedChatModel(replies=[]) if read_only else meta.model
     workspace = Path(meta.workspace)
@@ -374,10 +374,10 @@ def replay_recorded(meta: RunMeta, home: Path, store: Any) -> Any:
     """Replay a recorded run with the tools and checks it ran with (no model, no effects)."""
     from functools import partial
 
-    from graph.build import build_graph
-    from graph.demo import DEMO_STAGES, demo_tools
-    from graph.replay import replay_run
-    from tools.research import RESEARCH_CHECKS
+    from execgraph.graph.build import build_graph
+    from execgraph.graph.demo import DEMO_STAGES, demo_tools
+    from execgraph.graph.replay import replay_run
+    from execgraph.tools.research import RESEARCH_CHECKS
 
     workspace = Path(meta.workspace)
     tools = demo_tools(workspace) if meta.tools is None else load_tools(meta.tools, workspace)

@@ -9,7 +9,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from graph.cli_render import call_text, short
+from execgraph.graph.cli_render import call_text, short
 
 __all__ = ["trace_table"]
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from graph.build import build_graph, default_home
-from graph.workflow import Stage
-from tools.adapters.corpus import CorpusAdapter
-from tools.adapters.files import FileAdapter
-from tools.research import RESEARCH_CHECKS, publish_tool, research_task
+from execgraph.graph.build import build_graph, default_home
+from execgraph.graph.workflow import Stage
+from execgraph.tools.adapters.corpus import CorpusAdapter
+from execgraph.tools.adapters.files import FileAdapter
+from execgraph.tools.research import RESEARCH_CHECKS, publish_tool, research_task
 
 __all__ = ["DEMO_STAGES", "build_demo_graph", "demo_task", "demo_tools"]
 

@@ -9,9 +9,9 @@ from langchain_core.runnables import Runnable
 from langgraph._internal._runnable import RunnableCallable
 from langgraph.graph import END, START, StateGraph
 
-from nodes.executor.pipeline import aexecutor_node, executor_node
-from nodes.executor.results import ExecutorDeps
-from state.schema import ExecutorInput, ExecutorOutput, ExecutorState
+from execgraph.nodes.executor.pipeline import aexecutor_node, executor_node
+from execgraph.nodes.executor.results import ExecutorDeps
+from execgraph.state.schema import ExecutorInput, ExecutorOutput, ExecutorState
 
 __all__ = ["build_executor", "executor"]
 

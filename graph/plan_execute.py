@@ -7,12 +7,12 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
-from graph.executor import executor
-from nodes.admission import admit, route_admitted
-from nodes.decide import decide
-from nodes.dispatch import fan_out
-from nodes.observe import observe
-from nodes.plan import (
+from execgraph.graph.executor import executor
+from execgraph.nodes.admission import admit, route_admitted
+from execgraph.nodes.decide import decide
+from execgraph.nodes.dispatch import fan_out
+from execgraph.nodes.observe import observe
+from execgraph.nodes.plan import (
     assess,
     plan,
     rejected,
@@ -21,9 +21,9 @@ from nodes.plan import (
     route_respond,
     schedule,
 )
-from nodes.runtime import RunDeps
-from nodes.verify import route_verify, verify
-from state.schema import RunState
+from execgraph.nodes.runtime import RunDeps
+from execgraph.nodes.verify import route_verify, verify
+from execgraph.state.schema import RunState
 
 __all__ = ["build_plan_execute"]
 

@@ -13,13 +13,13 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
-from graph.executor import executor
-from nodes.admission import admit, route_admitted
-from nodes.ask import ask_user
-from nodes.runtime import RunDeps
-from nodes.turn import TURN_DESTINATIONS, react_turn
-from nodes.verify import route_verify, verify
-from state.schema import RunState
+from execgraph.graph.executor import executor
+from execgraph.nodes.admission import admit, route_admitted
+from execgraph.nodes.ask import ask_user
+from execgraph.nodes.runtime import RunDeps
+from execgraph.nodes.turn import TURN_DESTINATIONS, react_turn
+from execgraph.nodes.verify import route_verify, verify
+from execgraph.state.schema import RunState
 
 __all__ = ["build_react"]
 

@@ -22,16 +22,16 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from pydantic import BaseModel
 
-import state.errors as errors
-from nodes.models.scripted import ScriptedChatModel, ScriptExhausted
-from state.contracts import Evidence, PartialProgress
-from state.errors import ExecGraphError, PermanentError
-from state.events import EventType
-from state.store.base import ExecutionStore
-from state.store.sqlite import SqliteExecutionStore
-from tools.adapters.base import AdapterOutput, InvokeContext
-from tools.registry import ToolLike, ToolRegistry
-from tools.spec import ToolSpec
+import execgraph.state.errors as errors
+from execgraph.nodes.models.scripted import ScriptedChatModel, ScriptExhausted
+from execgraph.state.contracts import Evidence, PartialProgress
+from execgraph.state.errors import ExecGraphError, PermanentError
+from execgraph.state.events import EventType
+from execgraph.state.store.base import ExecutionStore
+from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.tools.adapters.base import AdapterOutput, InvokeContext
+from execgraph.tools.registry import ToolLike, ToolRegistry
+from execgraph.tools.spec import ToolSpec
 
 __all__ = ["ReplayReport", "recorded_trajectory", "replay_run"]
 

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from graph.build import _secret, default_home
-from graph.demo import build_demo_graph, demo_tools
-from graph.executor import build_executor
-from nodes.executor.results import ExecutorDeps
-from state.store.sqlite import SqliteExecutionStore
-from tools.policy import PolicyEngine
-from tools.registry import ToolRegistry
+from execgraph.graph.build import _secret, default_home
+from execgraph.graph.demo import build_demo_graph, demo_tools
+from execgraph.graph.executor import build_executor
+from execgraph.nodes.executor.results import ExecutorDeps
+from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.tools.policy import PolicyEngine
+from execgraph.tools.registry import ToolRegistry
 
 __all__ = ["executor", "hybrid", "plan_execute", "react", "workflow"]
 

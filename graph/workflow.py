@@ -8,14 +8,14 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
-from graph.executor import executor
-from nodes.admission import admit, route_admitted
-from nodes.decide import decide
-from nodes.dispatch import dispatch, fan_out
-from nodes.observe import observe
-from nodes.runtime import RunDeps
-from nodes.verify import verify
-from nodes.workflow import (
+from execgraph.graph.executor import executor
+from execgraph.nodes.admission import admit, route_admitted
+from execgraph.nodes.decide import decide
+from execgraph.nodes.dispatch import dispatch, fan_out
+from execgraph.nodes.observe import observe
+from execgraph.nodes.runtime import RunDeps
+from execgraph.nodes.verify import verify
+from execgraph.nodes.workflow import (
     Stage,
     advance,
     default_stages,
@@ -23,7 +23,7 @@ from nodes.workflow import (
     route_after_stage,
     route_stage,
 )
-from state.schema import RunState
+from execgraph.state.schema import RunState
 
 __all__ = ["Stage", "build_workflow"]
 

@@ -13,13 +13,13 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from pydantic import ValidationError
 
-from nodes.checks import BUILTIN_CHECKS
-from nodes.executor.validate import schema_message
-from nodes.runtime import CONTROL_TOOLS, RunDeps
-from state.contracts import BudgetKind, RunStatus, TaskContract, TaskSpec, Workspace
-from state.errors import AdmissionError
-from state.events import EventType, make_event
-from state.schema import RunState
+from execgraph.nodes.checks import BUILTIN_CHECKS
+from execgraph.nodes.executor.validate import schema_message
+from execgraph.nodes.runtime import CONTROL_TOOLS, RunDeps
+from execgraph.state.contracts import BudgetKind, RunStatus, TaskContract, TaskSpec, Workspace
+from execgraph.state.errors import AdmissionError
+from execgraph.state.events import EventType, make_event
+from execgraph.state.schema import RunState
 
 __all__ = ["DEFAULT_BUDGETS", "admit", "build_contract", "route_admitted", "run_id_of"]
 

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from langgraph.types import interrupt
 
-from nodes.dispatch import make_request
-from nodes.executor.approval import approval_request, parse_decision
-from nodes.executor.pipeline import preview
-from nodes.executor.tokens import issue_token
-from nodes.runtime import RunDeps
-from state.contracts import Decision, TaskContract
-from state.errors import ExecGraphError
-from state.events import EventType, make_event
-from state.schema import RunState
+from execgraph.nodes.dispatch import make_request
+from execgraph.nodes.executor.approval import approval_request, parse_decision
+from execgraph.nodes.executor.pipeline import preview
+from execgraph.nodes.executor.tokens import issue_token
+from execgraph.nodes.runtime import RunDeps
+from execgraph.state.contracts import Decision, TaskContract
+from execgraph.state.errors import ExecGraphError
+from execgraph.state.events import EventType, make_event
+from execgraph.state.schema import RunState
 
 __all__ = ["approval_tokens"]
 

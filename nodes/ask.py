@@ -6,8 +6,8 @@ from typing import Any
 
 from langgraph.types import interrupt
 
-from state.contracts import Decision, DecisionKind, RunStatus
-from state.schema import RunState
+from execgraph.state.contracts import Decision, DecisionKind, RunStatus
+from execgraph.state.schema import RunState
 
 __all__ = ["ask_user"]
 

@@ -10,7 +10,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from state.contracts import BudgetKind, TaskContract
+from execgraph.state.contracts import BudgetKind, TaskContract
 
 __all__ = ["charge", "exhausted", "remaining", "used"]
 

@@ -7,8 +7,8 @@ killed or a page closed), and the verifier stops the run CANCELLED at the end of
 
 from __future__ import annotations
 
-from state.events import EventType, make_event
-from state.store.base import ExecutionStore
+from execgraph.state.events import EventType, make_event
+from execgraph.state.store.base import ExecutionStore
 
 __all__ = ["cancel_requested", "request_cancel"]
 

@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from state.contracts import SuccessCheck, TaskContract
-from state.errors import ExecGraphError
-from tools.paths import confine_path
+from execgraph.state.contracts import SuccessCheck, TaskContract
+from execgraph.state.errors import ExecGraphError
+from execgraph.tools.paths import confine_path
 
 __all__ = ["BUILTIN_CHECKS", "check_evidence", "check_file", "check_output", "check_tool"]
 

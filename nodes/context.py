@@ -21,9 +21,9 @@ from langchain_core.messages import (
     messages_from_dict,
 )
 
-from nodes.budget import used
-from nodes.runtime import RunDeps
-from state.contracts import TaskContract
+from execgraph.nodes.budget import used
+from execgraph.nodes.runtime import RunDeps
+from execgraph.state.contracts import TaskContract
 
 __all__ = ["observation_text", "project", "transcript"]
 

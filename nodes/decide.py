@@ -13,20 +13,20 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 
-from nodes.admission import run_id_of
-from nodes.budget import remaining
-from nodes.context import project
-from nodes.model_call import (
+from execgraph.nodes.admission import run_id_of
+from execgraph.nodes.budget import remaining
+from execgraph.nodes.context import project
+from execgraph.nodes.model_call import (
     ModelTurn,
     call_model,
     compact_message,
     recorded_replies,
     unstorable,
 )
-from nodes.runtime import RunDeps
-from state.contracts import BudgetKind, Decision, DecisionKind, RunStatus, TaskContract
-from state.events import Event, EventType, make_event
-from state.schema import RunState
+from execgraph.nodes.runtime import RunDeps
+from execgraph.state.contracts import BudgetKind, Decision, DecisionKind, RunStatus, TaskContract
+from execgraph.state.events import Event, EventType, make_event
+from execgraph.state.schema import RunState
 
 __all__ = [
     "CONTROL_SCHEMAS",

@@ -12,13 +12,13 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Send
 
-from nodes.admission import run_id_of
-from nodes.budget import charge, remaining
-from nodes.executor.pipeline import needs_approval
-from nodes.fanout import executor_sends
-from nodes.runtime import RunDeps
-from nodes.verify import stop_update
-from state.contracts import (
+from execgraph.nodes.admission import run_id_of
+from execgraph.nodes.budget import charge, remaining
+from execgraph.nodes.executor.pipeline import needs_approval
+from execgraph.nodes.fanout import executor_sends
+from execgraph.nodes.runtime import RunDeps
+from execgraph.nodes.verify import stop_update
+from execgraph.state.contracts import (
     BudgetKind,
     Decision,
     DecisionKind,
@@ -27,7 +27,7 @@ from state.contracts import (
     ToolExecutionRequest,
     ToolRef,
 )
-from state.schema import RunState
+from execgraph.state.schema import RunState
 
 __all__ = ["dispatch", "fan_out", "make_request", "queue_calls", "tool_calls"]
 

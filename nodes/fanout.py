@@ -15,9 +15,9 @@ from typing import Any
 
 from langgraph.types import Send
 
-from nodes.executor.results import ExecutorDeps
-from state.contracts import ToolRef
-from state.errors import ExecGraphError
+from execgraph.nodes.executor.results import ExecutorDeps
+from execgraph.state.contracts import ToolRef
+from execgraph.state.errors import ExecGraphError
 
 __all__ = ["executor_sends", "may_pause", "split_pausable"]
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from nodes.runtime import RunDeps
-from state.reducers import merge_evidence
+from execgraph.nodes.runtime import RunDeps
+from execgraph.state.reducers import merge_evidence
 
 __all__ = ["full_view"]
 

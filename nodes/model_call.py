@@ -20,9 +20,9 @@ from langchain_core.messages import (
 )
 from langchain_core.runnables import Runnable, RunnableConfig
 
-from nodes.budget import charge
-from state.events import Event, EventType, make_event
-from state.store.base import ExecutionStore
+from execgraph.nodes.budget import charge
+from execgraph.state.events import Event, EventType, make_event
+from execgraph.state.store.base import ExecutionStore
 
 __all__ = [
     "ModelTurn",

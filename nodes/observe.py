@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from nodes.executor.hashing import stable_hash
-from nodes.loop_guard import update_progress
-from state.contracts import RunStatus
-from state.schema import RunState
+from execgraph.nodes.executor.hashing import stable_hash
+from execgraph.nodes.loop_guard import update_progress
+from execgraph.state.contracts import RunStatus
+from execgraph.state.schema import RunState
 
 __all__ = ["observe"]
 

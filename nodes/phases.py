@@ -14,12 +14,12 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from nodes.approval_gate import approval_tokens
-from nodes.dispatch import queue_calls, tool_calls
-from nodes.runtime import RunDeps
-from nodes.verify import evaluate, is_terminal, stop_update
-from state.contracts import RunStatus, TaskContract
-from state.schema import RunState
+from execgraph.nodes.approval_gate import approval_tokens
+from execgraph.nodes.dispatch import queue_calls, tool_calls
+from execgraph.nodes.runtime import RunDeps
+from execgraph.nodes.verify import evaluate, is_terminal, stop_update
+from execgraph.state.contracts import RunStatus, TaskContract
+from execgraph.state.schema import RunState
 
 __all__ = [
     "PHASE_INSTRUCTIONS",

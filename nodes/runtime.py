@@ -12,8 +12,8 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from nodes.executor.results import ExecutorDeps
-from state.contracts import SuccessCheck, TaskContract
+from execgraph.nodes.executor.results import ExecutorDeps
+from execgraph.state.contracts import SuccessCheck, TaskContract
 
 __all__ = ["CONTROL_TOOLS", "CheckFn", "RunDeps"]
 

@@ -25,18 +25,18 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command, Send
 
-from nodes.admission import run_id_of
-from nodes.decide import decide
-from nodes.dispatch import queue_calls, tool_calls
-from nodes.executor.pipeline import merge_updates, run_calls
-from nodes.fanout import executor_sends, split_pausable
-from nodes.observe import observe
-from nodes.runtime import RunDeps
-from nodes.verify import stop_condition
-from state.contracts import DecisionKind, RunStatus, TaskContract
-from state.events import Event
-from state.reducers import add_budget, fold_progress, sticky_status
-from state.schema import RunState
+from execgraph.nodes.admission import run_id_of
+from execgraph.nodes.decide import decide
+from execgraph.nodes.dispatch import queue_calls, tool_calls
+from execgraph.nodes.executor.pipeline import merge_updates, run_calls
+from execgraph.nodes.fanout import executor_sends, split_pausable
+from execgraph.nodes.observe import observe
+from execgraph.nodes.runtime import RunDeps
+from execgraph.nodes.verify import stop_condition
+from execgraph.state.contracts import DecisionKind, RunStatus, TaskContract
+from execgraph.state.events import Event
+from execgraph.state.reducers import add_budget, fold_progress, sticky_status
+from execgraph.state.schema import RunState
 
 __all__ = ["TURN_DESTINATIONS", "after", "combine", "react_turn", "route_turn"]
 

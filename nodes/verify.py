@@ -15,14 +15,14 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from nodes.budget import exhausted
-from nodes.cancel import cancel_requested
-from nodes.checks import BUILTIN_CHECKS
-from nodes.ledger import full_view
-from nodes.runtime import RunDeps
-from state.contracts import Decision, DecisionKind, RunStatus, TaskContract
-from state.events import EventType, make_event
-from state.schema import RunState
+from execgraph.nodes.budget import exhausted
+from execgraph.nodes.cancel import cancel_requested
+from execgraph.nodes.checks import BUILTIN_CHECKS
+from execgraph.nodes.ledger import full_view
+from execgraph.nodes.runtime import RunDeps
+from execgraph.state.contracts import Decision, DecisionKind, RunStatus, TaskContract
+from execgraph.state.events import EventType, make_event
+from execgraph.state.schema import RunState
 
 __all__ = [
     "evaluate",

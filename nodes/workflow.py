@@ -14,10 +14,10 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from nodes.runtime import RunDeps
-from nodes.verify import evaluate, is_terminal, stop_update
-from state.contracts import RunStatus, TaskContract
-from state.schema import RunState
+from execgraph.nodes.runtime import RunDeps
+from execgraph.nodes.verify import evaluate, is_terminal, stop_update
+from execgraph.state.contracts import RunStatus, TaskContract
+from execgraph.state.schema import RunState
 
 __all__ = [
     "Stage",

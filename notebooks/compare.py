@@ -23,9 +23,9 @@ from typing import Any
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from graph.build import ARCHITECTURES
-from graph.demo import build_demo_graph, demo_task
-from state.store.sqlite import SqliteExecutionStore
+from execgraph.graph.build import ARCHITECTURES
+from execgraph.graph.demo import build_demo_graph, demo_task
+from execgraph.state.store.sqlite import SqliteExecutionStore
 
 __all__ = [
     "ARCHITECTURES",

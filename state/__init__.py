@@ -3,7 +3,7 @@
 This package imports nothing else from the project.
 """
 
-from state.contracts import (
+from execgraph.state.contracts import (
     Actor,
     ApprovalDecision,
     ApprovalRequest,
@@ -26,8 +26,8 @@ from state.contracts import (
     ToolResult,
     Workspace,
 )
-from state.events import Event, EventType, make_event
-from state.schema import ExecutorInput, ExecutorOutput, ExecutorState, RunState
+from execgraph.state.events import Event, EventType, make_event
+from execgraph.state.schema import ExecutorInput, ExecutorOutput, ExecutorState, RunState
 
 __all__ = [
     "Actor",

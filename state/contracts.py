@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from state.errors import ObservationStatus, Phase
+from execgraph.state.errors import ObservationStatus, Phase
 
 __all__ = [
     "Actor",

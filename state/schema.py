@@ -17,7 +17,7 @@ from typing import Annotated, Any, TypedDict
 
 from langgraph.channels.delta import DeltaChannel
 
-from state.reducers import (
+from execgraph.state.reducers import (
     append_window,
     budget_batch,
     events_batch,

@@ -14,7 +14,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from state.errors import (
+from execgraph.state.errors import (
     DeadlineExceeded,
     ExecGraphError,
     PermanentError,
@@ -22,7 +22,7 @@ from state.errors import (
     ToolCancelled,
     TransientError,
 )
-from tools.adapters.base import InvokeContext
+from execgraph.tools.adapters.base import InvokeContext
 
 __all__ = ["atomic_replace", "check_running", "fsync_dir", "os_error", "sha256_file"]
 

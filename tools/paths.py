@@ -13,7 +13,7 @@ import unicodedata
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
-from state.errors import PathEscapeError
+from execgraph.state.errors import PathEscapeError
 
 __all__ = ["confine_path", "in_scope", "normalize_relpath"]
 

@@ -14,9 +14,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from state.contracts import ToolExecutionRequest
-from tools.paths import in_scope
-from tools.spec import ToolSpec
+from execgraph.state.contracts import ToolExecutionRequest
+from execgraph.tools.paths import in_scope
+from execgraph.tools.spec import ToolSpec
 
 __all__ = ["PolicyDecision", "PolicyEngine", "PolicyRule", "Verdict"]
 

@@ -17,9 +17,9 @@ from typing import Any, cast
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
-from state.errors import IncompatibleVersionError, ToolDisabledError, UnknownToolError
-from tools.adapters.base import Adapter, AdapterOutput, InvokeContext
-from tools.spec import Effect, ToolSpec, resolve_awaitable
+from execgraph.state.errors import IncompatibleVersionError, ToolDisabledError, UnknownToolError
+from execgraph.tools.adapters.base import Adapter, AdapterOutput, InvokeContext
+from execgraph.tools.spec import Effect, ToolSpec, resolve_awaitable
 
 __all__ = ["ToolRegistry", "from_langchain"]
 

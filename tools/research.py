@@ -19,8 +19,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from state.contracts import Evidence, SuccessCheck, TaskContract
-from state.errors import (
+from execgraph.state.contracts import Evidence, SuccessCheck, TaskContract
+from execgraph.state.errors import (
     DeadlineExceeded,
     ExecGraphError,
     PermanentError,
@@ -28,10 +28,10 @@ from state.errors import (
     ToolCancelled,
     VerificationError,
 )
-from tools.adapters.base import AdapterOutput, InvokeContext
-from tools.fileio import atomic_replace, os_error, sha256_file
-from tools.paths import confine_path, normalize_relpath
-from tools.spec import ToolSpec
+from execgraph.tools.adapters.base import AdapterOutput, InvokeContext
+from execgraph.tools.fileio import atomic_replace, os_error, sha256_file
+from execgraph.tools.paths import confine_path, normalize_relpath
+from execgraph.tools.spec import ToolSpec
 
 __all__ = [
     "CITATION_RE",

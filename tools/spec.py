@@ -21,8 +21,8 @@ from typing import Any, Literal, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, create_model
 
-from state.contracts import Evidence
-from tools.adapters.base import AdapterOutput, InvokeContext
+from execgraph.state.contracts import Evidence
+from execgraph.tools.adapters.base import AdapterOutput, InvokeContext
 
 __all__ = [
     "Effect",

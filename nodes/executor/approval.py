@@ -12,9 +12,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from nodes.executor.results import Authorized
-from state.contracts import ApprovalDecision, ApprovalRequest, ToolExecutionRequest
-from state.errors import ApprovalStale
+from execgraph.nodes.executor.results import Authorized
+from execgraph.state.contracts import ApprovalDecision, ApprovalRequest, ToolExecutionRequest
+from execgraph.state.errors import ApprovalStale
 
 __all__ = ["approval_request", "check_fresh", "parse_decision"]
 

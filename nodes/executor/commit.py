@@ -8,12 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from nodes.executor.outcome import error_of
-from nodes.executor.results import Locked, Settled
-from state.contracts import Outcome, SideEffect, Timing, ToolError, ToolExecutionRequest, ToolResult
-from state.errors import ExecGraphError, ObservationStatus
-from state.events import Event
-from state.store.base import ExecutionStore
+from execgraph.nodes.executor.outcome import error_of
+from execgraph.nodes.executor.results import Locked, Settled
+from execgraph.state.contracts import (
+    Outcome,
+    SideEffect,
+    Timing,
+    ToolError,
+    ToolExecutionRequest,
+    ToolResult,
+)
+from execgraph.state.errors import ExecGraphError, ObservationStatus
+from execgraph.state.events import Event
+from execgraph.state.store.base import ExecutionStore
 
 __all__ = ["build_result", "commit", "failure_result"]
 

@@ -12,13 +12,13 @@ from dataclasses import replace
 from langgraph.errors import GraphBubbleUp
 from pydantic import BaseModel
 
-from nodes.executor.outcome import error_of
-from nodes.executor.reconcile import reconcile_settled
-from nodes.executor.results import Settled
-from state.contracts import Outcome
-from state.errors import ExecGraphError, ObservationStatus, VerificationError
-from tools.adapters.base import AdapterOutput, InvokeContext
-from tools.spec import ToolSpec
+from execgraph.nodes.executor.outcome import error_of
+from execgraph.nodes.executor.reconcile import reconcile_settled
+from execgraph.nodes.executor.results import Settled
+from execgraph.state.contracts import Outcome
+from execgraph.state.errors import ExecGraphError, ObservationStatus, VerificationError
+from execgraph.tools.adapters.base import AdapterOutput, InvokeContext
+from execgraph.tools.spec import ToolSpec
 
 __all__ = ["gather_evidence"]
 

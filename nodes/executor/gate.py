@@ -12,17 +12,17 @@ from typing import Any
 
 from langgraph.types import interrupt
 
-from nodes.executor.approval import approval_request, check_fresh, parse_decision
-from nodes.executor.normalize import normalize
-from nodes.executor.outcome import error_of
-from nodes.executor.policy import authorize
-from nodes.executor.resolve import resolve
-from nodes.executor.results import Authorized, ExecutorDeps
-from nodes.executor.trace import call_event
-from nodes.executor.validate import validate
-from state.contracts import ApprovalRequest, ToolExecutionRequest
-from state.errors import ApprovalRejected, ApprovalStale, ExecGraphError, PolicyError
-from state.events import Event, EventType
+from execgraph.nodes.executor.approval import approval_request, check_fresh, parse_decision
+from execgraph.nodes.executor.normalize import normalize
+from execgraph.nodes.executor.outcome import error_of
+from execgraph.nodes.executor.policy import authorize
+from execgraph.nodes.executor.resolve import resolve
+from execgraph.nodes.executor.results import Authorized, ExecutorDeps
+from execgraph.nodes.executor.trace import call_event
+from execgraph.nodes.executor.validate import validate
+from execgraph.state.contracts import ApprovalRequest, ToolExecutionRequest
+from execgraph.state.errors import ApprovalRejected, ApprovalStale, ExecGraphError, PolicyError
+from execgraph.state.events import Event, EventType
 
 __all__ = [
     "Gate",

@@ -16,10 +16,10 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from langgraph.errors import GraphBubbleUp
 from pydantic import BaseModel
 
-from nodes.executor.results import Invoked
-from state.errors import ExecGraphError, ToolCancelled, ToolRaised
-from tools.adapters.base import AdapterOutput, InvokeContext
-from tools.spec import ToolSpec
+from execgraph.nodes.executor.results import Invoked
+from execgraph.state.errors import ExecGraphError, ToolCancelled, ToolRaised
+from execgraph.tools.adapters.base import AdapterOutput, InvokeContext
+from execgraph.tools.spec import ToolSpec
 
 __all__ = ["CANCEL_GRACE_S", "POLL_S", "invoke"]
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from nodes.executor.results import Locked
-from state.errors import DomainViolation
-from state.store.base import ExecutionStore
-from tools.spec import ToolSpec
+from execgraph.nodes.executor.results import Locked
+from execgraph.state.errors import DomainViolation
+from execgraph.state.store.base import ExecutionStore
+from execgraph.tools.spec import ToolSpec
 
 __all__ = ["acquire", "lock_keys"]
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from nodes.executor.hashing import stable_hash
-from nodes.executor.results import Normalized
-from state.contracts import ToolExecutionRequest
-from state.errors import SchemaViolation
-from tools.paths import normalize_relpath
-from tools.spec import ToolSpec
+from execgraph.nodes.executor.hashing import stable_hash
+from execgraph.nodes.executor.results import Normalized
+from execgraph.state.contracts import ToolExecutionRequest
+from execgraph.state.errors import SchemaViolation
+from execgraph.tools.paths import normalize_relpath
+from execgraph.tools.spec import ToolSpec
 
 __all__ = ["normalize"]
 

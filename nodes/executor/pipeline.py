@@ -25,14 +25,14 @@ from contextvars import copy_context
 from functools import partial
 from typing import Any
 
-from nodes.executor.gate import gate_call, needs_approval, preview
-from nodes.executor.reserve import reserve_together
-from nodes.executor.results import ExecutorDeps, Staged
-from nodes.executor.run import execute, run_staged, stage
-from state.contracts import ToolExecutionRequest
-from state.events import Event
-from state.reducers import merge_evidence, merge_results
-from state.schema import ExecutorInput
+from execgraph.nodes.executor.gate import gate_call, needs_approval, preview
+from execgraph.nodes.executor.reserve import reserve_together
+from execgraph.nodes.executor.results import ExecutorDeps, Staged
+from execgraph.nodes.executor.run import execute, run_staged, stage
+from execgraph.state.contracts import ToolExecutionRequest
+from execgraph.state.events import Event
+from execgraph.state.reducers import merge_evidence, merge_results
+from execgraph.state.schema import ExecutorInput
 
 __all__ = [
     "aexecutor_node",

@@ -6,12 +6,12 @@ tool version and normalized arguments it was issued for; it never overrides a de
 
 from __future__ import annotations
 
-from nodes.executor.results import Authorized, Validated
-from nodes.executor.tokens import verify_token
-from state.contracts import ToolExecutionRequest
-from state.errors import PolicyDenied
-from tools.policy import PolicyDecision, PolicyEngine
-from tools.spec import ToolSpec
+from execgraph.nodes.executor.results import Authorized, Validated
+from execgraph.nodes.executor.tokens import verify_token
+from execgraph.state.contracts import ToolExecutionRequest
+from execgraph.state.errors import PolicyDenied
+from execgraph.tools.policy import PolicyDecision, PolicyEngine
+from execgraph.tools.spec import ToolSpec
 
 __all__ = ["authorize"]
 

@@ -12,11 +12,11 @@ from dataclasses import replace
 from langgraph.errors import GraphBubbleUp
 from pydantic import BaseModel
 
-from nodes.executor.results import Settled
-from state.contracts import Outcome, SideEffect, ToolError
-from state.errors import ObservationStatus, Phase
-from tools.adapters.base import InvokeContext
-from tools.spec import ToolSpec
+from execgraph.nodes.executor.results import Settled
+from execgraph.state.contracts import Outcome, SideEffect, ToolError
+from execgraph.state.errors import ObservationStatus, Phase
+from execgraph.tools.adapters.base import InvokeContext
+from execgraph.tools.spec import ToolSpec
 
 __all__ = ["in_doubt", "probe", "reconcile_settled"]
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from nodes.executor.results import Authorized, Reserved, Staged
-from state.contracts import ToolExecutionRequest
-from state.errors import DomainViolation, ExecGraphError
-from state.events import Event
-from state.store.base import Claim, ExecutionStore, Reservation
+from execgraph.nodes.executor.results import Authorized, Reserved, Staged
+from execgraph.state.contracts import ToolExecutionRequest
+from execgraph.state.errors import DomainViolation, ExecGraphError
+from execgraph.state.events import Event
+from execgraph.state.store.base import Claim, ExecutionStore, Reservation
 
 __all__ = [
     "claim",

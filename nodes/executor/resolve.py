@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from state.contracts import ToolExecutionRequest
-from tools.registry import ToolRegistry
-from tools.spec import ToolSpec
+from execgraph.state.contracts import ToolExecutionRequest
+from execgraph.tools.registry import ToolRegistry
+from execgraph.tools.spec import ToolSpec
 
 __all__ = ["resolve"]
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from state.contracts import (
+from execgraph.state.contracts import (
     Evidence,
     Outcome,
     PartialProgress,
@@ -17,13 +17,13 @@ from state.contracts import (
     ToolError,
     ToolExecutionRequest,
 )
-from state.errors import ObservationStatus
-from state.events import Event
-from state.store.base import ExecutionRecord, ExecutionStore
-from tools.adapters.base import DEFAULT_OUTPUT_BUDGET, AdapterOutput
-from tools.policy import PolicyDecision, PolicyEngine
-from tools.registry import ToolRegistry
-from tools.spec import ToolSpec
+from execgraph.state.errors import ObservationStatus
+from execgraph.state.events import Event
+from execgraph.state.store.base import ExecutionRecord, ExecutionStore
+from execgraph.tools.adapters.base import DEFAULT_OUTPUT_BUDGET, AdapterOutput
+from execgraph.tools.policy import PolicyDecision, PolicyEngine
+from execgraph.tools.registry import ToolRegistry
+from execgraph.tools.spec import ToolSpec
 
 __all__ = [
     "Authorized",

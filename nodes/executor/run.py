@@ -18,16 +18,22 @@ from typing import Any
 
 from langgraph.config import get_stream_writer
 
-from nodes.cancel import cancel_requested
-from nodes.executor.commit import build_result, commit, failure_result
-from nodes.executor.evidence import gather_evidence
-from nodes.executor.gate import Gate, failure_payload
-from nodes.executor.invoke import invoke
-from nodes.executor.lock import acquire, lock_keys
-from nodes.executor.outcome import settle
-from nodes.executor.reconcile import in_doubt
-from nodes.executor.reserve import claim, mark_unresolved, reserve, reserved, unresolved_twin
-from nodes.executor.results import (
+from execgraph.nodes.cancel import cancel_requested
+from execgraph.nodes.executor.commit import build_result, commit, failure_result
+from execgraph.nodes.executor.evidence import gather_evidence
+from execgraph.nodes.executor.gate import Gate, failure_payload
+from execgraph.nodes.executor.invoke import invoke
+from execgraph.nodes.executor.lock import acquire, lock_keys
+from execgraph.nodes.executor.outcome import settle
+from execgraph.nodes.executor.reconcile import in_doubt
+from execgraph.nodes.executor.reserve import (
+    claim,
+    mark_unresolved,
+    reserve,
+    reserved,
+    unresolved_twin,
+)
+from execgraph.nodes.executor.results import (
     Authorized,
     ExecutorDeps,
     Locked,
@@ -35,20 +41,20 @@ from nodes.executor.results import (
     Staged,
     Validated,
 )
-from nodes.executor.trace import call_event
-from state.contracts import ToolError, ToolExecutionRequest, ToolResult
-from state.errors import (
+from execgraph.nodes.executor.trace import call_event
+from execgraph.state.contracts import ToolError, ToolExecutionRequest, ToolResult
+from execgraph.state.errors import (
     ApprovalTokenInvalid,
     DomainViolation,
     ExecGraphError,
     ObservationStatus,
     UnresolvedOutcome,
 )
-from state.events import Event, EventType
-from state.store.base import Reservation
-from tools.adapters.base import InvokeContext
-from tools.policy import PolicyDecision
-from tools.spec import ToolSpec
+from execgraph.state.events import Event, EventType
+from execgraph.state.store.base import Reservation
+from execgraph.tools.adapters.base import InvokeContext
+from execgraph.tools.policy import PolicyDecision
+from execgraph.tools.spec import ToolSpec
 
 __all__ = ["execute", "run_staged", "stage"]
 

@@ -13,7 +13,7 @@ import json
 import time
 import uuid
 
-from state.errors import ApprovalTokenInvalid
+from execgraph.state.errors import ApprovalTokenInvalid
 
 __all__ = ["issue_token", "verify_token"]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from nodes.executor.results import ExecutorDeps
-from state.contracts import ToolExecutionRequest
-from state.events import Event, EventType, make_event
+from execgraph.nodes.executor.results import ExecutorDeps
+from execgraph.state.contracts import ToolExecutionRequest
+from execgraph.state.events import Event, EventType, make_event
 
 __all__ = ["call_event", "log_events"]
 

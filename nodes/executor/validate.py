@@ -11,11 +11,16 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from nodes.executor.results import Normalized, Validated
-from state.contracts import ToolExecutionRequest
-from state.errors import DeadlineExceeded, DomainViolation, SchemaViolation, StateGuardMismatch
-from tools.paths import confine_path
-from tools.spec import ToolSpec
+from execgraph.nodes.executor.results import Normalized, Validated
+from execgraph.state.contracts import ToolExecutionRequest
+from execgraph.state.errors import (
+    DeadlineExceeded,
+    DomainViolation,
+    SchemaViolation,
+    StateGuardMismatch,
+)
+from execgraph.tools.paths import confine_path
+from execgraph.tools.spec import ToolSpec
 
 __all__ = ["schema_message", "validate"]
 

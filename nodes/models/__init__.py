@@ -4,14 +4,14 @@ Any LangChain ``BaseChatModel`` with ``bind_tools`` works; :func:`resolve_model`
 ``model=`` argument of ``build_graph`` (an instance or a ``"provider:model"`` string) into one.
 """
 
-from nodes.models.scripted import (
+from execgraph.nodes.models.scripted import (
     Reply,
     ScriptedChatModel,
     ScriptExhausted,
     ScriptNotConsumed,
     estimate_tokens,
 )
-from nodes.models.select import ModelConfigError, install_hint, resolve_model
+from execgraph.nodes.models.select import ModelConfigError, install_hint, resolve_model
 
 __all__ = [
     "ModelConfigError",

@@ -27,7 +27,7 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from nodes.models.scripted import estimate_tokens
+from execgraph.nodes.models.scripted import estimate_tokens
 
 __all__ = ["DEMO_QUERY", "OfflinePolicyModel"]
 

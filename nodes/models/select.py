@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 __all__ = ["OFFLINE_MODULE", "ModelConfigError", "install_hint", "resolve_model"]
 
-OFFLINE_MODULE = "nodes.models.offline"
+OFFLINE_MODULE = "execgraph.nodes.models.offline"
 """Where the offline demo policy lives once it exists (it must define ``OfflinePolicyModel``)."""
 
 # Integration packages that an execgraph extra installs; everything else is a plain pip name.

@@ -9,8 +9,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from state.store.base import Claim, ExecutionRecord, ExecutionStore, RecordState, Reservation
-from state.store.sqlite import SqliteExecutionStore
+from execgraph.state.store.base import (
+    Claim,
+    ExecutionRecord,
+    ExecutionStore,
+    RecordState,
+    Reservation,
+)
+from execgraph.state.store.sqlite import SqliteExecutionStore
 
 __all__ = [
     "Claim",
@@ -42,7 +48,7 @@ def open_store(url: str | Path) -> ExecutionStore:
     if isinstance(url, Path):
         return SqliteExecutionStore(url)
     if url.startswith(_POSTGRES_SCHEMES):
-        from state.store.postgres import PostgresExecutionStore
+        from execgraph.state.store.postgres import PostgresExecutionStore
 
         dsn = url.replace("postgresql+psycopg://", "postgresql://", 1)
         return PostgresExecutionStore(dsn)

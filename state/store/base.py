@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from state.events import Event
+from execgraph.state.events import Event
 
 __all__ = [
     "Claim",

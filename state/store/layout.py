@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from state.store.dialect import Cursor
+from execgraph.state.store.dialect import Cursor
 
 __all__ = ["upgrade_layout"]
 

@@ -17,10 +17,10 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from state.errors import StoreError
-from state.store.dialect import Cursor, Dialect
-from state.store.layout import upgrade_layout
-from state.store.sql import SqlExecutionStore
+from execgraph.state.errors import StoreError
+from execgraph.state.store.dialect import Cursor, Dialect
+from execgraph.state.store.layout import upgrade_layout
+from execgraph.state.store.sql import SqlExecutionStore
 
 try:
     import psycopg

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import fields
 from typing import Any
 
-from state.events import Event
-from state.store.base import Claim, ExecutionRecord
+from execgraph.state.events import Event
+from execgraph.state.store.base import Claim, ExecutionRecord
 
 __all__ = [
     "EVENT_COLUMNS",

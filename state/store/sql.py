@@ -17,12 +17,12 @@ from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from state.errors import LockTimeout, StoreError
-from state.events import Event
-from state.store.base import Claim, ExecutionRecord, OutcomeCount, Reservation
-from state.store.dialect import Cursor
-from state.store.rows import RECORD_COLUMNS, claim_row, record_from_row
-from state.store.sql_log import SqlLog
+from execgraph.state.errors import LockTimeout, StoreError
+from execgraph.state.events import Event
+from execgraph.state.store.base import Claim, ExecutionRecord, OutcomeCount, Reservation
+from execgraph.state.store.dialect import Cursor
+from execgraph.state.store.rows import RECORD_COLUMNS, claim_row, record_from_row
+from execgraph.state.store.sql_log import SqlLog
 
 __all__ = ["SqlExecutionStore"]
 

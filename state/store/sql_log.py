@@ -14,9 +14,15 @@ from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any, ClassVar, Self, TypeVar
 
-from state.events import Event
-from state.store.dialect import Cursor, Dialect
-from state.store.rows import EVENT_COLUMNS, EVENT_SELECT, artifact_ref, event_from_row, event_to_row
+from execgraph.state.events import Event
+from execgraph.state.store.dialect import Cursor, Dialect
+from execgraph.state.store.rows import (
+    EVENT_COLUMNS,
+    EVENT_SELECT,
+    artifact_ref,
+    event_from_row,
+    event_to_row,
+)
 
 __all__ = ["SqlLog"]
 

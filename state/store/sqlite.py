@@ -19,10 +19,10 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
-from state.errors import StoreError
-from state.store.dialect import Cursor, Dialect
-from state.store.layout import upgrade_layout
-from state.store.sql import SqlExecutionStore
+from execgraph.state.errors import StoreError
+from execgraph.state.store.dialect import Cursor, Dialect
+from execgraph.state.store.layout import upgrade_layout
+from execgraph.state.store.sql import SqlExecutionStore
 
 __all__ = ["SCHEMA_VERSION", "SqliteExecutionStore"]
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from state.contracts import ToolResult
+from execgraph.state.contracts import ToolResult
+from execgraph.tools.adapters import DatabaseAdapter, HttpAdapter, ProcessAdapter
 from tests.support.executor import config, make_deps, make_executor, request
 from tests.tools.adapters._http_server import Server
-from tools.adapters import DatabaseAdapter, HttpAdapter, ProcessAdapter
 
 
 @pytest.fixture
@@ -101,8 +101,8 @@ def test_tool_output_streams_live_through_the_parent_graph(tmp_path: Path) -> No
     from langgraph.graph import END, START, StateGraph
     from langgraph.types import Send
 
-    from graph.executor import build_executor
-    from state.schema import RunState
+    from execgraph.graph.executor import build_executor
+    from execgraph.state.schema import RunState
 
     deps = make_deps(tmp_path, [ProcessAdapter([sys.executable])])
     code = "import sys; print('out'); print('err', file=sys.stderr)"

@@ -14,10 +14,10 @@ import pytest
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graph import Stage, build_graph
-from nodes.models import ScriptedChatModel
-from state.store.sqlite import SqliteExecutionStore
-from tools.adapters import FileAdapter
+from execgraph.graph import Stage, build_graph
+from execgraph.nodes.models import ScriptedChatModel
+from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.tools.adapters import FileAdapter
 
 TASK = {
     "goal": "Read source.txt and write report.txt stating the fact it holds.",

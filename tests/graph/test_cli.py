@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from graph.cli_runs import EXIT_CODES
-from state.store.sqlite import SqliteExecutionStore
+from execgraph.graph.cli_runs import EXIT_CODES
+from execgraph.state.store.sqlite import SqliteExecutionStore
 from tests.support.cli_helpers import CORPUS, cli, finish, run_in_pty, start, wait_for
 from tests.support.openai_server import OpenAIServer, tool_call, tool_calls
 

@@ -21,10 +21,10 @@ from typing import Any
 
 from rich.console import Console
 
-from graph.cli_live import MAX_LINE, LiveOutput
+from execgraph.graph.cli_live import MAX_LINE, LiveOutput
+from execgraph.tools.adapters import ProcessAdapter
 from tests.support.cli_helpers import GUARD_S, REPO, clean, cli_env, executable
 from tests.support.openai_server import OpenAIServer, tool_call, tool_calls
-from tools.adapters import ProcessAdapter
 
 TOOLS = "tests.graph.test_cli_live:process_tools"
 

@@ -10,8 +10,8 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-import tools
-from graph.demo import build_demo_graph, demo_task
+import execgraph.tools as tools
+from execgraph.graph.demo import build_demo_graph, demo_task
 
 CORPUS = Path(tools.__file__).parent / "corpus"
 

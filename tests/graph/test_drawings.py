@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graph import ARCHITECTURES, Stage, build_graph
-from nodes.models import ScriptedChatModel
+from execgraph.graph import ARCHITECTURES, Stage, build_graph
+from execgraph.nodes.models import ScriptedChatModel
+from execgraph.tools.adapters import FileAdapter
 from tests.support.snapshots import assert_snapshot
-from tools.adapters import FileAdapter
 
 
 @pytest.mark.parametrize("arch", ARCHITECTURES)

@@ -12,13 +12,13 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langgraph._internal._constants import CONFIG_KEY_DURABILITY
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from graph import build_graph
-from graph.build import DEFAULT_DURABILITY
-from nodes.models import ScriptedChatModel
-from state.events import Event, EventType
-from state.store.base import Claim, Reservation
-from state.store.sqlite import SqliteExecutionStore
-from tools import InvokeContext, tool_spec
+from execgraph.graph import build_graph
+from execgraph.graph.build import DEFAULT_DURABILITY
+from execgraph.nodes.models import ScriptedChatModel
+from execgraph.state.events import Event, EventType
+from execgraph.state.store.base import Claim, Reservation
+from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.tools import InvokeContext, tool_spec
 
 
 def _call(i: int) -> AIMessage:

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 from langgraph.types import Command
 
-from nodes.executor.tokens import issue_token
-from state.contracts import ToolResult
-from state.errors import ResponseLostError
-from state.events import EventType
+from execgraph.nodes.executor.tokens import issue_token
+from execgraph.state.contracts import ToolResult
+from execgraph.state.errors import ResponseLostError
+from execgraph.state.events import EventType
+from execgraph.tools import AdapterOutput, InvokeContext, PolicyEngine, tool_spec
 from tests.support.executor import SECRET, Counter, config, make_deps, make_executor, request
-from tools import AdapterOutput, InvokeContext, PolicyEngine, tool_spec
 
 
 def _sha(path: Path) -> str:
@@ -227,7 +227,7 @@ def test_approval_goes_stale_when_the_tool_version_changes(world: dict[str, Any]
 def test_signed_token_approves_once_and_only_its_arguments(world: dict[str, Any]) -> None:
     deps = make_deps(world["tmp"], world["tools"])
     app = make_executor(deps)
-    from nodes.executor.hashing import stable_hash
+    from execgraph.nodes.executor.hashing import stable_hash
 
     args = {"doc": "r.md", "channel": "blog"}
     token = issue_token(SECRET, tool_key="publish@1.0.0", args_hash=stable_hash(args))

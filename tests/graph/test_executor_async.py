@@ -11,9 +11,9 @@ from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from graph import build_graph
-from nodes.models import ScriptedChatModel
-from tools import tool_spec
+from execgraph.graph import build_graph
+from execgraph.nodes.models import ScriptedChatModel
+from execgraph.tools import tool_spec
 
 WIDTH = 10
 

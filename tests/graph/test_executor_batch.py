@@ -14,16 +14,16 @@ from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from graph import build_graph
-from graph.executor import build_executor
-from nodes.executor.results import ExecutorDeps
-from nodes.models import ScriptedChatModel
-from state.errors import StoreError
-from state.events import Event
-from state.store import Claim, Reservation
-from state.store.sqlite import SqliteExecutionStore
+from execgraph.graph import build_graph
+from execgraph.graph.executor import build_executor
+from execgraph.nodes.executor.results import ExecutorDeps
+from execgraph.nodes.models import ScriptedChatModel
+from execgraph.state.errors import StoreError
+from execgraph.state.events import Event
+from execgraph.state.store import Claim, Reservation
+from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.tools import PolicyEngine, ToolRegistry, ToolSpec, tool_spec
 from tests.support.executor import SECRET, Counter, config, request
-from tools import PolicyEngine, ToolRegistry, ToolSpec, tool_spec
 
 WIDTH = 3
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from state.store.sqlite import SqliteExecutionStore
+from execgraph.state.store.sqlite import SqliteExecutionStore
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -9,11 +9,11 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, Send
 
-from graph.executor import build_executor
-from state.contracts import Evidence
-from state.schema import RunState
+from execgraph.graph.executor import build_executor
+from execgraph.state.contracts import Evidence
+from execgraph.state.schema import RunState
+from execgraph.tools import AdapterOutput, tool_spec
 from tests.support.executor import Counter, config, make_deps, request
-from tools import AdapterOutput, tool_spec
 
 
 def test_two_sends_pause_together_and_resume_by_interrupt_id(tmp_path: Path) -> None:

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from state.contracts import ToolResult
+from execgraph.state.contracts import ToolResult
+from execgraph.tools import AdapterOutput, InvokeContext, tool_spec
 from tests.support.executor import config, make_deps, make_executor, request
-from tools import AdapterOutput, InvokeContext, tool_spec
 
 SECRET = "sk-live-9f8e7d6c5b4a"
 

@@ -8,9 +8,9 @@ from pathlib import Path
 from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graph import build_graph
+from execgraph.graph import build_graph
+from execgraph.tools.adapters import FileAdapter
 from tests.support.openai_server import OpenAIServer, tool_call, tool_calls
-from tools.adapters import FileAdapter
 
 
 def test_react_over_chat_openai_repairs_malformed_arguments(

@@ -10,11 +10,11 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from graph.build import build_graph
-from graph.demo import DEMO_STAGES, build_demo_graph, demo_task, demo_tools
-from graph.replay import replay_run
-from state.store.sqlite import SqliteExecutionStore
-from tools.research import RESEARCH_CHECKS
+from execgraph.graph.build import build_graph
+from execgraph.graph.demo import DEMO_STAGES, build_demo_graph, demo_task, demo_tools
+from execgraph.graph.replay import replay_run
+from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.tools.research import RESEARCH_CHECKS
 
 
 def _record(tmp_path: Path, arch: str) -> tuple[SqliteExecutionStore, Path, str]:

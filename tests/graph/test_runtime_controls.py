@@ -12,14 +12,14 @@ from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from graph import build_graph
-from nodes.cancel import request_cancel
-from nodes.models import ScriptedChatModel
-from state.errors import ToolCancelled
-from state.store.sqlite import SqliteExecutionStore
+from execgraph.graph import build_graph
+from execgraph.nodes.cancel import request_cancel
+from execgraph.nodes.models import ScriptedChatModel
+from execgraph.state.errors import ToolCancelled
+from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.tools import AdapterOutput, InvokeContext, tool_spec
+from execgraph.tools.adapters import FileAdapter
 from tests.support.executor import Counter
-from tools import AdapterOutput, InvokeContext, tool_spec
-from tools.adapters import FileAdapter
 
 
 def call(name: str, args: dict[str, Any], i: int | str = 0) -> AIMessage:
@@ -223,7 +223,7 @@ def test_plan_steps_run_concurrently_and_merge_evidence(tmp_path: Path) -> None:
     def fetch(source: str) -> AdapterOutput:
         """Fetch a source; three fetches must be in flight together to pass the barrier."""
         barrier.wait()  # raises BrokenBarrierError if the steps ran one after another
-        from state.contracts import Evidence
+        from execgraph.state.contracts import Evidence
 
         ev = Evidence(source_id=f"src:{source}", kind="fetched", value=source.upper())
         return AdapterOutput(data=source, evidence=(ev,))

@@ -8,11 +8,11 @@ from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graph.executor import build_executor
-from nodes.executor.results import ExecutorDeps, shared_pool
-from state.store.sqlite import SqliteExecutionStore
+from execgraph.graph.executor import build_executor
+from execgraph.nodes.executor.results import ExecutorDeps, shared_pool
+from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.tools import PolicyEngine, ToolRegistry, tool_spec
 from tests.support.executor import SECRET, config, request
-from tools import PolicyEngine, ToolRegistry, tool_spec
 
 
 def _executor(tmp_path: Path, seen: set[str]) -> Any:

@@ -10,8 +10,10 @@ execution store) and rebuilt exactly by a new process.
 from __future__ import annotations
 
 import cProfile
+import os
 import pstats
 import sqlite3
+import sysconfig
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,12 +22,12 @@ from langchain_core.messages import AIMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
-from graph import build_graph
-from nodes.models import ScriptedChatModel
-from nodes.turn import TURN_DESTINATIONS
-from state.reducers import HISTORY_WINDOW, PROGRESS_MEMORY, REPLAY_WINDOW, RESULTS_WINDOW
-from state.schema import SNAPSHOT_EVERY
-from tools import tool_spec
+from execgraph.graph import build_graph
+from execgraph.nodes.models import ScriptedChatModel
+from execgraph.nodes.turn import TURN_DESTINATIONS
+from execgraph.state.reducers import HISTORY_WINDOW, PROGRESS_MEMORY, REPLAY_WINDOW, RESULTS_WINDOW
+from execgraph.state.schema import SNAPSHOT_EVERY
+from execgraph.tools import tool_spec
 
 
 @tool_spec(effect="read")
@@ -159,11 +161,24 @@ def test_a_new_process_rebuilds_the_delta_channels_exactly(tmp_path: Path) -> No
     assert done["results"][f"t{n + 1}.c0"]["data"] == "published"
 
 
+_STDLIB = sysconfig.get_paths()["stdlib"]
+_PACED = ("threading.py", "queue.py", os.path.join("concurrent", "futures"))
+
+
+def _scheduler_paced(filename: str) -> bool:
+    """A standard-library thread primitive, whose call count follows the scheduler."""
+    return filename.startswith(_STDLIB) and any(part in filename for part in _PACED)
+
+
 def test_a_late_step_does_exactly_the_work_of_an_early_one(tmp_path: Path) -> None:
     """Python calls per step, counted by cProfile (no clock): every function runs as
     often in steps 224-287 of a run as in steps 32-95. Windows hold whole snapshot
     periods, so each sees the same DeltaChannel snapshots. Anything that grew with the
     run (a scan of the history, a copy of a growing list) would count more calls late.
+
+    The standard library's thread primitives are left out: how often a ``Condition``
+    wait or a ``Future.result`` loops depends on which thread the scheduler runs first,
+    not on how long the run is (one call more in one window of 64 steps, seen in CI).
     """
     windows = {
         "early": (SNAPSHOT_EVERY, 3 * SNAPSHOT_EVERY),
@@ -190,7 +205,11 @@ def test_a_late_step_does_exactly_the_work_of_an_early_one(tmp_path: Path) -> No
     counts = {}
     for name, profile in profiles.items():
         stats = pstats.Stats(profile).stats  # type: ignore[attr-defined]
-        counts[name] = {where: calls for where, (_, calls, *_) in stats.items()}
+        counts[name] = {
+            where: calls
+            for where, (_, calls, *_) in stats.items()
+            if not _scheduler_paced(where[0])
+        }
     assert sum(counts["early"].values()) > 1000 * 2 * SNAPSHOT_EVERY  # the steps were profiled
     grew = {f: (counts["early"].get(f, 0), c) for f, c in counts["late"].items()}
     assert {f: pair for f, pair in grew.items() if pair[1] > pair[0]} == {}

@@ -26,8 +26,8 @@ import pytest
 from langgraph_sdk import get_sync_client
 from langgraph_sdk.client import SyncLangGraphClient
 
-from graph.demo import demo_task
-from state.store.sqlite import SqliteExecutionStore
+from execgraph.graph.demo import demo_task
+from execgraph.state.store.sqlite import SqliteExecutionStore
 
 REPO = Path(__file__).resolve().parents[2]
 GRAPHS = {"workflow", "react", "plan_execute", "hybrid", "executor"}

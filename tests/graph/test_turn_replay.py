@@ -15,13 +15,13 @@ import pytest
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graph import build_graph
-from nodes.models import ScriptedChatModel
-from state.events import Event, EventType
-from state.store.base import Claim, ExecutionRecord, Reservation
-from state.store.sqlite import SqliteExecutionStore
+from execgraph.graph import build_graph
+from execgraph.nodes.models import ScriptedChatModel
+from execgraph.state.events import Event, EventType
+from execgraph.state.store.base import Claim, ExecutionRecord, Reservation
+from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.tools import tool_spec
 from tests.support.executor import Counter
-from tools import tool_spec
 
 
 class _DiesAfterLoggingADecision(SqliteExecutionStore):

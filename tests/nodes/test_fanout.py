@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nodes.fanout import executor_sends, may_pause
+from execgraph.nodes.fanout import executor_sends, may_pause
+from execgraph.tools import PolicyEngine, tool_spec
 from tests.support.executor import make_deps, request
-from tools import PolicyEngine, tool_spec
 
 
 @tool_spec(effect="read")

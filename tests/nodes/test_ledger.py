@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from nodes.ledger import full_view
-from state.store.sqlite import SqliteExecutionStore
+from execgraph.nodes.ledger import full_view
+from execgraph.state.store.sqlite import SqliteExecutionStore
 
 
 def _evidence(source: str, value: str) -> dict[str, Any]:

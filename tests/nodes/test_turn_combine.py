@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from nodes.turn import combine
-from state.reducers import REPLAY_WINDOW, dedupe_events
+from execgraph.nodes.turn import combine
+from execgraph.state.reducers import REPLAY_WINDOW, dedupe_events
 
 
 def test_combined_updates_keep_every_event_and_add_budgets() -> None:

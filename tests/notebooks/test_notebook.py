@@ -17,7 +17,7 @@ from jupyter_client.kernelspec import NATIVE_KERNEL_NAME, KernelSpecManager
 from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 
-from graph.build import ARCHITECTURES
+from execgraph.graph.build import ARCHITECTURES
 from notebooks.compare import COLUMNS, VARIANTS
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "compare_architectures.ipynb"

@@ -42,13 +42,13 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.types import Command
 
-from graph import build_graph
-from graph.demo import DEMO_STAGES, demo_task
-from nodes.models import ScriptedChatModel
-from tools import AdapterOutput, InvokeContext, ToolSpec, tool_spec
-from tools.adapters.corpus import CorpusAdapter
-from tools.adapters.files import FileAdapter
-from tools.research import RESEARCH_CHECKS, publish_tool
+from execgraph.graph import build_graph
+from execgraph.graph.demo import DEMO_STAGES, demo_task
+from execgraph.nodes.models import ScriptedChatModel
+from execgraph.tools import AdapterOutput, InvokeContext, ToolSpec, tool_spec
+from execgraph.tools.adapters.corpus import CorpusAdapter
+from execgraph.tools.adapters.files import FileAdapter
+from execgraph.tools.research import RESEARCH_CHECKS, publish_tool
 
 __all__ = ["LEDGER_STEPS", "THREAD", "WORKLOADS", "run_attempt", "serve"]
 

@@ -26,14 +26,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graph import build_graph
-from nodes.cancel import request_cancel
-from nodes.models import ScriptedChatModel
-from nodes.models.scripted import ScriptExhausted
-from state.events import Event
-from state.store.sqlite import SqliteExecutionStore
+from execgraph.graph import build_graph
+from execgraph.nodes.cancel import request_cancel
+from execgraph.nodes.models import ScriptedChatModel
+from execgraph.nodes.models.scripted import ScriptExhausted
+from execgraph.state.events import Event
+from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.tools.adapters.fake import FakeAdapter
 from tests.reliability.scenarios import ARCHS, FAULTS, STAGES, TASK, Cell
-from tools.adapters.fake import FakeAdapter
 
 __all__ = [
     "ARCHS",

@@ -23,7 +23,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage
 
-from graph import Stage
+from execgraph.graph import Stage
+from execgraph.tools.adapters.fake import Step
 from tests.reliability.replies import (
     INJECTION,
     abort,
@@ -38,7 +39,6 @@ from tests.reliability.replies import (
     save,
     step,
 )
-from tools.adapters.fake import Step
 
 ARCHS = ("workflow", "react", "plan_execute", "hybrid")
 STAGES = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from state.contracts import ToolResult
+from execgraph.state.contracts import ToolResult
 from tests.support.executor import config, make_deps, make_executor, request
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from state.events import EventType, make_event
+from execgraph.state.events import EventType, make_event
 from tests.reliability.matrix import ARCHS, FAULTS, CellReport, log_problems, render, run_cell
 from tests.reliability.replies import call, finish, hybrid, lookup, save
 from tests.reliability.scenarios import STAGES, Cell

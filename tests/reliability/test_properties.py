@@ -25,18 +25,18 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage
 
-from graph import build_graph
-from nodes.executor.normalize import normalize
-from nodes.executor.validate import validate
-from nodes.models import ScriptedChatModel
-from state.contracts import ToolExecutionRequest, ToolResult
-from state.errors import ExecGraphError, PathEscapeError
-from state.store.sqlite import SqliteExecutionStore
+from execgraph.graph import build_graph
+from execgraph.nodes.executor.normalize import normalize
+from execgraph.nodes.executor.validate import validate
+from execgraph.nodes.models import ScriptedChatModel
+from execgraph.state.contracts import ToolExecutionRequest, ToolResult
+from execgraph.state.errors import ExecGraphError, PathEscapeError
+from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.tools import tool_spec
+from execgraph.tools.adapters.fake import SECRET as TOOL_SECRET
+from execgraph.tools.adapters.fake import FakeAdapter
+from execgraph.tools.paths import confine_path, normalize_relpath
 from tests.support.executor import config, make_deps, make_executor, request
-from tools import tool_spec
-from tools.adapters.fake import SECRET as TOOL_SECRET
-from tools.adapters.fake import FakeAdapter
-from tools.paths import confine_path, normalize_relpath
 
 PLANTED = "planted-SECRET-7f3a"  # put in argument values; no error may echo it
 PROPS = settings(max_examples=150, deadline=None)

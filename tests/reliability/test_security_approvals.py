@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 from langgraph.types import Command
 
-from nodes.executor.pipeline import preview
-from nodes.executor.tokens import issue_token
-from state.contracts import ToolExecutionRequest
+from execgraph.nodes.executor.pipeline import preview
+from execgraph.nodes.executor.tokens import issue_token
+from execgraph.state.contracts import ToolExecutionRequest
+from execgraph.tools import PolicyEngine, tool_spec
+from execgraph.tools.adapters import FileAdapter
 from tests.reliability.security_helpers import _refused, _result
 from tests.support.executor import SECRET, Counter, config, make_deps, make_executor, request
-from tools import PolicyEngine, tool_spec
-from tools.adapters import FileAdapter
 
 # ----------------------------------------------------------------------------- approvals
 

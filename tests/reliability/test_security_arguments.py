@@ -13,10 +13,10 @@ from typing import Any
 import httpx
 import pytest
 
+from execgraph.tools.adapters import DatabaseAdapter, FileAdapter, HttpAdapter, ProcessAdapter
 from tests.reliability.security_helpers import _refused, _result, _run
 from tests.support.executor import config, make_deps, make_executor, request
 from tests.tools.adapters._http_server import LoopbackOnly, Server
-from tools.adapters import DatabaseAdapter, FileAdapter, HttpAdapter, ProcessAdapter
 
 # ----------------------------------------------------------------------------- files
 

@@ -10,12 +10,12 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graph import build_graph
-from nodes.models import ScriptedChatModel
+from execgraph.graph import build_graph
+from execgraph.nodes.models import ScriptedChatModel
+from execgraph.tools import tool_spec
+from execgraph.tools.adapters import FileAdapter, ProcessAdapter
 from tests.reliability.security_helpers import _result
 from tests.support.executor import Counter, config, make_deps, make_executor, request
-from tools import tool_spec
-from tools.adapters import FileAdapter, ProcessAdapter
 
 # ----------------------------------------------------------------------------- injection
 

@@ -17,9 +17,16 @@ from typing import Any
 
 import pytest
 
-from graph.cli_runs import RunMeta, build_app, checkpoint_status, new_run_id, run_config, save_meta
-from graph.demo import demo_task
-from state.store.sqlite import SqliteExecutionStore
+from execgraph.graph.cli_runs import (
+    RunMeta,
+    build_app,
+    checkpoint_status,
+    new_run_id,
+    run_config,
+    save_meta,
+)
+from execgraph.graph.demo import demo_task
+from execgraph.state.store.sqlite import SqliteExecutionStore
 from tests.reliability.crash_worker import TERMINAL, THREAD
 from tests.reliability.torture import Forkserver, TrialResult, analyze, parse_args, run_trials
 from tests.support.cli_helpers import cli

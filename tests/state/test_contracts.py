@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
-import state
-from state import contracts
-from state.contracts import (
+import execgraph.state as state
+from execgraph.state import contracts
+from execgraph.state.contracts import (
     Actor,
     ApprovalDecision,
     ApprovalRequest,
@@ -33,7 +33,7 @@ from state.contracts import (
     ToolResult,
     Workspace,
 )
-from state.errors import Phase
+from execgraph.state.errors import Phase
 
 # --------------------------------------------------------------------------- TaskSpec
 

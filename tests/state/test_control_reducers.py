@@ -12,8 +12,8 @@ import copy
 
 import pytest
 
-from state.contracts import RunStatus
-from state.reducers import replace_plan_if_newer, sticky_status
+from execgraph.state.contracts import RunStatus
+from execgraph.state.reducers import replace_plan_if_newer, sticky_status
 from tests.state.reducer_helpers import NON_TERMINAL, TERMINAL, plan
 
 # =========================================================================== sticky_status

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from state import errors
-from state.contracts import ToolError
-from state.errors import (
+from execgraph.state import errors
+from execgraph.state.contracts import ToolError
+from execgraph.state.errors import (
     AdapterError,
     ArgumentError,
     ExecGraphError,

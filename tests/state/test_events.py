@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from state.events import EVENT_SCHEMA_VERSION, Event, EventType, make_event
-from state.reducers import dedupe_events
+from execgraph.state.events import EVENT_SCHEMA_VERSION, Event, EventType, make_event
+from execgraph.state.reducers import dedupe_events
 
 
 def _call_event(**overrides: Any) -> Event:

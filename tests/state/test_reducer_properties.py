@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from state.reducers import (
+from execgraph.state.reducers import (
     add_budget,
     budget_batch,
     dedupe_events,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from state.reducers import (
+from execgraph.state.reducers import (
     EVIDENCE_WINDOW,
     PROGRESS_MEMORY,
     RESULTS_WINDOW,

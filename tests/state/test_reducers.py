@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
-from state.reducers import (
+from execgraph.state.reducers import (
     REPLAY_WINDOW,
     add_budget,
     dedupe_events,

@@ -19,7 +19,7 @@ from langgraph.errors import InvalidUpdateError
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 
-from state.reducers import (
+from execgraph.state.reducers import (
     budget_batch,
     events_batch,
     history_batch,
@@ -29,7 +29,7 @@ from state.reducers import (
     results_batch,
     sticky_status,
 )
-from state.schema import (
+from execgraph.state.schema import (
     SNAPSHOT_EVERY,
     ExecutorInput,
     ExecutorOutput,

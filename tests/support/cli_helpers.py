@@ -30,7 +30,7 @@ def executable() -> list[str]:
     if script.exists():
         return [str(script)]
     found = shutil.which("execgraph")
-    return [found] if found else [sys.executable, "-m", "graph.cli"]
+    return [found] if found else [sys.executable, "-m", "execgraph.graph.cli"]
 
 
 def cli_env(home: Path | None = None, **extra: str) -> dict[str, str]:

@@ -16,10 +16,10 @@ from typing import Any
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from graph.executor import build_executor
-from nodes.executor.results import ExecutorDeps
-from state.store.sqlite import SqliteExecutionStore
-from tools import AdapterOutput, InvokeContext, PolicyEngine, ToolRegistry, tool_spec
+from execgraph.graph.executor import build_executor
+from execgraph.nodes.executor.results import ExecutorDeps
+from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.tools import AdapterOutput, InvokeContext, PolicyEngine, ToolRegistry, tool_spec
 
 
 def _tools(root: Path, crash: bool, probe: bool) -> list[Any]:

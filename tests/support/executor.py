@@ -9,10 +9,10 @@ from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graph.executor import build_executor
-from nodes.executor.results import ExecutorDeps
-from state.store.sqlite import SqliteExecutionStore
-from tools import PolicyEngine, ToolRegistry, ToolSpec
+from execgraph.graph.executor import build_executor
+from execgraph.nodes.executor.results import ExecutorDeps
+from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.tools import PolicyEngine, ToolRegistry, ToolSpec
 
 SECRET = b"test-approval-secret"
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from state.errors import PathEscapeError
-from tools.paths import confine_path, in_scope, normalize_relpath
+from execgraph.state.errors import PathEscapeError
+from execgraph.tools.paths import confine_path, in_scope, normalize_relpath
 
 
 @pytest.fixture

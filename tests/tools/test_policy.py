@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from state.contracts import Actor, ToolExecutionRequest, ToolRef, Workspace
-from tools.policy import PolicyEngine, PolicyRule
-from tools.spec import Effect, ToolSpec, tool_spec
+from execgraph.state.contracts import Actor, ToolExecutionRequest, ToolRef, Workspace
+from execgraph.tools.policy import PolicyEngine, PolicyRule
+from execgraph.tools.spec import Effect, ToolSpec, tool_spec
 
 
 def make_tool(name: str, effect: Effect, path_args: tuple[str, ...] = ()) -> ToolSpec:

@@ -8,16 +8,16 @@ import pytest
 from langchain_core.tools import tool
 from pydantic import ValidationError
 
-from state.errors import (
+from execgraph.state.errors import (
     IncompatibleVersionError,
     ResolutionError,
     ToolDisabledError,
     UnknownToolError,
 )
-from tools.adapters.base import InvokeContext
-from tools.adapters.fake import FakeAdapter
-from tools.registry import ToolRegistry, from_langchain
-from tools.spec import ToolSpec, tool_spec
+from execgraph.tools.adapters.base import InvokeContext
+from execgraph.tools.adapters.fake import FakeAdapter
+from execgraph.tools.registry import ToolRegistry, from_langchain
+from execgraph.tools.spec import ToolSpec, tool_spec
 
 
 def ctx() -> InvokeContext:

@@ -10,18 +10,30 @@ from typing import Any
 import pytest
 from langgraph.types import Command
 
-from state.contracts import Evidence, SuccessCheck, TaskContract, TaskSpec, ToolResult, Workspace
-from state.errors import PathEscapeError, PermanentError, TargetNotFound, VerificationError
-from state.events import EventType
-from tests.support.executor import config, make_deps, make_executor, request
-from tools.adapters.base import AdapterOutput, InvokeContext
-from tools.research import (
+from execgraph.state.contracts import (
+    Evidence,
+    SuccessCheck,
+    TaskContract,
+    TaskSpec,
+    ToolResult,
+    Workspace,
+)
+from execgraph.state.errors import (
+    PathEscapeError,
+    PermanentError,
+    TargetNotFound,
+    VerificationError,
+)
+from execgraph.state.events import EventType
+from execgraph.tools.adapters.base import AdapterOutput, InvokeContext
+from execgraph.tools.research import (
     RESEARCH_CHECKS,
     PublishReportArgs,
     check_citations,
     publish_tool,
     research_task,
 )
+from tests.support.executor import config, make_deps, make_executor, request
 
 REPORT = (
     "# RAG vs long context\n\n"

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from state.contracts import Evidence
-from tools.adapters.base import AdapterOutput, InvokeContext
-from tools.spec import ToolSpec, resolve_awaitable, tool_spec
+from execgraph.state.contracts import Evidence
+from execgraph.tools.adapters.base import AdapterOutput, InvokeContext
+from execgraph.tools.spec import ToolSpec, resolve_awaitable, tool_spec
 
 
 def ctx(call_id: str = "c1") -> InvokeContext:
@@ -194,7 +194,7 @@ def test_async_tools_are_awaited_not_reported_as_coroutines() -> None:
 
     from langchain_core.tools import StructuredTool
 
-    from tools.registry import from_langchain
+    from execgraph.tools.registry import from_langchain
 
     @tool_spec
     async def fetch(n: int) -> int:

@@ -4,7 +4,7 @@ Process and HTTP adapters need only the core install; ``DatabaseAdapter`` import
 only for PostgreSQL URLs and ``BrowserAdapter`` needs the ``browser`` extra.
 """
 
-from tools.adapters.base import (
+from execgraph.tools.adapters.base import (
     DEFAULT_OUTPUT_BUDGET,
     Adapter,
     AdapterOutput,
@@ -12,13 +12,13 @@ from tools.adapters.base import (
     attach_output,
     output_of,
 )
-from tools.adapters.browser import BrowserAdapter
-from tools.adapters.corpus import CorpusAdapter
-from tools.adapters.database import DatabaseAdapter
-from tools.adapters.fake import FakeAdapter
-from tools.adapters.files import FileAdapter
-from tools.adapters.http import HttpAdapter
-from tools.adapters.process import ProcessAdapter, ProcessExitError
+from execgraph.tools.adapters.browser import BrowserAdapter
+from execgraph.tools.adapters.corpus import CorpusAdapter
+from execgraph.tools.adapters.database import DatabaseAdapter
+from execgraph.tools.adapters.fake import FakeAdapter
+from execgraph.tools.adapters.files import FileAdapter
+from execgraph.tools.adapters.http import HttpAdapter
+from execgraph.tools.adapters.process import ProcessAdapter, ProcessExitError
 
 __all__ = [
     "DEFAULT_OUTPUT_BUDGET",

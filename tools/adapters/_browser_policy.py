@@ -14,7 +14,7 @@ import socket
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
-from state.errors import PolicyDenied
+from execgraph.state.errors import PolicyDenied
 
 __all__ = ["HostPolicy"]
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from state.errors import (
+from execgraph.state.errors import (
     ExecGraphError,
     PermanentError,
     ResponseLostError,
@@ -28,8 +28,8 @@ from state.errors import (
     ToolRaised,
     TransientError,
 )
-from tools.adapters._browser_policy import HostPolicy
-from tools.adapters.base import AdapterOutput, InvokeContext
+from execgraph.tools.adapters._browser_policy import HostPolicy
+from execgraph.tools.adapters.base import AdapterOutput, InvokeContext
 
 __all__ = ["LAUNCH_ARGS", "BrowserWorker", "Call", "Session"]
 

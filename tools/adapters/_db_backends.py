@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-from state.errors import (
+from execgraph.state.errors import (
     DomainViolation,
     ExecGraphError,
     PermanentError,
@@ -32,8 +32,8 @@ from state.errors import (
     ToolCancelled,
     TransientError,
 )
-from tools.adapters._sql_text import Row, Statement, bounded, scan_sql
-from tools.adapters.base import InvokeContext
+from execgraph.tools.adapters._sql_text import Row, Statement, bounded, scan_sql
+from execgraph.tools.adapters.base import InvokeContext
 
 __all__ = ["Backend", "PostgresBackend", "SqliteBackend", "Statement"]
 

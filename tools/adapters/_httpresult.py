@@ -12,17 +12,17 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from state.contracts import Evidence
-from state.errors import (
+from execgraph.state.contracts import Evidence
+from execgraph.state.errors import (
     ExecGraphError,
     PermanentError,
     ResponseLostError,
     ToolCancelled,
     TransientError,
 )
-from tools.adapters._httpwire import REQUEST_ID_HEADERS, parse_retry_after, status_error
-from tools.adapters._streams import store_artifact
-from tools.adapters.base import AdapterOutput, InvokeContext, attach_output
+from execgraph.tools.adapters._httpwire import REQUEST_ID_HEADERS, parse_retry_after, status_error
+from execgraph.tools.adapters._streams import store_artifact
+from execgraph.tools.adapters.base import AdapterOutput, InvokeContext, attach_output
 
 __all__ = ["REDIRECTS", "Exchange", "build_outcome", "committed_from_status", "transport_error"]
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC
 from urllib.parse import urlsplit, urlunsplit
 
-from state.errors import (
+from execgraph.state.errors import (
     DomainViolation,
     ExecGraphError,
     PermanentError,
@@ -21,7 +21,7 @@ from state.errors import (
     TargetNotFound,
     TransientError,
 )
-from tools.adapters.netguard import (
+from execgraph.tools.adapters.netguard import (
     HostPattern,
     IPAddress,
     Resolver,

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
-from state.contracts import Evidence, PartialProgress
+from execgraph.state.contracts import Evidence, PartialProgress
 
 if TYPE_CHECKING:
-    from tools.spec import ToolSpec
+    from execgraph.tools.spec import ToolSpec
 
 __all__ = [
     "DEFAULT_OUTPUT_BUDGET",

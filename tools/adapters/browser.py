@@ -26,18 +26,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from state.contracts import Evidence
-from state.errors import (
+from execgraph.state.contracts import Evidence
+from execgraph.state.errors import (
     ExecGraphError,
     PermanentError,
     PolicyDenied,
     TargetNotFound,
     TransientError,
 )
-from tools.adapters._browser_policy import HostPolicy
-from tools.adapters._browser_worker import LAUNCH_ARGS, BrowserWorker, Call
-from tools.adapters.base import AdapterOutput, InvokeContext
-from tools.spec import ToolSpec
+from execgraph.tools.adapters._browser_policy import HostPolicy
+from execgraph.tools.adapters._browser_worker import LAUNCH_ARGS, BrowserWorker, Call
+from execgraph.tools.adapters.base import AdapterOutput, InvokeContext
+from execgraph.tools.spec import ToolSpec
 
 __all__ = ["LAUNCH_ARGS", "BrowserAdapter"]
 

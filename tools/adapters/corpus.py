@@ -22,10 +22,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from state.contracts import Evidence
-from state.errors import DeadlineExceeded, TargetNotFound, ToolCancelled
-from tools.adapters.base import AdapterOutput, InvokeContext
-from tools.spec import ToolSpec
+from execgraph.state.contracts import Evidence
+from execgraph.state.errors import DeadlineExceeded, TargetNotFound, ToolCancelled
+from execgraph.tools.adapters.base import AdapterOutput, InvokeContext
+from execgraph.tools.spec import ToolSpec
 
 __all__ = [
     "DEFAULT_CORPUS",

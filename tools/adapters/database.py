@@ -21,8 +21,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, create_model
 
-from state.contracts import Evidence
-from state.errors import (
+from execgraph.state.contracts import Evidence
+from execgraph.state.errors import (
     DeadlineExceeded,
     ExecGraphError,
     PermanentError,
@@ -30,9 +30,9 @@ from state.errors import (
     ToolCancelled,
     VerificationError,
 )
-from tools.adapters._db_backends import Backend, PostgresBackend, SqliteBackend, Statement
-from tools.adapters.base import AdapterOutput, InvokeContext
-from tools.spec import Effect, ToolSpec
+from execgraph.tools.adapters._db_backends import Backend, PostgresBackend, SqliteBackend, Statement
+from execgraph.tools.adapters.base import AdapterOutput, InvokeContext
+from execgraph.tools.spec import Effect, ToolSpec
 
 __all__ = ["DatabaseAdapter"]
 

@@ -19,16 +19,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from state.contracts import Evidence, PartialProgress
-from state.errors import (
+from execgraph.state.contracts import Evidence, PartialProgress
+from execgraph.state.errors import (
     PermanentError,
     ResponseLostError,
     ToolCancelled,
     TransientError,
     VerificationError,
 )
-from tools.adapters.base import AdapterOutput, InvokeContext
-from tools.spec import Effect, ToolSpec
+from execgraph.tools.adapters.base import AdapterOutput, InvokeContext
+from execgraph.tools.spec import Effect, ToolSpec
 
 __all__ = ["SECRET", "Behaviour", "FakeAdapter", "FakeArgs", "FakeCall", "FakeEffect", "Step"]
 

@@ -15,8 +15,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from state.errors import ToolCancelled
-from tools.adapters.base import InvokeContext
+from execgraph.state.errors import ToolCancelled
+from execgraph.tools.adapters.base import InvokeContext
 
 __all__ = [
     "ABSENT",

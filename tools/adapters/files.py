@@ -18,16 +18,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from state.contracts import Evidence
-from state.errors import (
+from execgraph.state.contracts import Evidence
+from execgraph.state.errors import (
     PathEscapeError,
     PermanentError,
     TargetNotFound,
     ToolCancelled,
     VerificationError,
 )
-from tools.adapters.base import AdapterOutput, InvokeContext
-from tools.adapters.file_content import (
+from execgraph.tools.adapters.base import AdapterOutput, InvokeContext
+from execgraph.tools.adapters.file_content import (
     ABSENT,
     decode,
     diff,
@@ -38,9 +38,9 @@ from tools.adapters.file_content import (
     scan,
     sha_of,
 )
-from tools.fileio import atomic_replace, check_running, os_error
-from tools.paths import confine_path, normalize_relpath
-from tools.spec import Effect, Runner, ToolSpec
+from execgraph.tools.fileio import atomic_replace, check_running, os_error
+from execgraph.tools.paths import confine_path, normalize_relpath
+from execgraph.tools.spec import Effect, Runner, ToolSpec
 
 __all__ = [
     "ABSENT",

@@ -48,29 +48,29 @@ from urllib.parse import quote, urljoin
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from state.contracts import Evidence
-from state.errors import (
+from execgraph.state.contracts import Evidence
+from execgraph.state.errors import (
     DeadlineExceeded,
     ExecGraphError,
     PermanentError,
     ToolCancelled,
     TransientError,
 )
-from tools.adapters._httpresult import (
+from execgraph.tools.adapters._httpresult import (
     REDIRECTS,
     Exchange,
     build_outcome,
     committed_from_status,
     transport_error,
 )
-from tools.adapters._httpwire import (
+from execgraph.tools.adapters._httpwire import (
     Target,
     check_headers,
     guard_url,
 )
-from tools.adapters.base import AdapterOutput, InvokeContext, output_of
-from tools.adapters.netguard import Resolver, parse_host_patterns
-from tools.spec import Runner, ToolSpec
+from execgraph.tools.adapters.base import AdapterOutput, InvokeContext, output_of
+from execgraph.tools.adapters.netguard import Resolver, parse_host_patterns
+from execgraph.tools.spec import Runner, ToolSpec
 
 __all__ = ["HttpAdapter", "HttpGetArgs", "HttpWriteArgs", "output_of"]
 

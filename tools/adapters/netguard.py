@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from state.errors import PolicyDenied, TargetNotFound, TransientError
+from execgraph.state.errors import PolicyDenied, TargetNotFound, TransientError
 
 __all__ = [
     "HostPattern",

@@ -47,8 +47,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from state.contracts import Evidence
-from state.errors import (
+from execgraph.state.contracts import Evidence
+from execgraph.state.errors import (
     DeadlineExceeded,
     PermanentError,
     PolicyDenied,
@@ -57,10 +57,10 @@ from state.errors import (
     ToolCancelled,
     TransientError,
 )
-from tools.adapters._streams import StreamReader, store_artifact
-from tools.adapters.base import AdapterOutput, InvokeContext, attach_output, output_of
-from tools.paths import confine_path
-from tools.spec import Effect, ToolSpec
+from execgraph.tools.adapters._streams import StreamReader, store_artifact
+from execgraph.tools.adapters.base import AdapterOutput, InvokeContext, attach_output, output_of
+from execgraph.tools.paths import confine_path
+from execgraph.tools.spec import Effect, ToolSpec
 
 __all__ = [
     "DEFAULT_ENV_ALLOW",

@@ -11,23 +11,23 @@ from typing import Any
 import pytest
 from langgraph.errors import GraphInterrupt
 
-from nodes.executor.approval import approval_request, check_fresh, parse_decision
-from nodes.executor.commit import build_result, commit, failure_result
-from nodes.executor.evidence import gather_evidence
-from nodes.executor.hashing import stable_hash
-from nodes.executor.invoke import invoke
-from nodes.executor.lock import acquire, lock_keys
-from nodes.executor.normalize import normalize
-from nodes.executor.outcome import settle
-from nodes.executor.policy import authorize
-from nodes.executor.reconcile import in_doubt
-from nodes.executor.reserve import idempotency_key, reserve
-from nodes.executor.resolve import resolve
-from nodes.executor.results import Invoked
-from nodes.executor.tokens import issue_token, verify_token
-from nodes.executor.validate import validate
-from state.contracts import Evidence, PartialProgress, ToolExecutionRequest
-from state.errors import (
+from execgraph.nodes.executor.approval import approval_request, check_fresh, parse_decision
+from execgraph.nodes.executor.commit import build_result, commit, failure_result
+from execgraph.nodes.executor.evidence import gather_evidence
+from execgraph.nodes.executor.hashing import stable_hash
+from execgraph.nodes.executor.invoke import invoke
+from execgraph.nodes.executor.lock import acquire, lock_keys
+from execgraph.nodes.executor.normalize import normalize
+from execgraph.nodes.executor.outcome import settle
+from execgraph.nodes.executor.policy import authorize
+from execgraph.nodes.executor.reconcile import in_doubt
+from execgraph.nodes.executor.reserve import idempotency_key, reserve
+from execgraph.nodes.executor.resolve import resolve
+from execgraph.nodes.executor.results import Invoked
+from execgraph.nodes.executor.tokens import issue_token, verify_token
+from execgraph.nodes.executor.validate import validate
+from execgraph.state.contracts import Evidence, PartialProgress, ToolExecutionRequest
+from execgraph.state.errors import (
     ApprovalStale,
     ApprovalTokenInvalid,
     DeadlineExceeded,
@@ -43,9 +43,16 @@ from state.errors import (
     UnknownToolError,
     VerificationError,
 )
-from state.events import EventType, make_event
-from state.store.sqlite import SqliteExecutionStore
-from tools import AdapterOutput, InvokeContext, PolicyEngine, ToolRegistry, ToolSpec, tool_spec
+from execgraph.state.events import EventType, make_event
+from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.tools import (
+    AdapterOutput,
+    InvokeContext,
+    PolicyEngine,
+    ToolRegistry,
+    ToolSpec,
+    tool_spec,
+)
 
 SECRET = b"stage-secret"
 

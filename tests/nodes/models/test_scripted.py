@@ -18,8 +18,13 @@ from langchain_core.messages import (
 )
 from langchain_core.tools import tool
 
-from nodes.models import ScriptedChatModel, ScriptExhausted, ScriptNotConsumed, estimate_tokens
-from state.events import EventType, make_event
+from execgraph.nodes.models import (
+    ScriptedChatModel,
+    ScriptExhausted,
+    ScriptNotConsumed,
+    estimate_tokens,
+)
+from execgraph.state.events import EventType, make_event
 
 
 @tool

@@ -11,8 +11,8 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 
-from nodes.models import ModelConfigError, ScriptedChatModel, install_hint, resolve_model
-from nodes.models.select import OFFLINE_MODULE
+from execgraph.nodes.models import ModelConfigError, ScriptedChatModel, install_hint, resolve_model
+from execgraph.nodes.models.select import OFFLINE_MODULE
 from tests.support.openai_server import (
     OpenAIServer,
     isolate_from_network,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from state.store import ExecutionStore, open_store
+from execgraph.state.store import ExecutionStore, open_store
 from tests.state.store.store_helpers import Opener
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from state.store import ExecutionStore, Reservation
+from execgraph.state.store import ExecutionStore, Reservation
 
 Opener = Callable[[], ExecutionStore]
 

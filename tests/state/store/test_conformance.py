@@ -19,9 +19,9 @@ from typing import overload
 
 import pytest
 
-from state.errors import LockTimeout, StoreError
-from state.events import Event, EventType, make_event
-from state.store import ExecutionStore, Reservation, open_store
+from execgraph.state.errors import LockTimeout, StoreError
+from execgraph.state.events import Event, EventType, make_event
+from execgraph.state.store import ExecutionStore, Reservation, open_store
 from tests.state.store.store_helpers import Opener, reserve
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -303,7 +303,7 @@ def test_threads_racing_to_commit_first_wins(store: ExecutionStore) -> None:
 
 _RACER = """
 import os, sys, time
-from state.store import open_store
+from execgraph.state.store import open_store
 url, go, idx = sys.argv[1:]
 store = open_store(url)
 print("ready", flush=True)
@@ -343,7 +343,7 @@ def test_processes_racing_to_reserve_one_fresh(store_url: str, tmp_path: Path) -
 
 
 def test_postgres_unreachable_is_a_store_error_without_the_dsn() -> None:
-    from state.store.postgres import PostgresExecutionStore
+    from execgraph.state.store.postgres import PostgresExecutionStore
 
     with pytest.raises(StoreError) as info:
         PostgresExecutionStore(

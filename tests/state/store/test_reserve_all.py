@@ -6,9 +6,9 @@ from typing import Any, cast
 
 import pytest
 
-from state.errors import StoreError
-from state.events import Event, EventType, make_event
-from state.store import Claim, ExecutionStore
+from execgraph.state.errors import StoreError
+from execgraph.state.events import Event, EventType, make_event
+from execgraph.state.store import Claim, ExecutionStore
 from tests.state.store.store_helpers import Opener, reserve
 
 

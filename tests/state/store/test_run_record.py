@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from state.events import EventType, make_event
-from state.store import ExecutionStore
-from state.store.rows import event_from_row, event_to_row
+from execgraph.state.events import EventType, make_event
+from execgraph.state.store import ExecutionStore
+from execgraph.state.store.rows import event_from_row, event_to_row
 from tests.state.store.store_helpers import Opener, reserve
 
 

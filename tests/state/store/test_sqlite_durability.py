@@ -15,17 +15,17 @@ from typing import Any
 
 import pytest
 
-from state.errors import LockTimeout, StoreError
-from state.events import EventType, make_event
-from state.store import SqliteExecutionStore, open_store
-from state.store.sqlite import SCHEMA_VERSION
+from execgraph.state.errors import LockTimeout, StoreError
+from execgraph.state.events import EventType, make_event
+from execgraph.state.store import SqliteExecutionStore, open_store
+from execgraph.state.store.sqlite import SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parents[3]
 
 _CRASHER = """
 import os, sys
-from state.events import EventType, make_event
-from state.store import SqliteExecutionStore
+from execgraph.state.events import EventType, make_event
+from execgraph.state.store import SqliteExecutionStore
 store = SqliteExecutionStore(sys.argv[1])
 store.reserve("k-crash", run_id="run-1", call_id="c1", tool="write_note", version="1.0.0",
               args_hash="h", attempt_id="att-1")

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from state.events import EventType, make_event
-from state.store import Claim, SqliteExecutionStore
+from execgraph.state.events import EventType, make_event
+from execgraph.state.store import Claim, SqliteExecutionStore
 
 
 def _claim(key: str) -> Claim:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from state.errors import StoreError
-from state.events import EventType, make_event
-from state.store import ExecutionStore
+from execgraph.state.errors import StoreError
+from execgraph.state.events import EventType, make_event
+from execgraph.state.store import ExecutionStore
 from tests.state.store.store_helpers import Opener
 
 # -- events -------------------------------------------------------------------------

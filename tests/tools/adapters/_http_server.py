@@ -22,9 +22,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
-from tools.adapters.base import AdapterOutput, InvokeContext
-from tools.adapters.http import HttpAdapter, output_of
-from tools.spec import ToolSpec
+from execgraph.tools.adapters.base import AdapterOutput, InvokeContext
+from execgraph.tools.adapters.http import HttpAdapter, output_of
+from execgraph.tools.spec import ToolSpec
 
 __all__ = [
     "STREAM_BLOCK",

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from execgraph.tools.adapters import FileAdapter
 from tests.tools.adapters.database_helpers import SCHEMA, Db, _pg_raw, _sqlite_raw
 from tests.tools.adapters.file_helpers import Artifacts
-from tools.adapters import FileAdapter
 
 
 @pytest.fixture

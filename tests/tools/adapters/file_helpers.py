@@ -9,9 +9,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from tools.adapters import FileAdapter, InvokeContext
-from tools.adapters.base import AdapterOutput
-from tools.spec import ToolSpec
+from execgraph.tools.adapters import FileAdapter, InvokeContext
+from execgraph.tools.adapters.base import AdapterOutput
+from execgraph.tools.spec import ToolSpec
 
 
 def sha(data: bytes | str) -> str:

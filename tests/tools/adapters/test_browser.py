@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from state.errors import (
+from execgraph.state.errors import (
     ObservationStatus,
     PermanentError,
     PolicyDenied,
@@ -29,8 +29,8 @@ from state.errors import (
     ToolCancelled,
     TransientError,
 )
-from tools.adapters.base import InvokeContext
-from tools.adapters.browser import BrowserAdapter
+from execgraph.tools.adapters.base import InvokeContext
+from execgraph.tools.adapters.browser import BrowserAdapter
 
 PAGE = """<!doctype html><html><head><title>Shop</title></head><body>
 <h1>Ready</h1>

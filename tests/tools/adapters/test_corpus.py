@@ -13,10 +13,15 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from state.errors import TargetNotFound, ToolCancelled
-from tools.adapters.base import AdapterOutput, InvokeContext
-from tools.adapters.corpus import DEFAULT_CORPUS, SNIPPET_CHARS, CorpusAdapter, ReadDocumentArgs
-from tools.registry import ToolRegistry
+from execgraph.state.errors import TargetNotFound, ToolCancelled
+from execgraph.tools.adapters.base import AdapterOutput, InvokeContext
+from execgraph.tools.adapters.corpus import (
+    DEFAULT_CORPUS,
+    SNIPPET_CHARS,
+    CorpusAdapter,
+    ReadDocumentArgs,
+)
+from execgraph.tools.registry import ToolRegistry
 
 DEMO_QUERY = "RAG long context freshness cost traceability"
 RELEVANT = {

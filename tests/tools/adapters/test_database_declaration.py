@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from state.errors import TargetNotFound, TransientError
+from execgraph.state.errors import TargetNotFound, TransientError
+from execgraph.tools.adapters.database import DatabaseAdapter
 from tests.tools.adapters.database_helpers import CustomerIn, _pg_raw, make_ctx
-from tools.adapters.database import DatabaseAdapter
 
 # --------------------------------------------------------------------------- declaration
 

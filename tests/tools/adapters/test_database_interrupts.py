@@ -10,15 +10,15 @@ from typing import Any
 
 import pytest
 
-from state.errors import (
+from execgraph.state.errors import (
     DeadlineExceeded,
     ObservationStatus,
     PermanentError,
     ToolCancelled,
     TransientError,
 )
+from execgraph.tools.adapters.database import DatabaseAdapter
 from tests.tools.adapters.database_helpers import Db, call, count, make_ctx, shop
-from tools.adapters.database import DatabaseAdapter
 
 # Statements that run until interrupted (a deadline or a cancel must stop them).
 ENDLESS_READ = {

@@ -9,9 +9,9 @@ from pathlib import Path
 import pydantic
 import pytest
 
-from state.errors import ObservationStatus, PermanentError, PolicyDenied
+from execgraph.state.errors import ObservationStatus, PermanentError, PolicyDenied
+from execgraph.tools.adapters.database import DatabaseAdapter, _digest
 from tests.tools.adapters.database_helpers import SCHEMA, Db, _pg_raw, call, make_ctx, shop
-from tools.adapters.database import DatabaseAdapter, _digest
 
 # --------------------------------------------------------------------------- reads
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from state.errors import PermanentError, TargetNotFound, VerificationError
+from execgraph.state.errors import PermanentError, TargetNotFound, VerificationError
+from execgraph.tools.adapters.database import DatabaseAdapter, _digest
 from tests.tools.adapters.database_helpers import Db, call, count, make_ctx, shop
-from tools.adapters.database import DatabaseAdapter, _digest
 
 INJECTION = "x'; DROP TABLE orders; --"
 

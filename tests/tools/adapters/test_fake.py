@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from state.errors import (
+from execgraph.state.errors import (
     PermanentError,
     ResponseLostError,
     ToolCancelled,
@@ -17,10 +17,10 @@ from state.errors import (
     TransientError,
     VerificationError,
 )
-from tools.adapters import Adapter, AdapterOutput, FakeAdapter, InvokeContext
-from tools.adapters.fake import SECRET, Step
-from tools.registry import ToolRegistry
-from tools.spec import ToolSpec
+from execgraph.tools.adapters import Adapter, AdapterOutput, FakeAdapter, InvokeContext
+from execgraph.tools.adapters.fake import SECRET, Step
+from execgraph.tools.registry import ToolRegistry
+from execgraph.tools.spec import ToolSpec
 
 
 def ctx(call_id: str = "c1", key: str = "", **kw: object) -> InvokeContext:

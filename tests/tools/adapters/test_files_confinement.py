@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from state.errors import PathEscapeError
+from execgraph.state.errors import PathEscapeError
+from execgraph.tools.adapters import FileAdapter
 from tests.tools.adapters.file_helpers import call, ctx_for
-from tools.adapters import FileAdapter
 
 # ------------------------------------------------------------------ confinement
 

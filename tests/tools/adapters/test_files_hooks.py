@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from state.errors import PathEscapeError, ToolCancelled, VerificationError
+from execgraph.state.errors import PathEscapeError, ToolCancelled, VerificationError
+from execgraph.tools.adapters import FileAdapter
+from execgraph.tools.adapters.files import ABSENT
+from execgraph.tools.registry import ToolRegistry
 from tests.tools.adapters.file_helpers import args, ctx_for, sha, spec
-from tools.adapters import FileAdapter
-from tools.adapters.files import ABSENT
-from tools.registry import ToolRegistry
 
 # ------------------------------------------------------------------ specs
 

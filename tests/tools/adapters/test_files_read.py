@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from state.errors import PermanentError, TargetNotFound
+from execgraph.state.errors import PermanentError, TargetNotFound
+from execgraph.tools.adapters import FileAdapter, InvokeContext
+from execgraph.tools.adapters.base import AdapterOutput
 from tests.tools.adapters.file_helpers import Artifacts, call, ctx_for, json_len, sha
-from tools.adapters import FileAdapter, InvokeContext
-from tools.adapters.base import AdapterOutput
 
 
 def page_through(adapter: FileAdapter, ctx: InvokeContext, path: str) -> list[AdapterOutput]:

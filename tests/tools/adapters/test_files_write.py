@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from state.errors import DeadlineExceeded, PermanentError, TargetNotFound, ToolCancelled
+from execgraph.state.errors import DeadlineExceeded, PermanentError, TargetNotFound, ToolCancelled
+from execgraph.tools.adapters import FileAdapter
+from execgraph.tools.adapters.files import ABSENT, JOURNAL_DIR
 from tests.tools.adapters.file_helpers import Artifacts, call, ctx_for, sha
-from tools.adapters import FileAdapter
-from tools.adapters.files import ABSENT, JOURNAL_DIR
 
 # ------------------------------------------------------------------ write_file
 

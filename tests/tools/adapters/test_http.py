@@ -19,7 +19,7 @@ import httpx
 import pytest
 from pydantic import ValidationError
 
-from state.errors import (
+from execgraph.state.errors import (
     PermanentError,
     PolicyDenied,
     ResponseLostError,
@@ -27,6 +27,7 @@ from state.errors import (
     ToolCancelled,
     TransientError,
 )
+from execgraph.tools.adapters.http import HttpAdapter
 from tests.tools.adapters._http_server import (
     STREAM_BLOCK,
     STREAM_BLOCKS,
@@ -39,7 +40,6 @@ from tests.tools.adapters._http_server import (
     _observed,
     _tool,
 )
-from tools.adapters.http import HttpAdapter
 
 
 @pytest.fixture

@@ -14,14 +14,14 @@ from typing import Any
 
 import pytest
 
-from state.errors import PolicyDenied, TransientError
-from tests.tools.adapters._http_server import LoopbackOnly, Server, _adapter, _call, _ctx
-from tools.adapters.netguard import (
+from execgraph.state.errors import PolicyDenied, TransientError
+from execgraph.tools.adapters.netguard import (
     address_forbidden,
     host_allowed,
     parse_host_patterns,
     parse_numeric_host,
 )
+from tests.tools.adapters._http_server import LoopbackOnly, Server, _adapter, _call, _ctx
 
 
 @pytest.fixture

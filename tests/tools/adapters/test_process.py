@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from state.errors import (
+from execgraph.state.errors import (
     DeadlineExceeded,
     PathEscapeError,
     PolicyDenied,
@@ -25,8 +25,13 @@ from state.errors import (
     ToolCancelled,
     TransientError,
 )
-from tools.adapters.base import AdapterOutput, InvokeContext
-from tools.adapters.process import DEFAULT_PATH, ProcessAdapter, ProcessExitError, output_of
+from execgraph.tools.adapters.base import AdapterOutput, InvokeContext
+from execgraph.tools.adapters.process import (
+    DEFAULT_PATH,
+    ProcessAdapter,
+    ProcessExitError,
+    output_of,
+)
 
 # A child that starts a grandchild (which ignores SIGTERM), reports both pids, then hangs.
 HANG = r"""

@@ -1,0 +1,1 @@
+"""execgraph: a LangGraph runtime that turns tool-call candidates into controlled actions."""
