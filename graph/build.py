@@ -23,15 +23,22 @@ from execgraph.graph.hybrid import build_hybrid
 from execgraph.graph.plan_execute import build_plan_execute
 from execgraph.graph.react import build_react
 from execgraph.graph.workflow import Stage, build_workflow
-from execgraph.nodes.executor.results import ExecutorDeps
+from execgraph.nodes.deps import CheckFn, RunDeps
+from execgraph.nodes.executor.deps import ExecutorDeps
 from execgraph.nodes.models.select import resolve_model
-from execgraph.nodes.runtime import CheckFn, RunDeps
 from execgraph.state.store.base import ExecutionStore
 from execgraph.state.store.sqlite import SqliteExecutionStore
 from execgraph.tools.policy import PolicyEngine, PolicyRule
 from execgraph.tools.registry import ToolLike, ToolRegistry
 
-__all__ = ["ARCHITECTURES", "DEFAULT_DURABILITY", "Architecture", "build_graph", "default_home"]
+__all__ = [
+    "ARCHITECTURES",
+    "DEFAULT_DURABILITY",
+    "Architecture",
+    "build_graph",
+    "default_home",
+    "home_secret",
+]
 
 Architecture = Literal["workflow", "react", "plan_execute", "hybrid"]
 ARCHITECTURES: tuple[str, ...] = ("workflow", "react", "plan_execute", "hybrid")
@@ -44,7 +51,9 @@ def default_home() -> Path:
     return Path(os.environ.get("EXECGRAPH_HOME") or Path.cwd() / ".execgraph")
 
 
-def _secret(home: Path) -> bytes:
+def home_secret(home: Path) -> bytes:
+    """The key that signs approval tokens: ``$EXECGRAPH_APPROVAL_SECRET``, or one made once
+    under ``home`` (mode 0600) and read back by every later process."""
     env = os.environ.get("EXECGRAPH_APPROVAL_SECRET")
     if env:
         return env.encode()
@@ -114,7 +123,7 @@ def build_graph(
         registry=ToolRegistry(tools),
         policy=engine,
         store=store if store is not None else SqliteExecutionStore(base / "exec.db"),
-        approval_secret=approval_secret or _secret(base),
+        approval_secret=approval_secret or home_secret(base),
     )
     deps = RunDeps(
         model=resolve_model(model, **dict(model_kwargs or {})),

@@ -9,8 +9,8 @@ from langchain_core.runnables import Runnable
 from langgraph._internal._runnable import RunnableCallable
 from langgraph.graph import END, START, StateGraph
 
+from execgraph.nodes.executor.deps import ExecutorDeps
 from execgraph.nodes.executor.pipeline import aexecutor_node, executor_node
-from execgraph.nodes.executor.results import ExecutorDeps
 from execgraph.state.schema import ExecutorInput, ExecutorOutput, ExecutorState
 
 __all__ = ["build_executor", "executor"]

@@ -10,6 +10,7 @@ from langgraph.graph import END, START, StateGraph
 from execgraph.graph.executor import executor
 from execgraph.nodes.admission import admit, route_admitted
 from execgraph.nodes.decide import decide
+from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.dispatch import dispatch, fan_out
 from execgraph.nodes.observe import observe
 from execgraph.nodes.phases import (
@@ -21,7 +22,6 @@ from execgraph.nodes.phases import (
     route_phase_decision,
     scope,
 )
-from execgraph.nodes.runtime import RunDeps
 from execgraph.nodes.verify import route_verify, verify
 from execgraph.state.schema import RunState
 

@@ -2,8 +2,8 @@
 
 A step is one superstep: ``decide`` (``nodes/turn.py``: observe the last results, call the
 model, run the calls no rule could pause). A call that may pause for approval runs in
-``executor`` (one ``Send`` each, see ``nodes.fanout``), then the next turn. ``verify`` runs
-only for a finish, an abort or a stop condition.
+``executor`` (one ``Send`` each, see ``execgraph.nodes.batching``), then the next turn.
+``verify`` runs only for a finish, an abort or a stop condition.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from langgraph.graph import END, START, StateGraph
 from execgraph.graph.executor import executor
 from execgraph.nodes.admission import admit, route_admitted
 from execgraph.nodes.ask import ask_user
-from execgraph.nodes.runtime import RunDeps
+from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.turn import TURN_DESTINATIONS, react_turn
 from execgraph.nodes.verify import route_verify, verify
 from execgraph.state.schema import RunState

@@ -11,9 +11,9 @@ from langgraph.graph import END, START, StateGraph
 from execgraph.graph.executor import executor
 from execgraph.nodes.admission import admit, route_admitted
 from execgraph.nodes.decide import decide
+from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.dispatch import dispatch, fan_out
 from execgraph.nodes.observe import observe
-from execgraph.nodes.runtime import RunDeps
 from execgraph.nodes.verify import verify
 from execgraph.nodes.workflow import (
     Stage,

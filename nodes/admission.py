@@ -14,8 +14,8 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import ValidationError
 
 from execgraph.nodes.checks import BUILTIN_CHECKS
+from execgraph.nodes.deps import CONTROL_TOOLS, RunDeps
 from execgraph.nodes.executor.validate import schema_message
-from execgraph.nodes.runtime import CONTROL_TOOLS, RunDeps
 from execgraph.state.contracts import BudgetKind, RunStatus, TaskContract, TaskSpec, Workspace
 from execgraph.state.errors import AdmissionError
 from execgraph.state.events import EventType, make_event

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from langgraph.types import interrupt
 
+from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.dispatch import make_request
 from execgraph.nodes.executor.approval import approval_request, parse_decision
 from execgraph.nodes.executor.pipeline import preview
 from execgraph.nodes.executor.tokens import issue_token
-from execgraph.nodes.runtime import RunDeps
 from execgraph.state.contracts import Decision, TaskContract
 from execgraph.state.errors import ExecGraphError
 from execgraph.state.events import EventType, make_event

@@ -22,7 +22,7 @@ from langchain_core.messages import (
 )
 
 from execgraph.nodes.budget import used
-from execgraph.nodes.runtime import RunDeps
+from execgraph.nodes.deps import RunDeps
 from execgraph.state.contracts import TaskContract
 
 __all__ = ["observation_text", "project", "transcript"]

@@ -16,6 +16,7 @@ from langchain_core.runnables import RunnableConfig
 from execgraph.nodes.admission import run_id_of
 from execgraph.nodes.budget import remaining
 from execgraph.nodes.context import project
+from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.model_call import (
     ModelTurn,
     call_model,
@@ -23,7 +24,6 @@ from execgraph.nodes.model_call import (
     recorded_replies,
     unstorable,
 )
-from execgraph.nodes.runtime import RunDeps
 from execgraph.state.contracts import BudgetKind, Decision, DecisionKind, RunStatus, TaskContract
 from execgraph.state.events import Event, EventType, make_event
 from execgraph.state.schema import RunState

@@ -2,7 +2,7 @@
 
 A batch is reserved whole against the tool-call budget before any call starts, so
 parallel calls can never overshoot it: a batch that does not fit stops the run with
-BUDGET_EXHAUSTED and nothing of it runs. The fan-out is ``nodes.fanout``'s.
+BUDGET_EXHAUSTED and nothing of it runs. The fan-out is ``execgraph.nodes.batching``'s.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Send
 
 from execgraph.nodes.admission import run_id_of
+from execgraph.nodes.batching import executor_sends
 from execgraph.nodes.budget import charge, remaining
+from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.executor.pipeline import needs_approval
-from execgraph.nodes.fanout import executor_sends
-from execgraph.nodes.runtime import RunDeps
 from execgraph.nodes.verify import stop_update
 from execgraph.state.contracts import (
     BudgetKind,
@@ -120,7 +120,8 @@ def dispatch(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[
 
 
 def fan_out(state: RunState, *, deps: RunDeps) -> list[Send] | str:
-    """The queued requests to the executor (see ``nodes.fanout``); straight on if none."""
+    """The queued requests to the executor (see ``execgraph.nodes.batching``); straight
+    on if none."""
     pending = state.get("pending") or []
     if not pending:
         return "observe"

@@ -15,8 +15,8 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from execgraph.nodes.approval_gate import approval_tokens
+from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.dispatch import queue_calls, tool_calls
-from execgraph.nodes.runtime import RunDeps
 from execgraph.nodes.verify import evaluate, is_terminal, stop_update
 from execgraph.state.contracts import RunStatus, TaskContract
 from execgraph.state.schema import RunState

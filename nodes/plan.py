@@ -22,10 +22,10 @@ from execgraph.nodes.admission import run_id_of
 from execgraph.nodes.budget import remaining, used
 from execgraph.nodes.context import observation_text, project
 from execgraph.nodes.decide import CONTROL_SCHEMAS, model_failure
+from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.dispatch import queue_calls
 from execgraph.nodes.executor.validate import schema_message
 from execgraph.nodes.model_call import call_model, recorded_replies, unstorable
-from execgraph.nodes.runtime import RunDeps
 from execgraph.nodes.verify import is_terminal, stop_update
 from execgraph.state.contracts import BudgetKind, Decision, DecisionKind, RunStatus, TaskContract
 from execgraph.state.schema import RunState

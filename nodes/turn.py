@@ -26,12 +26,12 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command, Send
 
 from execgraph.nodes.admission import run_id_of
+from execgraph.nodes.batching import executor_sends, split_pausable
 from execgraph.nodes.decide import decide
+from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.dispatch import queue_calls, tool_calls
 from execgraph.nodes.executor.pipeline import merge_updates, run_calls
-from execgraph.nodes.fanout import executor_sends, split_pausable
 from execgraph.nodes.observe import observe
-from execgraph.nodes.runtime import RunDeps
 from execgraph.nodes.verify import stop_condition
 from execgraph.state.contracts import DecisionKind, RunStatus, TaskContract
 from execgraph.state.events import Event

@@ -18,8 +18,8 @@ from langchain_core.runnables import RunnableConfig
 from execgraph.nodes.budget import exhausted
 from execgraph.nodes.cancel import cancel_requested
 from execgraph.nodes.checks import BUILTIN_CHECKS
-from execgraph.nodes.ledger import full_view
-from execgraph.nodes.runtime import RunDeps
+from execgraph.nodes.deps import RunDeps
+from execgraph.nodes.run_record import full_view
 from execgraph.state.contracts import Decision, DecisionKind, RunStatus, TaskContract
 from execgraph.state.events import EventType, make_event
 from execgraph.state.schema import RunState
@@ -48,7 +48,8 @@ def evaluate(
     """Success checks on ``view`` -> (passed descriptions, failure reasons).
 
     With no checks in the contract, a result still needs some evidence behind it. The
-    checks see the run's whole record (:func:`nodes.ledger.full_view`), not state's window.
+    checks see the run's whole record (:func:`execgraph.nodes.run_record.full_view`), not
+    state's window.
     """
     view = full_view(view, contract.run_id, deps)
     if not contract.success_checks:

@@ -14,7 +14,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from execgraph.nodes.runtime import RunDeps
+from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.verify import evaluate, is_terminal, stop_update
 from execgraph.state.contracts import RunStatus, TaskContract
 from execgraph.state.schema import RunState

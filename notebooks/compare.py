@@ -23,8 +23,8 @@ from typing import Any
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
+from execgraph.demo.build import build_demo_graph, demo_task
 from execgraph.graph.build import ARCHITECTURES
-from execgraph.graph.demo import build_demo_graph, demo_task
 from execgraph.state.store.sqlite import SqliteExecutionStore
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""Named, pure, two-argument reducers for :mod:`state.schema`.
+"""Named, pure, two-argument reducers for :mod:`execgraph.state.schema`.
 
 LangGraph calls a channel's reducer with the current value and one update. Parallel
 branches (one executor call per ``Send``) write the same channels in one superstep, so

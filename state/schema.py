@@ -98,7 +98,7 @@ class RunState(SharedFields, total=False):
 class ExecutorInput(TypedDict, total=False):
     """What a caller sends the executor: one ToolExecutionRequest as a dict, or a batch.
 
-    A batch holds calls no rule could send to a person (see ``nodes.fanout``): one task
+    A batch holds calls no rule could send to a person (see ``execgraph.nodes.batching``): one task
     runs them side by side, so a turn's reads cost one checkpoint write, not one each.
     """
 

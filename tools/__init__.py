@@ -1,6 +1,7 @@
 """What can act on the world: tool specs, the registry, the policy engine, adapters."""
 
-from execgraph.tools.adapters.base import Adapter, AdapterOutput, InvokeContext
+from execgraph.tools.adapters.base import Adapter
+from execgraph.tools.invocation import AdapterOutput, InvokeContext
 from execgraph.tools.policy import PolicyDecision, PolicyEngine, PolicyRule
 from execgraph.tools.registry import ToolRegistry, from_langchain
 from execgraph.tools.spec import ToolSpec, tool_spec

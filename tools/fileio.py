@@ -22,7 +22,7 @@ from execgraph.state.errors import (
     ToolCancelled,
     TransientError,
 )
-from execgraph.tools.adapters.base import InvokeContext
+from execgraph.tools.invocation import InvokeContext
 
 __all__ = ["atomic_replace", "check_running", "fsync_dir", "os_error", "sha256_file"]
 

@@ -2,7 +2,7 @@
 
 A path from a model is hostile until proven otherwise: NUL bytes, absolute paths, ``..``
 segments and symlinks that point outside the root are all refused with
-:class:`~state.errors.PathEscapeError` before any file is opened.
+:class:`~execgraph.state.errors.PathEscapeError` before any file is opened.
 """
 
 from __future__ import annotations

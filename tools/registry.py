@@ -18,7 +18,8 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
 from execgraph.state.errors import IncompatibleVersionError, ToolDisabledError, UnknownToolError
-from execgraph.tools.adapters.base import Adapter, AdapterOutput, InvokeContext
+from execgraph.tools.adapters.base import Adapter
+from execgraph.tools.invocation import AdapterOutput, InvokeContext
 from execgraph.tools.spec import Effect, ToolSpec, resolve_awaitable
 
 __all__ = ["ToolRegistry", "from_langchain"]

@@ -22,7 +22,7 @@ from typing import Any, Literal, get_type_hints
 from pydantic import BaseModel, ConfigDict, create_model
 
 from execgraph.state.contracts import Evidence
-from execgraph.tools.adapters.base import AdapterOutput, InvokeContext
+from execgraph.tools.invocation import AdapterOutput, InvokeContext
 
 __all__ = [
     "Effect",
@@ -54,7 +54,7 @@ class ToolSpec:
         description: What the model is told the tool does.
         input_model: Pydantic model the arguments must satisfy (extra keys are refused).
         effect: ``read``, ``write`` or ``irreversible``; drives the default policy.
-        run: ``(args, ctx) -> AdapterOutput``; raises typed errors from ``state.errors``.
+        run: ``(args, ctx) -> AdapterOutput``; raises typed errors from ``execgraph.state.errors``.
         locks: Lock-key templates formatted with the normalized arguments (``file:{path}``).
         path_args: Argument names holding workspace paths (normalized and confined).
         aliases: Accepted alternative argument names -> canonical names.

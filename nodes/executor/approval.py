@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from execgraph.nodes.executor.results import Authorized
+from execgraph.nodes.executor.stages import Authorized
 from execgraph.state.contracts import ApprovalDecision, ApprovalRequest, ToolExecutionRequest
 from execgraph.state.errors import ApprovalStale
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from execgraph.nodes.executor.outcome import error_of
-from execgraph.nodes.executor.results import Locked, Settled
+from execgraph.nodes.executor.stages import Locked, Settled
 from execgraph.state.contracts import (
     Outcome,
     SideEffect,

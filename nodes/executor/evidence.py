@@ -14,10 +14,10 @@ from pydantic import BaseModel
 
 from execgraph.nodes.executor.outcome import error_of
 from execgraph.nodes.executor.reconcile import reconcile_settled
-from execgraph.nodes.executor.results import Settled
+from execgraph.nodes.executor.stages import Settled
 from execgraph.state.contracts import Outcome
 from execgraph.state.errors import ExecGraphError, ObservationStatus, VerificationError
-from execgraph.tools.adapters.base import AdapterOutput, InvokeContext
+from execgraph.tools.invocation import AdapterOutput, InvokeContext
 from execgraph.tools.spec import ToolSpec
 
 __all__ = ["gather_evidence"]

@@ -13,12 +13,13 @@ from typing import Any
 from langgraph.types import interrupt
 
 from execgraph.nodes.executor.approval import approval_request, check_fresh, parse_decision
+from execgraph.nodes.executor.call_events import call_event
+from execgraph.nodes.executor.deps import ExecutorDeps
 from execgraph.nodes.executor.normalize import normalize
 from execgraph.nodes.executor.outcome import error_of
 from execgraph.nodes.executor.policy import authorize
 from execgraph.nodes.executor.resolve import resolve
-from execgraph.nodes.executor.results import Authorized, ExecutorDeps
-from execgraph.nodes.executor.trace import call_event
+from execgraph.nodes.executor.stages import Authorized
 from execgraph.nodes.executor.validate import validate
 from execgraph.state.contracts import ApprovalRequest, ToolExecutionRequest
 from execgraph.state.errors import ApprovalRejected, ApprovalStale, ExecGraphError, PolicyError

@@ -16,9 +16,9 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from langgraph.errors import GraphBubbleUp
 from pydantic import BaseModel
 
-from execgraph.nodes.executor.results import Invoked
+from execgraph.nodes.executor.stages import Invoked
 from execgraph.state.errors import ExecGraphError, ToolCancelled, ToolRaised
-from execgraph.tools.adapters.base import AdapterOutput, InvokeContext
+from execgraph.tools.invocation import AdapterOutput, InvokeContext
 from execgraph.tools.spec import ToolSpec
 
 __all__ = ["CANCEL_GRACE_S", "POLL_S", "invoke"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from execgraph.nodes.executor.results import Locked
+from execgraph.nodes.executor.stages import Locked
 from execgraph.state.errors import DomainViolation
 from execgraph.state.store.base import ExecutionStore
 from execgraph.tools.spec import ToolSpec

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from execgraph.nodes.executor.hashing import stable_hash
-from execgraph.nodes.executor.results import Normalized
+from execgraph.nodes.executor.stages import Normalized
 from execgraph.state.contracts import ToolExecutionRequest
 from execgraph.state.errors import SchemaViolation
 from execgraph.tools.paths import normalize_relpath

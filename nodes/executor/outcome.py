@@ -14,10 +14,10 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
-from execgraph.nodes.executor.results import Invoked, Settled
+from execgraph.nodes.executor.stages import Invoked, Settled
 from execgraph.state.contracts import Outcome, SideEffect, ToolError
 from execgraph.state.errors import ExecGraphError, ObservationStatus, Phase, ResponseLostError
-from execgraph.tools.adapters.base import output_of
+from execgraph.tools.invocation import output_of
 from execgraph.tools.spec import ToolSpec
 
 __all__ = ["bound_data", "error_of", "settle"]

@@ -8,7 +8,7 @@ started but uncommitted is reconciled, never blindly run again). One node instea
 per stage means one checkpoint per superstep of parallel calls, not three per call.
 
 A node input is one request (``{"request": …}``) or a batch of them (``{"batch": […]}``,
-see :mod:`nodes.fanout`): a batch gates its calls one after another in the node's own
+see :mod:`execgraph.nodes.batching`): a batch gates its calls one after another in the node's own
 thread — so any ``interrupt()`` comes in a fixed order, as LangGraph's resume expects —
 then reserves the gated calls' execution records in one store transaction and runs their
 effectful halves on the executor's call pool at once, so the tools of a batch run side by
@@ -25,10 +25,11 @@ from contextvars import copy_context
 from functools import partial
 from typing import Any
 
+from execgraph.nodes.executor.deps import ExecutorDeps
+from execgraph.nodes.executor.effects import execute, run_staged, stage
 from execgraph.nodes.executor.gate import gate_call, needs_approval, preview
 from execgraph.nodes.executor.reserve import reserve_together
-from execgraph.nodes.executor.results import ExecutorDeps, Staged
-from execgraph.nodes.executor.run import execute, run_staged, stage
+from execgraph.nodes.executor.stages import Staged
 from execgraph.state.contracts import ToolExecutionRequest
 from execgraph.state.events import Event
 from execgraph.state.reducers import merge_evidence, merge_results

@@ -6,7 +6,7 @@ tool version and normalized arguments it was issued for; it never overrides a de
 
 from __future__ import annotations
 
-from execgraph.nodes.executor.results import Authorized, Validated
+from execgraph.nodes.executor.stages import Authorized, Validated
 from execgraph.nodes.executor.tokens import verify_token
 from execgraph.state.contracts import ToolExecutionRequest
 from execgraph.state.errors import PolicyDenied

@@ -12,10 +12,10 @@ from dataclasses import replace
 from langgraph.errors import GraphBubbleUp
 from pydantic import BaseModel
 
-from execgraph.nodes.executor.results import Settled
+from execgraph.nodes.executor.stages import Settled
 from execgraph.state.contracts import Outcome, SideEffect, ToolError
 from execgraph.state.errors import ObservationStatus, Phase
-from execgraph.tools.adapters.base import InvokeContext
+from execgraph.tools.invocation import InvokeContext
 from execgraph.tools.spec import ToolSpec
 
 __all__ = ["in_doubt", "probe", "reconcile_settled"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from execgraph.nodes.executor.results import Authorized, Reserved, Staged
+from execgraph.nodes.executor.stages import Authorized, Reserved, Staged
 from execgraph.state.contracts import ToolExecutionRequest
 from execgraph.state.errors import DomainViolation, ExecGraphError
 from execgraph.state.events import Event

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from execgraph.nodes.executor.results import Normalized, Validated
+from execgraph.nodes.executor.stages import Normalized, Validated
 from execgraph.state.contracts import ToolExecutionRequest
 from execgraph.state.errors import (
     DeadlineExceeded,

@@ -8,7 +8,6 @@ stack trace from deep inside an integration package.
 from __future__ import annotations
 
 import difflib
-import importlib
 import importlib.util
 import re
 from typing import Any
@@ -17,10 +16,7 @@ from langchain.chat_models import init_chat_model
 from langchain_core.language_models import BaseChatModel
 from pydantic import ValidationError
 
-__all__ = ["OFFLINE_MODULE", "ModelConfigError", "install_hint", "resolve_model"]
-
-OFFLINE_MODULE = "execgraph.nodes.models.offline"
-"""Where the offline demo policy lives once it exists (it must define ``OfflinePolicyModel``)."""
+__all__ = ["ModelConfigError", "install_hint", "resolve_model"]
 
 # Integration packages that an execgraph extra installs; everything else is a plain pip name.
 _EXTRAS = {"langchain_openai": "openai"}
@@ -124,26 +120,13 @@ def _describe(error: Exception) -> str:
     return detail[:_MAX_DETAIL]
 
 
-def _offline(kwargs: dict[str, Any]) -> BaseChatModel:
-    """The offline demo policy, when its module has been built."""
-    if importlib.util.find_spec(OFFLINE_MODULE) is None:
-        raise ModelConfigError(
-            "the 'offline' demo policy is not available yet; pass a chat model instance "
-            "or a 'provider:model' string"
-        )
-    module = importlib.import_module(OFFLINE_MODULE)
-    model = module.OfflinePolicyModel(**kwargs)
-    if not isinstance(model, BaseChatModel):
-        raise ModelConfigError(f"{OFFLINE_MODULE}.OfflinePolicyModel is not a BaseChatModel")
-    return model
-
-
 def resolve_model(model: BaseChatModel | str | None, **kwargs: Any) -> BaseChatModel:
     """Turn ``build_graph``'s ``model=`` into a chat model that can bind tools.
 
     Args:
         model: a ``BaseChatModel`` (used as is), ``"provider:model"`` (built with
-            ``init_chat_model``), or ``"offline"`` (the no-network demo policy).
+            ``init_chat_model``). ``"offline"`` names the demo's policy, which only
+            the demo builds (``execgraph.demo.build_demo_graph``).
         **kwargs: forwarded to ``init_chat_model`` (``base_url``, ``api_key``,
             ``temperature``, ``model_provider`` for a bare model name, ...); only valid
             with a string. ``disable_streaming`` defaults to ``"tool_calling"`` so that
@@ -172,7 +155,7 @@ def resolve_model(model: BaseChatModel | str | None, **kwargs: Any) -> BaseChatM
     if model is None:
         raise ModelConfigError(
             "no model given: pass a chat model instance, a 'provider:model' string "
-            "(e.g. 'openai:gpt-4o-mini') or 'offline'"
+            "(e.g. 'openai:gpt-4o-mini')"
         )
     if not isinstance(model, str):
         raise ModelConfigError(
@@ -186,7 +169,11 @@ def resolve_model(model: BaseChatModel | str | None, **kwargs: Any) -> BaseChatM
             "(from nodes.models) as the model instead of the string"
         )
     if keyword == "offline":
-        return _offline(kwargs)
+        raise ModelConfigError(
+            "'offline' is the research demo's scripted policy, not a model: build the demo "
+            "with execgraph.demo.build_demo_graph(), or pass a chat model instance or a "
+            "'provider:model' string"
+        )
     provider, name = _split(model, kwargs.pop("model_provider", None))
     _check_provider(provider)
     # Streamed tool calls are parsed with a forgiving partial-JSON parser that turns a

@@ -1,6 +1,6 @@
 """What the SQL backends spell differently when they say the same thing, and run it on.
 
-The shared store (:mod:`state.store.sql`) writes each common statement once and asks a
+The shared store (:mod:`execgraph.state.store.sql`) writes each common statement once and asks a
 :class:`Dialect` for the words that differ: the driver's placeholder, the table names,
 insert-if-absent, row locks, and JSON access to a stored result. Each backend module holds
 its own instance next to its schema, so both can be read side by side. A statement runs

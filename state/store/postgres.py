@@ -6,7 +6,7 @@ UPDATE``) holds one record's row lock, so its commits and restarts serialize; lo
 rows taken in sorted key order in one transaction, with leases measured on the *server*
 clock so skewed workers agree on expiry. Deadlocks and serialization failures (which
 PostgreSQL resolves by aborting one side) are retried a few times, since each transaction
-is self-contained. The statements both backends share live in :mod:`state.store.sql`;
+is self-contained. The statements both backends share live in :mod:`execgraph.state.store.sql`;
 this module keeps the pool, the retries, the migrations, the server clock and its own
 SQL spelling.
 """

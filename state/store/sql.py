@@ -1,12 +1,13 @@
 """The ExecutionStore methods over SQL, written once for every SQL backend.
 
 SQLite and PostgreSQL keep the same tables and run the same statements, apart from the
-words a :class:`~state.store.dialect.Dialect` names. So the protocol's methods live here and
-in :mod:`state.store.sql_log` (events, artifacts, approval tokens), over a few primitives
-that are each backend's own: how a transaction is opened, made durable (or not) and its
-errors reported; whose clock stamps a row; how one attempt at a set of locks is made; and
-the connections themselves. Here: the execution records and the locks, whose writes
-decide on what a statement in the same transaction read or matched.
+words a :class:`~execgraph.state.store.dialect.Dialect` names. So the protocol's methods
+live here and in :mod:`execgraph.state.store.sql_log` (events, artifacts, approval
+tokens), over a few primitives that are each backend's own: how a transaction is opened,
+made durable (or not) and its errors reported; whose clock stamps a row; how one attempt
+at a set of locks is made; and the connections themselves. Here: the execution records
+and the locks, whose writes decide on what a statement in the same transaction read or
+matched.
 """
 
 from __future__ import annotations

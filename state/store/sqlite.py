@@ -5,7 +5,7 @@ Durability comes first: WAL with ``synchronous=FULL`` means a record is on disk 
 Every read-modify-write runs under ``BEGIN IMMEDIATE``, which takes the file's write lock
 up front, so several processes sharing the file serialize instead of racing. Inside one
 process a single connection is shared by LangGraph's worker threads behind a lock.
-The statements both backends share live in :mod:`state.store.sql`; this module keeps the
+The statements both backends share live in :mod:`execgraph.state.store.sql`; this module keeps the
 connection, the lock, the durability switch, the migrations and its own SQL spelling.
 """
 

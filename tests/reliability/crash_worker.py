@@ -42,13 +42,14 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.types import Command
 
+from execgraph.demo.build import DEMO_STAGES, demo_task
+from execgraph.demo.corpus import CorpusAdapter
+from execgraph.demo.policy import OfflinePolicyModel
+from execgraph.demo.research import RESEARCH_CHECKS, publish_tool
 from execgraph.graph import build_graph
-from execgraph.graph.demo import DEMO_STAGES, demo_task
 from execgraph.nodes.models import ScriptedChatModel
 from execgraph.tools import AdapterOutput, InvokeContext, ToolSpec, tool_spec
-from execgraph.tools.adapters.corpus import CorpusAdapter
 from execgraph.tools.adapters.files import FileAdapter
-from execgraph.tools.research import RESEARCH_CHECKS, publish_tool
 
 __all__ = ["LEDGER_STEPS", "THREAD", "WORKLOADS", "run_attempt", "serve"]
 
@@ -220,7 +221,7 @@ def build_app(
         tools = [CorpusAdapter(), *files, _publish_logged(base)]
         app = build_graph(
             arch,
-            model="offline",
+            model=OfflinePolicyModel(),
             tools=tools,
             checks=RESEARCH_CHECKS,
             stages=DEMO_STAGES,

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from execgraph.graph.cli_runs import (
+from execgraph.cli.runs import (
     RunMeta,
     build_app,
     checkpoint_status,
@@ -25,7 +25,7 @@ from execgraph.graph.cli_runs import (
     run_config,
     save_meta,
 )
-from execgraph.graph.demo import demo_task
+from execgraph.demo.build import demo_task
 from execgraph.state.store.sqlite import SqliteExecutionStore
 from tests.reliability.crash_worker import TERMINAL, THREAD
 from tests.reliability.torture import Forkserver, TrialResult, analyze, parse_args, run_trials

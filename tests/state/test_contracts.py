@@ -1,4 +1,4 @@
-"""Trust-boundary models of :mod:`state.contracts`: frozen, strict, JSON-portable."""
+"""Trust-boundary models of :mod:`execgraph.state.contracts`: frozen, strict, JSON-portable."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Unit tests for the control reducers of :mod:`state.reducers`: the run's status, which
+"""Unit tests for the control reducers of :mod:`execgraph.state.reducers`: the run's status, which
 stays terminal once it ends, and the plan, which only a newer version replaces.
 
 Like the merge reducers (``test_reducers.py``) they run when parallel tasks write the same

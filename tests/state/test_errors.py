@@ -1,4 +1,4 @@
-"""The error tree of :mod:`state.errors`: typed, phased, and never leaking foreign text."""
+"""The error tree of :mod:`execgraph.state.errors`: typed, phased, never leaking foreign text."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Event ids of :mod:`state.events` identify an occurrence, so replays deduplicate."""
+"""Event ids of :mod:`execgraph.state.events` identify an occurrence, so replays deduplicate."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Unit tests for the bounded side of :mod:`state.reducers`: windows and the loop guard.
+"""Unit tests for the bounded side of :mod:`execgraph.state.reducers`: windows and the loop guard.
 
 State stays O(1) in run length because every reducer keeps only the newest items (the
 execution store keeps everything); ``fold_progress`` folds one turn's loop-guard update.

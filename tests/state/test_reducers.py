@@ -1,4 +1,4 @@
-"""Unit tests for the named reducers of :mod:`state.reducers`.
+"""Unit tests for the named reducers of :mod:`execgraph.state.reducers`.
 
 The reducers are what LangGraph calls when parallel branches (one executor call per
 ``Send``) write the same channel in one superstep, and again when a node is replayed after

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-CORPUS = REPO / "tools" / "corpus"
+CORPUS = REPO / "execgraph" / "demo" / "documents"
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _STATUS = re.compile(r"^status: ([A-Z_]+)", re.MULTILINE)
 GUARD_S = 240.0  # a hung CLI fails the test instead of hanging the suite (not a timing claim)
@@ -30,7 +30,7 @@ def executable() -> list[str]:
     if script.exists():
         return [str(script)]
     found = shutil.which("execgraph")
-    return [found] if found else [sys.executable, "-m", "execgraph.graph.cli"]
+    return [found] if found else [sys.executable, "-m", "execgraph.cli.commands"]
 
 
 def cli_env(home: Path | None = None, **extra: str) -> dict[str, str]:

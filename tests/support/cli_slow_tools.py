@@ -11,11 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from execgraph.demo.corpus import CorpusAdapter
+from execgraph.demo.research import publish_tool
 from execgraph.state.errors import ToolCancelled
 from execgraph.tools import InvokeContext, tool_spec
-from execgraph.tools.adapters.corpus import CorpusAdapter
 from execgraph.tools.adapters.files import FileAdapter
-from execgraph.tools.research import publish_tool
 
 SAFETY_LIMIT_S = 120.0
 

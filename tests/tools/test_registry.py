@@ -14,8 +14,8 @@ from execgraph.state.errors import (
     ToolDisabledError,
     UnknownToolError,
 )
-from execgraph.tools.adapters.base import InvokeContext
 from execgraph.tools.adapters.fake import FakeAdapter
+from execgraph.tools.invocation import InvokeContext
 from execgraph.tools.registry import ToolRegistry, from_langchain
 from execgraph.tools.spec import ToolSpec, tool_spec
 

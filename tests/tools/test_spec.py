@@ -15,7 +15,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from execgraph.state.contracts import Evidence
-from execgraph.tools.adapters.base import AdapterOutput, InvokeContext
+from execgraph.tools.invocation import AdapterOutput, InvokeContext
 from execgraph.tools.spec import ToolSpec, resolve_awaitable, tool_spec
 
 

@@ -1,38 +1,56 @@
 """Adapters: bridges from validated tool calls to the world.
 
-Process and HTTP adapters need only the core install; ``DatabaseAdapter`` imports psycopg
-only for PostgreSQL URLs and ``BrowserAdapter`` needs the ``browser`` extra.
+Each adapter is imported when it is first named (PEP 562), so importing one adapter — or
+``execgraph`` — does not load the others or their drivers: Playwright, psycopg and the
+HTTP client stay unloaded until a tool needs them. Process and HTTP adapters need only
+the core install; ``DatabaseAdapter`` imports psycopg only for PostgreSQL URLs and
+``BrowserAdapter`` needs the ``browser`` extra.
 """
 
-from execgraph.tools.adapters.base import (
-    DEFAULT_OUTPUT_BUDGET,
-    Adapter,
-    AdapterOutput,
-    InvokeContext,
-    attach_output,
-    output_of,
-)
-from execgraph.tools.adapters.browser import BrowserAdapter
-from execgraph.tools.adapters.corpus import CorpusAdapter
-from execgraph.tools.adapters.database import DatabaseAdapter
-from execgraph.tools.adapters.fake import FakeAdapter
-from execgraph.tools.adapters.files import FileAdapter
-from execgraph.tools.adapters.http import HttpAdapter
-from execgraph.tools.adapters.process import ProcessAdapter, ProcessExitError
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from execgraph.tools.adapters.base import Adapter
+    from execgraph.tools.adapters.browser import BrowserAdapter
+    from execgraph.tools.adapters.database import DatabaseAdapter
+    from execgraph.tools.adapters.fake import FakeAdapter
+    from execgraph.tools.adapters.files import FileAdapter
+    from execgraph.tools.adapters.http import HttpAdapter
+    from execgraph.tools.adapters.process import ProcessAdapter, ProcessExitError
 
 __all__ = [
-    "DEFAULT_OUTPUT_BUDGET",
     "Adapter",
-    "AdapterOutput",
     "BrowserAdapter",
-    "CorpusAdapter",
     "DatabaseAdapter",
     "FakeAdapter",
     "FileAdapter",
     "HttpAdapter",
-    "InvokeContext",
     "ProcessAdapter",
     "ProcessExitError",
-    "attach_output",
-    "output_of",
 ]
+
+_WHERE = {
+    "Adapter": "base",
+    "BrowserAdapter": "browser",
+    "DatabaseAdapter": "database",
+    "FakeAdapter": "fake",
+    "FileAdapter": "files",
+    "HttpAdapter": "http",
+    "ProcessAdapter": "process",
+    "ProcessExitError": "process",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{_WHERE[name]}"), name)
+    globals()[name] = value  # the next lookup is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -1,4 +1,4 @@
-"""Host allow-list of :mod:`tools.adapters.browser` (private helper).
+"""Host allow-list of :mod:`execgraph.tools.adapters.browser` (private helper).
 
 Entries are ``host``, ``*.domain`` (any subdomain, not the domain itself) or
 ``host:port``. A URL is allowed when its scheme is http(s) (ws(s) for sockets), its host and

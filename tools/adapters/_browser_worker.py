@@ -1,4 +1,4 @@
-"""The thread that owns Playwright for :mod:`tools.adapters.browser` (private helper).
+"""The thread that owns Playwright for :mod:`execgraph.tools.adapters.browser` (private helper).
 
 Playwright's sync API is bound to the thread (greenlet) that started it, while the executor
 calls tools from a pool. So one worker thread per adapter owns Playwright, the browser and
@@ -29,7 +29,7 @@ from execgraph.state.errors import (
     TransientError,
 )
 from execgraph.tools.adapters._browser_policy import HostPolicy
-from execgraph.tools.adapters.base import AdapterOutput, InvokeContext
+from execgraph.tools.invocation import AdapterOutput, InvokeContext
 
 __all__ = ["LAUNCH_ARGS", "BrowserWorker", "Call", "Session"]
 

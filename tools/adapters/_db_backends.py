@@ -1,8 +1,8 @@
-"""SQLite and PostgreSQL transactions for :mod:`tools.adapters.database`.
+"""SQLite and PostgreSQL transactions for :mod:`execgraph.tools.adapters.database`.
 
 Private helper: each backend compiles a declared ``:name`` statement for its driver, opens
 one connection per call with the read-only mode, deadline and cancellation wired in, and
-maps driver failures onto :mod:`state.errors` with messages written here (driver text can
+maps driver failures onto :mod:`execgraph.state.errors` with messages written here (driver text can
 carry data values, SQL or connection details, so it never leaves this module).
 """
 
@@ -33,7 +33,7 @@ from execgraph.state.errors import (
     TransientError,
 )
 from execgraph.tools.adapters._sql_text import Row, Statement, bounded, scan_sql
-from execgraph.tools.adapters.base import InvokeContext
+from execgraph.tools.invocation import InvokeContext
 
 __all__ = ["Backend", "PostgresBackend", "SqliteBackend", "Statement"]
 

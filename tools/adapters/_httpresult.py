@@ -1,4 +1,4 @@
-"""Outcome side of :mod:`tools.adapters.http`: a finished exchange -> data, evidence, error.
+"""The outcome side of the HTTP adapter: a finished exchange -> data, evidence, error.
 
 Kept apart from the adapter so each file stays readable; nothing here sends a request.
 """
@@ -22,7 +22,7 @@ from execgraph.state.errors import (
 )
 from execgraph.tools.adapters._httpwire import REQUEST_ID_HEADERS, parse_retry_after, status_error
 from execgraph.tools.adapters._streams import store_artifact
-from execgraph.tools.adapters.base import AdapterOutput, InvokeContext, attach_output
+from execgraph.tools.invocation import AdapterOutput, InvokeContext, attach_output
 
 __all__ = ["REDIRECTS", "Exchange", "build_outcome", "committed_from_status", "transport_error"]
 

@@ -1,4 +1,4 @@
-"""HTTP plumbing for :mod:`tools.adapters.http`: URL guarding, header rules, status mapping.
+"""HTTP plumbing for the HTTP adapter: URL guarding, header rules, status mapping.
 
 Kept apart from the adapter so each file stays readable; nothing here sends a request.
 """

@@ -1,4 +1,4 @@
-"""Declared SQL statements and the rows they return, for :mod:`tools.adapters._db_backends`.
+"""Declared SQL statements and the rows they return, for the database backends.
 
 A tool declares its statement with ``:name`` parameters; :func:`scan_sql` rewrites them
 into the driver's placeholder style (skipping strings, comments and dollar quotes) so

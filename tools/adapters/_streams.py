@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
-    from execgraph.tools.adapters.base import InvokeContext
+    from execgraph.tools.invocation import InvokeContext
 
 __all__ = ["StreamReader", "store_artifact"]
 

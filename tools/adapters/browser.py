@@ -2,7 +2,7 @@
 
 Each session (the lock key ``browser:{session}``) is its own browser context and page, so
 cookies and storage never cross sessions. Playwright's sync API is bound to one thread, so a
-worker thread per adapter owns it (:mod:`tools.adapters._browser_worker`); the executor's
+worker thread per adapter owns it (:mod:`execgraph.tools.adapters._browser_worker`); the executor's
 pool threads queue actions to it and wait, watching cancel and deadline.
 
 The allow-list is enforced in three places, outermost first: Chromium's own resolver maps
@@ -36,7 +36,7 @@ from execgraph.state.errors import (
 )
 from execgraph.tools.adapters._browser_policy import HostPolicy
 from execgraph.tools.adapters._browser_worker import LAUNCH_ARGS, BrowserWorker, Call
-from execgraph.tools.adapters.base import AdapterOutput, InvokeContext
+from execgraph.tools.invocation import AdapterOutput, InvokeContext
 from execgraph.tools.spec import ToolSpec
 
 __all__ = ["LAUNCH_ARGS", "BrowserAdapter"]

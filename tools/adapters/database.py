@@ -31,7 +31,7 @@ from execgraph.state.errors import (
     VerificationError,
 )
 from execgraph.tools.adapters._db_backends import Backend, PostgresBackend, SqliteBackend, Statement
-from execgraph.tools.adapters.base import AdapterOutput, InvokeContext
+from execgraph.tools.invocation import AdapterOutput, InvokeContext
 from execgraph.tools.spec import Effect, ToolSpec
 
 __all__ = ["DatabaseAdapter"]

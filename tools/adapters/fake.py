@@ -27,7 +27,7 @@ from execgraph.state.errors import (
     TransientError,
     VerificationError,
 )
-from execgraph.tools.adapters.base import AdapterOutput, InvokeContext
+from execgraph.tools.invocation import AdapterOutput, InvokeContext
 from execgraph.tools.spec import Effect, ToolSpec
 
 __all__ = ["SECRET", "Behaviour", "FakeAdapter", "FakeArgs", "FakeCall", "FakeEffect", "Step"]

@@ -1,6 +1,6 @@
 """What the file tools do to bytes: hash, page within a budget, decode, diff, glob.
 
-Pure helpers of :mod:`tools.adapters.files`, apart from the adapter (confinement, atomic
+Pure helpers of :mod:`execgraph.tools.adapters.files`, apart from the adapter (confinement, atomic
 writes, the intent journal) so each can be read and tested on its own.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from execgraph.state.errors import ToolCancelled
-from execgraph.tools.adapters.base import InvokeContext
+from execgraph.tools.invocation import InvokeContext
 
 __all__ = [
     "ABSENT",

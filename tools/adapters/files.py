@@ -1,6 +1,6 @@
 """FileAdapter: read, list, write and patch files confined to a workspace root.
 
-Every path is confined with :func:`tools.paths.confine_path` against the call's workspace
+Every path is confined with :func:`execgraph.tools.paths.confine_path` against the call's workspace
 root before any file is opened, so ``..``, absolute paths and symlink escapes never reach
 the filesystem. Writes are atomic (temp file in the same directory, fsync, ``os.replace``)
 so a crash leaves either the old or the new content, never a torn file; that is what makes
@@ -26,7 +26,6 @@ from execgraph.state.errors import (
     ToolCancelled,
     VerificationError,
 )
-from execgraph.tools.adapters.base import AdapterOutput, InvokeContext
 from execgraph.tools.adapters.file_content import (
     ABSENT,
     decode,
@@ -39,6 +38,7 @@ from execgraph.tools.adapters.file_content import (
     sha_of,
 )
 from execgraph.tools.fileio import atomic_replace, check_running, os_error
+from execgraph.tools.invocation import AdapterOutput, InvokeContext
 from execgraph.tools.paths import confine_path, normalize_relpath
 from execgraph.tools.spec import Effect, Runner, ToolSpec
 

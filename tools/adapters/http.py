@@ -2,7 +2,7 @@
 
 Security (DESIGN §10): every request and every redirect hop is checked before it is sent —
 scheme, no credentials in the URL, host allow-list, and (unless ``allow_private``) every
-address the host stands for must be public (see :mod:`tools.adapters.netguard`). The
+address the host stands for must be public (see :mod:`execgraph.tools.adapters.netguard`). The
 connection goes to the checked address itself, so a DNS answer cannot change between the
 check and the connect. Redirects are followed by hand; a hop to a disallowed host is refused
 without contacting it. Responses are streamed and cut at ``max_response_bytes``.
@@ -68,8 +68,8 @@ from execgraph.tools.adapters._httpwire import (
     check_headers,
     guard_url,
 )
-from execgraph.tools.adapters.base import AdapterOutput, InvokeContext, output_of
 from execgraph.tools.adapters.netguard import Resolver, parse_host_patterns
+from execgraph.tools.invocation import AdapterOutput, InvokeContext, output_of
 from execgraph.tools.spec import Runner, ToolSpec
 
 __all__ = ["HttpAdapter", "HttpGetArgs", "HttpWriteArgs", "output_of"]

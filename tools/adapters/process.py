@@ -58,7 +58,7 @@ from execgraph.state.errors import (
     TransientError,
 )
 from execgraph.tools.adapters._streams import StreamReader, store_artifact
-from execgraph.tools.adapters.base import AdapterOutput, InvokeContext, attach_output, output_of
+from execgraph.tools.invocation import AdapterOutput, InvokeContext, attach_output, output_of
 from execgraph.tools.paths import confine_path
 from execgraph.tools.spec import Effect, ToolSpec
 

@@ -23,7 +23,7 @@ from execgraph.nodes.executor.policy import authorize
 from execgraph.nodes.executor.reconcile import in_doubt
 from execgraph.nodes.executor.reserve import idempotency_key, reserve
 from execgraph.nodes.executor.resolve import resolve
-from execgraph.nodes.executor.results import Invoked
+from execgraph.nodes.executor.stages import Invoked
 from execgraph.nodes.executor.tokens import issue_token, verify_token
 from execgraph.nodes.executor.validate import validate
 from execgraph.state.contracts import Evidence, PartialProgress, ToolExecutionRequest

@@ -12,7 +12,6 @@ from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 
 from execgraph.nodes.models import ModelConfigError, ScriptedChatModel, install_hint, resolve_model
-from execgraph.nodes.models.select import OFFLINE_MODULE
 from tests.support.openai_server import (
     OpenAIServer,
     isolate_from_network,
@@ -146,11 +145,9 @@ def test_scripted_string_asks_for_an_instance() -> None:
 
 
 def test_offline_is_reserved_for_the_demo_policy() -> None:
-    if importlib.util.find_spec(OFFLINE_MODULE) is None:
-        with pytest.raises(ModelConfigError, match="not available yet"):
-            resolve_model("offline")
-    else:  # built by the offline-policy work: it must then resolve to a chat model
-        assert isinstance(resolve_model("offline"), BaseChatModel)
+    """The core never imports the demo: only the demo turns "offline" into its policy."""
+    with pytest.raises(ModelConfigError, match="build_demo_graph"):
+        resolve_model("offline")
 
 
 def test_a_missing_provider_package_names_the_install_command() -> None:

@@ -22,8 +22,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
-from execgraph.tools.adapters.base import AdapterOutput, InvokeContext
 from execgraph.tools.adapters.http import HttpAdapter, output_of
+from execgraph.tools.invocation import AdapterOutput, InvokeContext
 from execgraph.tools.spec import ToolSpec
 
 __all__ = [

@@ -10,8 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from execgraph.tools.adapters.base import InvokeContext
 from execgraph.tools.adapters.database import DatabaseAdapter
+from execgraph.tools.invocation import InvokeContext
 
 SCHEMA = {
     "sqlite": "CREATE TABLE orders (id INTEGER PRIMARY KEY AUTOINCREMENT, "

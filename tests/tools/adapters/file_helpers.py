@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from execgraph.tools.adapters import FileAdapter, InvokeContext
-from execgraph.tools.adapters.base import AdapterOutput
+from execgraph.tools.adapters import FileAdapter
+from execgraph.tools.invocation import AdapterOutput, InvokeContext
 from execgraph.tools.spec import ToolSpec
 
 

@@ -29,8 +29,8 @@ from execgraph.state.errors import (
     ToolCancelled,
     TransientError,
 )
-from execgraph.tools.adapters.base import InvokeContext
 from execgraph.tools.adapters.browser import BrowserAdapter
+from execgraph.tools.invocation import InvokeContext
 
 PAGE = """<!doctype html><html><head><title>Shop</title></head><body>
 <h1>Ready</h1>

@@ -17,8 +17,9 @@ from execgraph.state.errors import (
     TransientError,
     VerificationError,
 )
-from execgraph.tools.adapters import Adapter, AdapterOutput, FakeAdapter, InvokeContext
+from execgraph.tools.adapters import Adapter, FakeAdapter
 from execgraph.tools.adapters.fake import SECRET, Step
+from execgraph.tools.invocation import AdapterOutput, InvokeContext
 from execgraph.tools.registry import ToolRegistry
 from execgraph.tools.spec import ToolSpec
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from execgraph.state.errors import PermanentError, TargetNotFound
-from execgraph.tools.adapters import FileAdapter, InvokeContext
-from execgraph.tools.adapters.base import AdapterOutput
+from execgraph.tools.adapters import FileAdapter
+from execgraph.tools.invocation import AdapterOutput, InvokeContext
 from tests.tools.adapters.file_helpers import Artifacts, call, ctx_for, json_len, sha
 
 

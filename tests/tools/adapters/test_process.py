@@ -25,13 +25,13 @@ from execgraph.state.errors import (
     ToolCancelled,
     TransientError,
 )
-from execgraph.tools.adapters.base import AdapterOutput, InvokeContext
 from execgraph.tools.adapters.process import (
     DEFAULT_PATH,
     ProcessAdapter,
     ProcessExitError,
     output_of,
 )
+from execgraph.tools.invocation import AdapterOutput, InvokeContext
 
 # A child that starts a grandchild (which ignores SIGTERM), reports both pids, then hangs.
 HANG = r"""

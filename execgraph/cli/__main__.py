@@ -1,0 +1,5 @@
+"""``python -m execgraph.cli``: the same command line as the ``execgraph`` script."""
+
+from execgraph.cli.commands import app
+
+app()

@@ -1,0 +1,276 @@
+"""The ``execgraph`` command line: run, pause, approve, resume, cancel and inspect runs.
+
+Shared options and failure handling live in :mod:`execgraph.cli.options`, the read-only
+commands in :mod:`execgraph.cli.inspection`, run metadata and graph rebuilding in
+:mod:`execgraph.cli.runs`, rich output in :mod:`execgraph.cli.render`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from langgraph.types import Command
+from rich.text import Text
+
+from execgraph.cli.drive import answers_for, drive, out, report
+from execgraph.cli.inspection import COMMANDS as INSPECT_COMMANDS
+from execgraph.cli.options import (
+    EPILOG,
+    ArchOpt,
+    AutoOpt,
+    CallOpt,
+    HomeOpt,
+    ModelOpt,
+    NoInputOpt,
+    RunIdArg,
+    RunIdOpt,
+    TaskArg,
+    ToolsOpt,
+    handled,
+    home_dir,
+    interactive,
+)
+from execgraph.cli.prompts import answer_questions, select_approvals
+from execgraph.cli.render import STATUS_STYLE, interrupt_summary
+from execgraph.cli.runs import (
+    Answerer,
+    CliError,
+    RunMeta,
+    Session,
+    build_app,
+    check_run_id,
+    checkpoint_status,
+    ensure_not_driven,
+    exit_code,
+    load_meta,
+    load_task,
+    new_run_id,
+    open_session,
+    owner_alive,
+    parse_json_object,
+    save_meta,
+    tool_source,
+)
+from execgraph.graph.build import ARCHITECTURES
+
+__all__ = ["app"]
+
+app = typer.Typer(
+    name="execgraph",
+    help="Run tasks as controlled, recoverable actions; approve, resume, cancel, inspect.",
+    epilog=EPILOG,
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+
+def _start(
+    task_file: Path | None,
+    arch: str,
+    model: str,
+    home: Path | None,
+    run_id: str | None,
+    auto_approve: bool,
+    no_input: bool,
+    tools: str | None,
+) -> int:
+    base = home_dir(home)
+    if arch not in ARCHITECTURES:
+        raise CliError(f"unknown architecture {arch!r}; choose one of {', '.join(ARCHITECTURES)}")
+    if tools is not None:
+        tool_source(tools)  # a bad --tools is reported before anything else
+    if task_file is not None:
+        task = load_task(task_file)
+    elif tools is not None:
+        raise CliError(
+            "a run with your own --tools needs a TASK file (a TaskSpec as JSON: goal, "
+            "success_checks, budgets); the default task is the demo's"
+        )
+    else:
+        from execgraph.demo.build import demo_task
+
+        task = demo_task()
+    rid = check_run_id(run_id) if run_id else new_run_id()
+    if (base / "runs" / f"{rid}.json").exists():
+        raise CliError(f"run {rid!r} already exists; continue it with: execgraph resume {rid}")
+    workspace = str(base / "workspaces" / rid)
+    meta = RunMeta(rid, arch, model, task, time.time(), workspace, tools)
+    answerer: Answerer = "approve" if auto_approve else "ask" if interactive(no_input) else "stop"
+    session = Session(meta, base, build_app(meta, base), answerer)
+    save_meta(base, meta)
+    out.print(
+        Text(f"run {rid}", style="bold"),
+        Text(f"· arch {arch} · model {model} · workspace {workspace}", style="dim"),
+        soft_wrap=True,
+    )
+    if auto_approve:
+        out.print(Text("--auto-approve: every approval request will be approved", style="cyan"))
+    return drive(session, {"task": task})
+
+
+@app.command(epilog=EPILOG)
+@handled
+def run(
+    task_file: TaskArg = None,
+    arch: ArchOpt = "react",
+    model: ModelOpt = "offline",
+    home: HomeOpt = None,
+    run_id: RunIdOpt = None,
+    auto_approve: AutoOpt = False,
+    no_input: NoInputOpt = False,
+    tools: ToolsOpt = None,
+) -> int:
+    """Run a task (default: the research demo) and stream its progress."""
+    return _start(task_file, arch, model, home, run_id, auto_approve, no_input, tools)
+
+
+@app.command(epilog=EPILOG)
+@handled
+def demo(
+    arch: ArchOpt = "react",
+    model: ModelOpt = "offline",
+    home: HomeOpt = None,
+    run_id: RunIdOpt = None,
+    auto_approve: AutoOpt = False,
+    no_input: NoInputOpt = False,
+) -> int:
+    """Run the research demo (same as `execgraph run` with no task file)."""
+    return _start(None, arch, model, home, run_id, auto_approve, no_input, None)
+
+
+@app.command(epilog=EPILOG)
+@handled
+def resume(
+    run_id: RunIdArg,
+    answer: Annotated[
+        str | None, typer.Option("--answer", help="Answer to a pending question.")
+    ] = None,
+    home: HomeOpt = None,
+    no_input: NoInputOpt = False,
+) -> int:
+    """Continue a run in this process (after a crash, or to answer a question)."""
+    base = home_dir(home)
+    ensure_not_driven(base, run_id)
+    session = open_session(run_id, base, "ask" if interactive(no_input) else "stop")
+    state = session.graph.get_state(session.config)
+    inp: Any = None
+    if state.interrupts:
+        if answer is not None:
+            inp = Command(resume=answer_questions(state, run_id, answer))
+        else:
+            answers = answers_for(state.interrupts, session.answerer)
+            if answers is None:
+                return report(session)
+            inp = Command(resume=answers)
+    elif not state.values:
+        inp = {"task": session.meta.task}  # stopped before its first checkpoint
+    elif not state.next and state.values.get("status") not in (None, "RUNNING", "WAITING"):
+        return report(session)  # already finished
+    # An unfinished run with nothing scheduled was killed between a step's durable writes
+    # and its next checkpoint: driving it with no input replays the saved writes.
+    out.print(Text(f"resuming run {run_id}", style="bold"))
+    return drive(session, inp)
+
+
+def _approve_like(
+    run_id: str,
+    home: Path | None,
+    no_input: bool,
+    call: str | None,
+    decide: Callable[[Any], dict[str, Any]],
+    single: bool = False,
+) -> int:
+    base = home_dir(home)
+    ensure_not_driven(base, run_id)
+    session = open_session(run_id, base, "ask" if interactive(no_input) else "stop")
+    state = session.graph.get_state(session.config)
+    pending = select_approvals(state, run_id, call, single=single)
+    answers = {}
+    for item in pending:
+        answers[item.id] = decide(item.value)
+        decide_action = answers[item.id]["action"]
+        verb = {"approve": "approved", "reject": "rejected", "edit": "edited"}[decide_action]
+        out.print(Text(f"{verb}: {interrupt_summary(item.value)}", style="cyan"), soft_wrap=True)
+    return drive(session, Command(resume=answers))
+
+
+@app.command(epilog=EPILOG)
+@handled
+def approve(
+    run_id: RunIdArg, call: CallOpt = None, home: HomeOpt = None, no_input: NoInputOpt = False
+) -> int:
+    """Approve pending approval requests and continue the run."""
+    return _approve_like(
+        run_id, home, no_input, call, lambda v: {"action": "approve", "approver": "cli"}
+    )
+
+
+@app.command(epilog=EPILOG)
+@handled
+def reject(
+    run_id: RunIdArg,
+    reason: Annotated[str, typer.Option("--reason", help="Why (shown to the model).")] = "",
+    call: CallOpt = None,
+    home: HomeOpt = None,
+    no_input: NoInputOpt = False,
+) -> int:
+    """Reject pending approval requests and continue the run."""
+    answer = {"action": "reject", "reason": reason, "approver": "cli"}
+    return _approve_like(run_id, home, no_input, call, lambda v: answer)
+
+
+@app.command(epilog=EPILOG)
+@handled
+def edit(
+    run_id: RunIdArg,
+    args: Annotated[str, typer.Option("--args", help="New arguments as a JSON object.")],
+    call: CallOpt = None,
+    home: HomeOpt = None,
+    no_input: NoInputOpt = False,
+) -> int:
+    """Replace a pending call's arguments (validated and authorized again) and continue."""
+    arguments = parse_json_object(args, "--args")
+    answer = {"action": "edit", "arguments": arguments, "approver": "cli"}
+    return _approve_like(run_id, home, no_input, call, lambda v: answer, single=True)
+
+
+@app.command(epilog=EPILOG)
+@handled
+def cancel(run_id: RunIdArg, home: HomeOpt = None) -> int:
+    """Ask a run to stop: a running run stops CANCELLED; a paused one is ended now."""
+    from execgraph.nodes.cancel import request_cancel
+    from execgraph.state.store.sqlite import SqliteExecutionStore
+
+    base = home_dir(home)
+    meta = load_meta(base, run_id)
+    with SqliteExecutionStore(base / "exec.db") as store:
+        request_cancel(store, run_id, reason="cancelled from the command line")
+    status, waiting = checkpoint_status(base, run_id)
+    pid = owner_alive(base, run_id)
+    if pid is not None:
+        out.print(Text(f"cancel requested; process {pid} stops run {run_id} at its next poll"))
+        return 0
+    if status is not None and status not in ("RUNNING", "WAITING") and not waiting:
+        out.print(
+            Text(f"run {run_id} already ended: ") + Text(status, STATUS_STYLE.get(status, ""))
+        )
+        return exit_code(status)
+    out.print(Text(f"cancel requested; ending run {run_id} now", style="bold"))
+    session = Session(meta, base, build_app(meta, base), "reject")
+    state = session.graph.get_state(session.config)
+    inp: Any = None
+    if state.interrupts:
+        answers = answers_for(state.interrupts, "reject")
+        inp = Command(resume=answers)
+    elif not state.values:
+        inp = {"task": meta.task}
+    return drive(session, inp)
+
+
+for _command in INSPECT_COMMANDS:
+    app.command(epilog=EPILOG)(_command)

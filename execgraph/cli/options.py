@@ -1,0 +1,127 @@
+"""What every ``execgraph`` command shares: its options, its home and how it fails.
+
+Options are declared once here so a flag means the same thing (name, default, help) in
+every command that takes it; :func:`handled` gives every command the same documented
+exit codes and one red line instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from execgraph.cli.render import short
+from execgraph.cli.runs import CliError
+from execgraph.graph.build import default_home
+from execgraph.nodes.models.select import ModelConfigError
+
+__all__ = [
+    "EPILOG",
+    "ArchOpt",
+    "AutoOpt",
+    "CallOpt",
+    "HomeOpt",
+    "ModelOpt",
+    "NoInputOpt",
+    "RunIdArg",
+    "RunIdOpt",
+    "TaskArg",
+    "ToolsOpt",
+    "err",
+    "handled",
+    "home_dir",
+    "interactive",
+]
+
+EPILOG = (
+    "Exit codes: 0 COMPLETED · 3 WAITING (approval or answer needed) · "
+    "4 FAILED, PARTIAL or BUDGET_EXHAUSTED · 5 CANCELLED · "
+    "2 bad input (unknown run, bad task file, unknown architecture, bad model string) · "
+    "1 internal error (EXECGRAPH_DEBUG=1 shows the traceback). "
+    "Files live under --home (default: $EXECGRAPH_HOME or ./.execgraph)."
+)
+
+err = Console(stderr=True, highlight=False)
+
+HomeOpt = Annotated[
+    Path | None,
+    typer.Option("--home", help="Run directory (default: $EXECGRAPH_HOME or ./.execgraph)."),
+]
+NoInputOpt = Annotated[
+    bool, typer.Option("--no-input", help="Never prompt; stop WAITING instead (exit 3).")
+]
+RunIdArg = Annotated[str, typer.Argument(help="The run id (LangGraph thread id).")]
+TaskArg = Annotated[
+    Path | None, typer.Argument(help="A JSON TaskSpec file (default: the demo task).")
+]
+ArchOpt = Annotated[str, typer.Option("--arch", help="react | workflow | plan_execute | hybrid.")]
+ModelOpt = Annotated[
+    str, typer.Option("--model", help="'offline' (no network) or 'provider:model'.")
+]
+RunIdOpt = Annotated[str | None, typer.Option("--run-id", help="Run id (default: generated).")]
+AutoOpt = Annotated[
+    bool, typer.Option("--auto-approve", help="Approve every approval request (scripts).")
+]
+ToolsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--tools",
+        help="MODULE:ATTR — a list of tools/adapters (or a function of the workspace "
+        "returning one) to use instead of the demo toolkit.",
+    ),
+]
+CallOpt = Annotated[
+    str | None, typer.Option("--call", help="Answer only the approval of this call id.")
+]
+
+
+def handled(fn: Callable[..., int | None]) -> Callable[..., None]:
+    """One red line and a documented exit code for every failure; no raw traceback."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        try:
+            code = fn(*args, **kwargs)
+        except typer.Exit:
+            raise
+        except (CliError, ModelConfigError) as exc:
+            err.print(Text(f"error: {exc}", style="bold red"), soft_wrap=True)
+            raise typer.Exit(getattr(exc, "code", 2)) from None
+        except KeyboardInterrupt:
+            err.print(Text("interrupted; continue with: execgraph resume RUN_ID", style="yellow"))
+            raise typer.Exit(130) from None
+        except Exception as exc:
+            if os.environ.get("EXECGRAPH_DEBUG") == "1":
+                traceback.print_exc()
+            detail = short(str(exc), 200)
+            err.print(
+                Text(f"internal error: {type(exc).__name__}: {detail}", style="bold red"),
+                Text("(set EXECGRAPH_DEBUG=1 for the traceback)", style="dim"),
+                soft_wrap=True,
+            )
+            raise typer.Exit(1) from None
+        raise typer.Exit(code or 0)
+
+    return wrapper
+
+
+def home_dir(home: Path | None) -> Path:
+    """``--home`` (or the default) as an absolute directory path; a file there is bad input."""
+    base = (home if home is not None else default_home()).expanduser().resolve()
+    if base.exists() and not base.is_dir():
+        raise CliError(f"--home {base} is not a directory")
+    return base
+
+
+def interactive(no_input: bool) -> bool:
+    """Prompts only on a terminal, and never under ``--no-input``."""
+    return not no_input and sys.stdin.isatty()

@@ -1,0 +1,388 @@
+"""Run metadata and resuming for the ``execgraph`` CLI.
+
+A run is driven by one process at a time but may be continued by any later one
+(``approve``, ``resume``, ``cancel``), so everything needed to rebuild the *same* graph is
+written to ``home/runs/<run_id>.json`` when the run starts: architecture, model string,
+task, workspace and the optional ``--tools`` import path. The run id is the LangGraph
+``thread_id``; statuses come from the checkpointer, never from the metadata file.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import os
+import re
+import secrets
+import sqlite3
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from execgraph.state.contracts import RunStatus, TaskSpec
+
+__all__ = [
+    "EXIT_CODES",
+    "Answerer",
+    "CliError",
+    "RunMeta",
+    "Session",
+    "build_app",
+    "check_run_id",
+    "checkpoint_status",
+    "ensure_not_driven",
+    "exit_code",
+    "list_runs",
+    "load_meta",
+    "load_task",
+    "load_tools",
+    "new_run_id",
+    "open_session",
+    "owned",
+    "owner_alive",
+    "parse_json_object",
+    "replay_recorded",
+    "run_config",
+    "run_rows",
+    "save_meta",
+    "tool_source",
+]
+
+EXIT_CODES: dict[str, int] = {
+    RunStatus.COMPLETED: 0,
+    RunStatus.WAITING: 3,
+    RunStatus.FAILED: 4,
+    RunStatus.PARTIAL: 4,
+    RunStatus.BUDGET_EXHAUSTED: 4,
+    RunStatus.CANCELLED: 5,
+}
+"""Process exit code per final status (2 = bad input, 1 = internal error)."""
+
+_RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+class CliError(Exception):
+    """A user-facing problem (bad input, unknown run): one line, exit code 2."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class RunMeta:
+    """What a later process needs to rebuild a run's graph."""
+
+    run_id: str
+    arch: str
+    model: str
+    task: dict[str, Any]
+    created: float
+    workspace: str
+    tools: str | None = None
+
+
+def exit_code(status: str | None) -> int:
+    """The documented exit code of a run that stopped with ``status``."""
+    return EXIT_CODES.get(str(status), 1)
+
+
+def run_config(run_id: str) -> dict[str, Any]:
+    """The LangGraph config of a run: its id is the thread id."""
+    return {"configurable": {"thread_id": run_id}}
+
+
+def new_run_id() -> str:
+    """A sortable, readable run id, e.g. ``run-20260101-120000-3f9a``."""
+    return time.strftime("run-%Y%m%d-%H%M%S-", time.gmtime()) + secrets.token_hex(2)
+
+
+def check_run_id(run_id: str) -> str:
+    """``run_id`` if it is safe as a file name; otherwise a CliError."""
+    if not _RUN_ID_RE.match(run_id):
+        raise CliError(
+            f"run id {run_id!r} is not valid: use letters, digits, '.', '_' and '-' (max 128)"
+        )
+    return run_id
+
+
+def _runs_dir(home: Path) -> Path:
+    return home / "runs"
+
+
+def save_meta(home: Path, meta: RunMeta) -> Path:
+    """Write the run's metadata; refuses to overwrite another run's file."""
+    path = _runs_dir(home) / f"{check_run_id(meta.run_id)}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with open(path, "x", encoding="utf-8") as fh:
+            json.dump(asdict(meta), fh, indent=2, sort_keys=True)
+    except FileExistsError:
+        raise CliError(
+            f"run {meta.run_id!r} already exists; continue it with: execgraph resume {meta.run_id}"
+        ) from None
+    return path
+
+
+def load_meta(home: Path, run_id: str) -> RunMeta:
+    """The metadata of ``run_id`` under ``home``, or a CliError naming the problem."""
+    path = _runs_dir(home) / f"{check_run_id(run_id)}.json"
+    if not path.is_file():
+        raise CliError(f"unknown run id {run_id!r} in {home} (list runs with: execgraph runs)")
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        return RunMeta(**raw)
+    except (OSError, ValueError, TypeError) as exc:
+        raise CliError(f"run metadata {path} is unreadable ({type(exc).__name__})") from None
+
+
+def list_runs(home: Path) -> list[RunMeta]:
+    """Every run recorded under ``home``, oldest first (unreadable files are skipped)."""
+    metas = []
+    for path in sorted(_runs_dir(home).glob("*.json")):
+        try:
+            metas.append(load_meta(home, path.stem))
+        except CliError:
+            continue
+    return sorted(metas, key=lambda m: (m.created, m.run_id))
+
+
+def load_task(path: Path) -> dict[str, Any]:
+    """A TaskSpec from a JSON file, validated; every failure is a one-line CliError."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CliError(f"task file {str(path)!r} does not exist") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CliError(f"task file {str(path)!r} cannot be read ({type(exc).__name__})") from None
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CliError(
+            f"task file {str(path)!r} is not valid JSON: {exc.msg} "
+            f"(line {exc.lineno}, column {exc.colno})"
+        ) from None
+    if not isinstance(raw, dict):
+        raise CliError(f"task file {str(path)!r} must hold a JSON object (a TaskSpec)")
+    try:
+        TaskSpec.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors(include_input=False, include_url=False)[0]
+        where = ".".join(str(p) for p in first["loc"]) or "task"
+        more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        raise CliError(
+            f"task file {str(path)!r} is not a valid TaskSpec: {where}: {first['msg']}{more}"
+        ) from None
+    return raw
+
+
+def tool_source(spec: str) -> Any:
+    """Import ``module:attr`` and check it names a list of tools or a factory of one.
+
+    The working directory is importable, so ``--tools mytools:TOOLS`` finds ``./mytools.py``.
+    """
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise CliError(f"--tools {spec!r} must look like 'package.module:attribute'")
+    if str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))  # a user's own module, as `python -m` would
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise CliError(f"--tools: cannot import {module_name!r} ({exc})") from None
+    try:
+        value = getattr(module, attr)
+    except AttributeError:
+        raise CliError(f"--tools: {module_name!r} has no attribute {attr!r}") from None
+    if not inspect.isfunction(value) and (not isinstance(value, list | tuple) or not value):
+        raise CliError(
+            f"--tools {spec!r} must name a non-empty list of tools, or a function "
+            "(workspace) -> list of tools"
+        )
+    return value
+
+
+def load_tools(spec: str, workspace: Path) -> list[Any]:
+    """The tools ``module:attr`` names: a list of tools/adapters, or a factory's list."""
+    value = tool_source(spec)
+    if inspect.isfunction(value):
+        value = value(workspace)
+    if not isinstance(value, list | tuple) or not value:
+        raise CliError(f"--tools {spec!r}: the factory must return a non-empty list of tools")
+    return list(value)
+
+
+def build_app(meta: RunMeta, home: Path, *, read_only: bool = False) -> Any:
+    """Compile the run's graph exactly as it was started (same arch, tools, model).
+
+    ``read_only`` swaps the model for an empty script: reading state needs the graph's
+    shape, not a provider (whose API key may be missing here); a model call would fail
+    loudly rather than spend anything.
+    """
+    from execgraph.demo.build import build_demo_graph, demo_model
+    from execgraph.graph.build import build_graph
+    from execgraph.nodes.models import ScriptedChatModel
+
+    model: Any = ScriptedChatModel(replies=[]) if read_only else demo_model(meta.model)
+    workspace = Path(meta.workspace)
+    if meta.tools is None:
+        return build_demo_graph(meta.arch, model=model, home=home, workspace=workspace)
+    # A user's own tools get the user's task and checks only: nothing of the demo.
+    tools = load_tools(meta.tools, workspace)
+    workspace.mkdir(parents=True, exist_ok=True)
+    return build_graph(meta.arch, model=model, tools=tools, home=home, workspace=workspace)
+
+
+def checkpoint_status(home: Path, run_id: str) -> tuple[str | None, bool]:
+    """(status, waiting on an interrupt) read straight from the checkpoint database.
+
+    No graph is built, so listing runs needs no model, tools or API keys.
+    """
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    path = home / "checkpoints.db"
+    if not path.is_file():
+        return None, False
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        found = SqliteSaver(conn).get_tuple(
+            {"configurable": {"thread_id": run_id, "checkpoint_ns": ""}}
+        )
+    except sqlite3.Error:
+        return None, False
+    finally:
+        conn.close()
+    if found is None:
+        return None, False
+    status = found.checkpoint.get("channel_values", {}).get("status")
+    waiting = any(write[1] == "__interrupt__" for write in found.pending_writes or ())
+    return (str(status) if status else None), waiting
+
+
+# --------------------------------------------------------------------------- owner
+
+
+def _owner_file(home: Path, run_id: str) -> Path:
+    return _runs_dir(home) / f"{run_id}.pid"
+
+
+@contextmanager
+def owned(home: Path, run_id: str) -> Iterator[None]:
+    """Mark this process as the one driving ``run_id`` (for ``cancel`` and ``status``)."""
+    path = _owner_file(home, run_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(str(os.getpid()))
+    try:
+        yield
+    finally:
+        try:
+            if path.read_text().strip() == str(os.getpid()):
+                path.unlink()
+        except OSError:
+            pass
+
+
+def owner_alive(home: Path, run_id: str) -> int | None:
+    """The pid of a live process driving ``run_id``, if any (best effort)."""
+    try:
+        pid = int(_owner_file(home, run_id).read_text().strip())
+    except (OSError, ValueError):
+        return None
+    if pid == os.getpid():
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        return pid
+    return pid
+
+
+# --------------------------------------------------------------------------- interrupts
+
+Answerer = Literal["ask", "approve", "reject", "stop"]
+"""Who answers interrupts: a person at a prompt, auto-approve, cancel (reject), nobody."""
+
+
+# --------------------------------------------------------------------------- sessions
+
+
+@dataclass
+class Session:
+    """A run being continued by this process: its metadata, graph and who answers."""
+
+    meta: RunMeta
+    home: Path
+    graph: Any
+    answerer: Answerer
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return run_config(self.meta.run_id)
+
+
+def open_session(run_id: str, home: Path, answerer: Answerer = "stop") -> Session:
+    """Rebuild a recorded run's graph to continue it here."""
+    meta = load_meta(home, run_id)
+    return Session(meta, home, build_app(meta, home), answerer)
+
+
+def ensure_not_driven(home: Path, run_id: str) -> None:
+    """Refuse to drive a run another live process is driving."""
+    pid = owner_alive(home, run_id)
+    if pid is not None:
+        raise CliError(f"run {run_id!r} is being driven by process {pid}; wait or cancel it")
+
+
+def run_rows(home: Path) -> list[tuple[str, str, str, str, str]]:
+    """(id, arch, model, created, current status) of every recorded run."""
+    rows = []
+    for meta in list_runs(home):
+        status, waiting = checkpoint_status(home, meta.run_id)
+        shown = "WAITING" if waiting else status or "NOT STARTED"
+        created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(meta.created))
+        rows.append((meta.run_id, meta.arch, meta.model, created, shown))
+    return rows
+
+
+def parse_json_object(raw: str, what: str) -> dict[str, Any]:
+    """A JSON object from the command line, or a one-line CliError."""
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise CliError(f"{what} is not valid JSON: {exc.msg} (column {exc.colno})") from None
+    if not isinstance(value, dict):
+        raise CliError(f"{what} must be a JSON object of the new arguments")
+    return value
+
+
+def replay_recorded(meta: RunMeta, home: Path, store: Any) -> Any:
+    """Replay a recorded run with the tools and checks it ran with (no model, no effects)."""
+    from functools import partial
+
+    from execgraph.demo.build import DEMO_STAGES, demo_tools
+    from execgraph.demo.research import RESEARCH_CHECKS
+    from execgraph.graph.build import build_graph
+    from execgraph.replay import replay_run
+
+    workspace = Path(meta.workspace)
+    if meta.tools is None:
+        build = partial(build_graph, meta.arch, stages=DEMO_STAGES)
+        tools, checks = demo_tools(workspace), RESEARCH_CHECKS
+    else:
+        build, tools, checks = (
+            partial(build_graph, meta.arch),
+            load_tools(meta.tools, workspace),
+            {},
+        )
+    return replay_run(
+        build, tools, store, meta.run_id, meta.task, checks=checks, workspace=workspace
+    )

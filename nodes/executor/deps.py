@@ -1,0 +1,32 @@
+"""ExecutorDeps: what the executor pipeline works with, bound into its nodes at build time."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from execgraph.nodes.executor.pools import shared_pool
+from execgraph.state.store.base import ExecutionStore
+from execgraph.tools.invocation import DEFAULT_OUTPUT_BUDGET
+from execgraph.tools.policy import PolicyEngine
+from execgraph.tools.registry import ToolRegistry
+
+__all__ = ["ExecutorDeps"]
+
+
+@dataclass(frozen=True)
+class ExecutorDeps:
+    """What the executor pipeline works with; bound into its nodes when the graph is built."""
+
+    registry: ToolRegistry
+    policy: PolicyEngine
+    store: ExecutionStore
+    approval_secret: bytes
+    approval_ttl_s: float = 24 * 3600.0
+    output_budget: int = DEFAULT_OUTPUT_BUDGET
+    lock_timeout_s: float = 30.0
+    default_timeout_s: float = 300.0
+    pool: ThreadPoolExecutor = field(default_factory=lambda: shared_pool("tool"))
+    calls: ThreadPoolExecutor = field(default_factory=lambda: shared_pool("call"))
+    """Runs whole pipeline calls under ``ainvoke`` (tools run on ``pool``: separate pools, so
+    a call waiting for its tool can never starve that tool of a thread)."""

@@ -1,0 +1,333 @@
+"""The executor's effectful half: reserve → lock → invoke → outcome → evidence → commit.
+
+No side effect starts before the durable execution record exists; a record found started
+but uncommitted (a crash) is reconciled, never blindly run again; one store transaction
+commits result, evidence, idempotency state, lock release and events.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from langgraph.config import get_stream_writer
+
+from execgraph.nodes.cancel import cancel_requested
+from execgraph.nodes.executor.call_events import call_event
+from execgraph.nodes.executor.commit import build_result, commit, failure_result
+from execgraph.nodes.executor.deps import ExecutorDeps
+from execgraph.nodes.executor.evidence import gather_evidence
+from execgraph.nodes.executor.gate import Gate, failure_payload
+from execgraph.nodes.executor.invoke import invoke
+from execgraph.nodes.executor.lock import acquire, lock_keys
+from execgraph.nodes.executor.outcome import settle
+from execgraph.nodes.executor.reconcile import in_doubt
+from execgraph.nodes.executor.reserve import (
+    claim,
+    mark_unresolved,
+    reserve,
+    reserved,
+    unresolved_twin,
+)
+from execgraph.nodes.executor.stages import Authorized, Locked, Normalized, Staged, Validated
+from execgraph.state.contracts import ToolError, ToolExecutionRequest, ToolResult
+from execgraph.state.errors import (
+    ApprovalTokenInvalid,
+    DomainViolation,
+    ExecGraphError,
+    ObservationStatus,
+    UnresolvedOutcome,
+)
+from execgraph.state.events import Event, EventType
+from execgraph.state.store.base import Reservation
+from execgraph.tools.invocation import InvokeContext
+from execgraph.tools.policy import PolicyDecision
+from execgraph.tools.spec import ToolSpec
+
+__all__ = ["execute", "run_staged", "stage"]
+
+
+def _context(
+    request: ToolExecutionRequest,
+    deps: ExecutorDeps,
+    attempt_id: str,
+    key: str,
+    timeout_s: float | None,
+    sink: list[Event],
+) -> InvokeContext:
+    deadline = request.deadline
+    limit = time.time() + (timeout_s or deps.default_timeout_s)
+    deadline = limit if deadline is None else min(deadline, limit)
+    try:
+        writer = get_stream_writer()
+    except RuntimeError:
+        writer = None
+    # Tools emit from their own threads; LangGraph's writer needs the node's context, and
+    # one context cannot be entered by two threads at once (stdout and stderr readers).
+    node_context, entering = contextvars.copy_context(), threading.Lock()
+    counter = iter(range(1_000_000_000))
+
+    def emit(kind: str, payload: dict[str, Any]) -> None:
+        seq = next(counter)
+        sink.append(
+            call_event(
+                request,
+                EventType.TOOL_OUTPUT,
+                attempt_id=attempt_id,
+                seq=seq,
+                payload={"kind": kind, **payload},
+            )
+        )
+        if writer is not None:
+            try:
+                with entering:
+                    node_context.run(writer, {"call_id": request.call_id, "kind": kind, **payload})
+            except Exception:  # live progress is best effort; it never fails the tool
+                pass
+
+    def put_artifact(data: bytes, kind: str) -> str:
+        return deps.store.put_artifact(data, kind=kind, run_id=request.run_id)
+
+    return InvokeContext(
+        run_id=request.run_id,
+        call_id=request.call_id,
+        attempt_id=attempt_id,
+        workspace_root=Path(request.workspace.root),
+        idempotency_key=key,
+        deadline=deadline,
+        output_budget=deps.output_budget,
+        data_scope=tuple(request.data_scope),
+        trace={"run_id": request.run_id, "turn_id": request.turn_id, "call_id": request.call_id},
+        emit=emit,
+        put_artifact=put_artifact,
+    )
+
+
+def _returned(result: ToolResult, event_ids: list[str]) -> dict[str, Any]:
+    update: dict[str, Any] = {
+        "results": {result.call_id: result.model_dump(mode="json")},
+        "events": {"recent": event_ids},
+    }
+    if result.evidence:  # an empty update would still be a checkpoint write
+        update["evidence"] = {e.source_id: e.model_dump(mode="json") for e in result.evidence}
+    return update
+
+
+def execute(
+    request: ToolExecutionRequest, gate: Gate, deps: ExecutorDeps, log: Sequence[Event] = ()
+) -> dict[str, Any]:
+    """Reserve, lock, invoke, settle, gather evidence and commit — or commit a refusal.
+
+    The gate's events are committed with the call's own, in its commit transaction;
+    ``log`` (what led to the call) with its first write, before anything runs.
+    """
+    staged = stage(request, gate, deps, log)
+    return staged if isinstance(staged, dict) else run_staged(staged, deps, log=log)
+
+
+def stage(
+    request: ToolExecutionRequest, gate: Gate, deps: ExecutorDeps, log: Sequence[Event] = ()
+) -> Staged | dict[str, Any]:
+    """Authorize a gated call for its execution record; a refusal is logged (after
+    ``log``) and returned."""
+    if gate.failure is not None or gate.prepared is None:
+        failure = gate.failure or failure_payload(DomainViolation("the call was never prepared"))
+        result = failure_result(
+            request,
+            ToolError.model_validate(failure["error"]),
+            status=ObservationStatus(failure["status"]),
+        )
+        return _unreserved(request, deps, result, [*log, *gate.events])
+    prepared = gate.prepared
+    try:
+        spec = deps.registry.resolve(prepared["tool"], prepared["version"])
+        args = spec.input_model.model_validate(prepared["arguments"])
+        authorized = Authorized(
+            spec,
+            Validated(args, Normalized(dict(prepared["arguments"]), "", prepared["args_hash"])),
+            PolicyDecision("allow", prepared["reason"]),
+            token_id=prepared.get("token_id"),
+        )
+        twin = unresolved_twin(deps.store, request, authorized)
+        if twin is not None:
+            raise UnresolvedOutcome(
+                f"an identical earlier call ({twin}) has an unknown outcome; it must be "
+                "reconciled before this write may run again"
+            )
+    except ExecGraphError as exc:
+        refusal = failure_result(request, exc, tool_version=prepared.get("version", ""))
+        return _unreserved(request, deps, refusal, [*log, *gate.events])
+    return Staged(request, authorized, uuid.uuid4().hex[:12], list(gate.events))
+
+
+def run_staged(
+    staged: Staged,
+    deps: ExecutorDeps,
+    reservation: Reservation | None = None,
+    log: Sequence[Event] = (),
+) -> dict[str, Any]:
+    """Reserve (unless a batch did; with ``log``), lock, invoke, settle, gather evidence
+    and commit."""
+    request, authorized, attempt_id = staged.request, staged.authorized, staged.attempt_id
+    events = staged.events
+    spec, args = authorized.spec, authorized.validated.args
+    normalized_args = authorized.validated.normalized.arguments
+    try:
+        if reservation is None:
+            held = reserve(deps.store, request, authorized, attempt_id, log)
+        else:
+            held = reserved(claim(request, authorized, attempt_id), reservation)
+    except ExecGraphError as exc:
+        refusal = failure_result(request, exc, tool_version=spec.version)
+        return _unreserved(request, deps, refusal, [*log, *events])  # its transaction fell
+    key = held.key
+    if held.kind == "committed":
+        assert held.record.result is not None
+        deps.store.append_events(events)  # already logged, unless another worker committed
+        committed = ToolResult.model_validate(held.record.result)
+        return _returned(committed, [e.event_id for e in events])
+    owner = f"{request.run_id}:{request.call_id}"
+    ctx = _context(request, deps, attempt_id, key, spec.timeout_s, events)
+    if held.kind == "in_doubt":
+        settled = in_doubt(spec, args, ctx)
+        if settled is not None:
+            events.append(
+                call_event(
+                    request,
+                    EventType.TOOL_RECONCILED,
+                    attempt_id=attempt_id,
+                    payload={
+                        "outcome": settled.outcome,
+                        "committed": settled.side_effect.committed,
+                    },
+                )
+            )
+            result = build_result(request, spec.version, settled, key=key, attempt_id=attempt_id)
+            # The crashed attempt held this call's locks under the same owner: free them.
+            crashed = Locked(
+                keys=_keys_or_none(spec, normalized_args, request), owner=owner, queued_ms=0
+            )
+            return _finish(request, deps, key, result, events, crashed, authorized)
+        deps.store.restart(key, attempt_id)
+    if authorized.token_id and not deps.store.use_approval_token(authorized.token_id):
+        used = ApprovalTokenInvalid("approval token was already used")
+        return _finish(
+            request,
+            deps,
+            key,
+            failure_result(request, used, tool_version=spec.version),
+            events,
+            None,
+        )
+    try:
+        keys = lock_keys(spec, normalized_args, request.workspace.id)
+        remaining = ctx.remaining_s() or deps.lock_timeout_s
+        locked = acquire(
+            deps.store,
+            keys,
+            owner,
+            lease_s=remaining + 30.0,
+            timeout_s=min(deps.lock_timeout_s, remaining),
+        )
+    except ExecGraphError as exc:
+        return _finish(
+            request,
+            deps,
+            key,
+            failure_result(request, exc, tool_version=spec.version),
+            events,
+            None,
+        )
+    events.append(
+        call_event(
+            request, EventType.TOOL_STARTED, attempt_id=attempt_id, payload={"tool": spec.key}
+        )
+    )
+    invoked = invoke(
+        spec, args, ctx, deps.pool, partial(cancel_requested, deps.store, request.run_id)
+    )
+    settled = settle(spec, invoked, deps.output_budget, ctx.put_artifact)
+    settled = gather_evidence(spec, args, settled, invoked.output, ctx)
+    if settled.side_effect.attempted:
+        events.append(
+            call_event(
+                request,
+                EventType.TOOL_SIDE_EFFECT_OBSERVED,
+                attempt_id=attempt_id,
+                payload=settled.side_effect.model_dump(mode="json"),
+            )
+        )
+    if settled.reconciled:
+        events.append(
+            call_event(
+                request,
+                EventType.TOOL_RECONCILED,
+                attempt_id=attempt_id,
+                payload={"outcome": settled.outcome},
+            )
+        )
+    result = build_result(
+        request,
+        spec.version,
+        settled,
+        key=key,
+        attempt_id=attempt_id,
+        queued_ms=locked.queued_ms,
+        running_ms=invoked.running_ms,
+    )
+    return _finish(request, deps, key, result, events, locked, authorized)
+
+
+def _keys_or_none(
+    spec: ToolSpec, arguments: dict[str, Any], request: ToolExecutionRequest
+) -> tuple[str, ...]:
+    try:
+        return lock_keys(spec, arguments, request.workspace.id)
+    except ExecGraphError:
+        return ()
+
+
+def _unreserved(
+    request: ToolExecutionRequest, deps: ExecutorDeps, result: ToolResult, events: list[Event]
+) -> dict[str, Any]:
+    """Log the events of a call refused before any record was reserved, and its end."""
+    done = call_event(
+        request,
+        EventType.TOOL_COMPLETED,
+        payload={"outcome": result.outcome, "status": result.status},
+    )
+    logged = [*events, done]
+    deps.store.append_events(logged)
+    return _returned(result, [e.event_id for e in logged])
+
+
+def _finish(
+    request: ToolExecutionRequest,
+    deps: ExecutorDeps,
+    key: str,
+    result: ToolResult,
+    events: list[Event],
+    locked: Locked | None,
+    authorized: Authorized | None = None,
+) -> dict[str, Any]:
+    events.append(
+        call_event(
+            request,
+            EventType.TOOL_COMPLETED,
+            attempt_id=result.attempt_id,
+            payload={"outcome": result.outcome, "status": result.status},
+        )
+    )
+    # A read is safe to redo, so its commit need not wait for the disk; anything that may
+    # have changed the world is flushed before the model can observe it.
+    redo_safe = authorized is not None and authorized.spec.effect == "read"
+    final = commit(deps.store, key, result, events, locked, durable=not redo_safe)
+    if final.outcome == "unknown" and authorized is not None:
+        mark_unresolved(deps.store, request, authorized, final.model_dump(mode="json"))
+    return _returned(final, [e.event_id for e in events])
