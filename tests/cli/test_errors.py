@@ -96,6 +96,20 @@ def test_admission_rejection_is_a_failed_run_with_its_reason(home: Path) -> None
     assert "success checks of unknown kind: ['nope']" in result.out
 
 
+def test_a_run_with_the_users_tools_gets_none_of_the_demos_checks(home: Path) -> None:
+    """The demo's citation check belongs to the demo: a task of the user's that names it,
+    with the user's own tools, is refused at admission like any unknown kind."""
+    task = home / "cites.json"
+    checks = [{"kind": "citations_resolve", "target": "report.md"}]
+    task.write_text(json.dumps({"goal": "Search the corpus", "success_checks": checks}))
+    tools = "tests.support.cli_slow_tools:TOOLS"
+    result = cli("run", str(task), "--tools", tools, "--home", str(home))
+    assert result.code == 4, result
+    assert "success checks of unknown kind: ['citations_resolve']" in result.out
+    demo = cli("run", str(task), "--home", str(home), "--no-input")  # the demo knows it
+    assert "unknown kind" not in demo.out
+
+
 def test_internal_error_is_one_line_exit_1_and_traceback_only_in_debug(home: Path) -> None:
     task = home / "own_task.json"
     task.write_text(json.dumps({"goal": "Search the corpus"}))
