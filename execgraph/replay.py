@@ -44,7 +44,9 @@ class ReplayReport:
     recorded_status: str | None
     replayed_status: str | None
     model_calls: int = 0
-    side_effects: int = 0
+    """Model calls the replay made; every one was answered from the recording."""
+    effects_replayed: int = 0
+    """Write and irreversible calls answered with their recorded result instead of acting."""
     recorded_calls: list[str] = field(default_factory=list)
     replayed_calls: list[str] = field(default_factory=list)
     diff: list[str] = field(default_factory=list)
@@ -67,8 +69,26 @@ def recorded_trajectory(store: ExecutionStore, run_id: str) -> dict[str, Any]:
             results[event.call_id] = record.result
     answers = [e.payload for e in events if e.type == EventType.APPROVAL_RESOLVED and e.payload]
     finished = [e.payload.get("status") for e in events if e.type == EventType.RUN_FINISHED]
+    # What each call was, once normalized (defaults, aliases, paths), and which version of
+    # each source it observed: a changed tool default or a changed world shows up here
+    # even when the call's id, tool and status are the same.
+    hashes = {
+        e.call_id: str(e.payload.get("args_hash"))
+        for e in events
+        if e.type == EventType.TOOL_RESOLVED and e.call_id and e.payload
+    }
+    versions = {
+        call_id: sorted(
+            (str(item.get("source_id")), str(item.get("version")))
+            for item in result.get("evidence") or []
+        )
+        for call_id, result in results.items()
+    }
     return {
         "events": events,
+        "model_calls": sum(1 for e in events if e.type == EventType.MODEL_CALLED),
+        "hashes": hashes,
+        "versions": versions,
         # sorted: calls of one turn run in parallel, their log order is not a divergence
         "calls": sorted(f"{e.call_id}:{e.payload.get('tool')}" for e in calls),
         "results": results,
@@ -84,11 +104,15 @@ def _recorded_error(error: Mapping[str, Any]) -> ExecGraphError:
     return kind(str(error.get("message", "failed")))
 
 
-def _recorded_tool(spec: ToolSpec, results: Mapping[str, dict[str, Any]]) -> ToolSpec:
+def _recorded_tool(
+    spec: ToolSpec, results: Mapping[str, dict[str, Any]], served: list[str]
+) -> ToolSpec:
     def output(ctx: InvokeContext) -> AdapterOutput:
         recorded = results.get(ctx.call_id)
         if recorded is None:
             raise PermanentError(f"replay: call {ctx.call_id} ({spec.name}) was never recorded")
+        if spec.effect != "read" and ctx.call_id not in served:
+            served.append(ctx.call_id)
         partial = recorded.get("partial")
         return AdapterOutput(
             data=recorded.get("data"),
@@ -151,7 +175,8 @@ def replay_run(
     recording = recorded_trajectory(store, run_id)
     model = ScriptedChatModel.from_events(recording["events"])
     specs = ToolRegistry(tools).latest()
-    replay_tools = [_recorded_tool(s, recording["results"]) for s in specs]
+    served: list[str] = []  # effectful calls answered from the recording
+    replay_tools = [_recorded_tool(s, recording["results"], served) for s in specs]
     home = Path(tempfile.mkdtemp(prefix="execgraph-replay-"))
     copy = home / "workspace"
     if workspace is not None and workspace.is_dir():
@@ -183,8 +208,8 @@ def replay_run(
         report.diff.append("the replay asked the model for a reply the recording does not have")
     replayed = recorded_trajectory(replay_store, run_id)
     report.replayed_calls = replayed["calls"]
-    report.model_calls = 0  # every reply came from the recording
-    report.side_effects = 0  # every tool returned its recorded observation
+    report.model_calls = replayed["model_calls"]
+    report.effects_replayed = len(served)
     if report.replayed_status != report.recorded_status:
         report.diff.append(f"status {report.recorded_status} -> {report.replayed_status}")
     pairs = zip(report.recorded_calls, report.replayed_calls, strict=False)
@@ -201,4 +226,22 @@ def replay_run(
         before = recording["results"].get(call_id)
         if before is not None and before.get("status") != result.get("status"):
             report.diff.append(f"{call_id}: {before.get('status')} -> {result.get('status')}")
+    report.diff.extend(_step_diff(recording, replayed))
     return report
+
+
+def _step_diff(recording: Mapping[str, Any], replayed: Mapping[str, Any]) -> list[str]:
+    """Calls of both runs whose normalized arguments or observed versions differ."""
+    diff = []
+    for call_id, new in sorted(replayed["hashes"].items()):
+        old = recording["hashes"].get(call_id)
+        if old is not None and old != new:
+            diff.append(
+                f"{call_id}: the arguments differ once normalized (args hash {old[:12]} -> "
+                f"{new[:12]}): a changed default, alias or path rule"
+            )
+    for call_id, new_versions in sorted(replayed["versions"].items()):
+        old_versions = recording["versions"].get(call_id)
+        if old_versions is not None and old_versions != new_versions:
+            diff.append(f"{call_id}: observed versions {old_versions} -> {new_versions}")
+    return diff

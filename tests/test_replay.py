@@ -7,14 +7,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from execgraph.demo.build import DEMO_STAGES, build_demo_graph, demo_task, demo_tools
 from execgraph.demo.research import RESEARCH_CHECKS
 from execgraph.graph.build import build_graph
+from execgraph.nodes.models.scripted import ScriptedChatModel
 from execgraph.replay import replay_run
+from execgraph.state.events import EventType
 from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.tools.spec import tool_spec
 
 
 def _record(tmp_path: Path, arch: str) -> tuple[SqliteExecutionStore, Path, str]:
@@ -71,3 +75,66 @@ def test_a_changed_policy_gives_a_visible_diff(tmp_path: Path) -> None:
     assert not report.same
     assert any("publish_report" in line or "status" in line for line in report.diff), report.diff
     assert report.replayed_status != "COMPLETED"
+
+
+def test_the_replay_counts_its_model_calls_and_the_effects_it_answered(tmp_path: Path) -> None:
+    store, ws, run_id = _record(tmp_path, "react")
+    report = replay_run(
+        partial(build_graph, "react", stages=DEMO_STAGES),
+        demo_tools(ws),
+        store,
+        run_id,
+        demo_task(),
+        checks=RESEARCH_CHECKS,
+        workspace=ws,
+    )
+    recorded = sum(1 for e in store.events(run_id) if e.type == EventType.MODEL_CALLED)
+    assert report.model_calls == recorded > 0
+    # the demo's effects: report.md written (at least once) and published once
+    effectful = {
+        r.call_id
+        for r in store.committed(run_id)
+        if r.tool in ("write_file", "publish_report")
+    }
+    assert report.effects_replayed == len(effectful) >= 2
+
+
+def _amount_tool(default: int) -> Any:
+    @tool_spec(name="transfer", effect="write", version="1.0.0")
+    def transfer(to: str, amount: int = default) -> str:
+        """Transfer money."""
+        return f"sent {amount} to {to}"
+
+    return transfer
+
+
+def test_a_changed_tool_default_is_a_divergence_even_with_the_same_ids(tmp_path: Path) -> None:
+    """The model's call names only ``to``; the tool's default gives the amount. A release
+    that turns the default from 1 into 1000 replays with the same call ids, tool names and
+    statuses — only the normalized arguments tell, and the replay must say so."""
+    store = SqliteExecutionStore(tmp_path / "exec.db")
+    replies = [
+        AIMessage("", tool_calls=[{"name": "transfer", "args": {"to": "bob"}, "id": "c1"}]),
+        AIMessage("", tool_calls=[{"name": "finish", "args": {"output": "sent"}, "id": "c2"}]),
+    ]
+    task = {
+        "goal": "pay bob",
+        "success_checks": [{"kind": "tool_succeeded", "target": "transfer"}],
+    }
+    app = build_graph(
+        "react",
+        model=ScriptedChatModel(replies),
+        tools=[_amount_tool(1)],
+        store=store,
+        home=tmp_path,
+        checkpointer=InMemorySaver(),
+    )
+    out = app.invoke({"task": task}, {"configurable": {"thread_id": "pay"}})
+    assert out["status"] == "COMPLETED"
+    same = replay_run(partial(build_graph, "react"), [_amount_tool(1)], store, "pay", task)
+    assert same.same, same.diff
+    changed = replay_run(partial(build_graph, "react"), [_amount_tool(1000)], store, "pay", task)
+    assert changed.replayed_status == changed.recorded_status == "COMPLETED"
+    assert changed.replayed_calls == changed.recorded_calls
+    assert not changed.same
+    assert any("arguments differ once normalized" in line for line in changed.diff), changed.diff

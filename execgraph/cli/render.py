@@ -317,7 +317,7 @@ def render_status(
 
 
 def replay_table(report: Any) -> Table:
-    """A replay's verdict: statuses, calls, model calls and side effects, and the diff."""
+    """A replay's verdict: statuses, calls, model calls and replayed effects, and the diff."""
     table = Table(title=f"Replay of {report.run_id}", title_justify="left", show_header=False)
     table.add_column("what")
     table.add_column("value", overflow="fold")
@@ -327,8 +327,10 @@ def replay_table(report: Any) -> Table:
         "tool calls",
         f"{len(report.recorded_calls)} recorded, {len(report.replayed_calls)} replayed",
     )
-    table.add_row("model calls", str(report.model_calls))
-    table.add_row("side effects", str(report.side_effects))
+    table.add_row("model calls", f"{report.model_calls}, each answered from the recording")
+    table.add_row(
+        "effects", f"{report.effects_replayed} answered from the recording, none performed"
+    )
     verdict = "same trajectory" if report.same else "\n".join(report.diff)
     table.add_row("divergence", Text(verdict, style="green" if report.same else "red"))
     return table
