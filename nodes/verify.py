@@ -3,9 +3,9 @@
 Every turn ends here. A cancel request (logged by anyone, from any process) stops the run
 CANCELLED first. A model's ``finish`` (or plain answer) is a candidate: it is accepted
 only when every success check holds on evidence; otherwise the rejection and its reasons
-go back to the model. Then, in order: abort, loop guard, budgets and deadline decide
-whether the run stops (FAILED, BUDGET_EXHAUSTED with the confirmed partial result and the
-open items) or goes on.
+go back to the model. Then, in order: abort, loop guard, budgets and deadline, and the
+task's stop conditions decide whether the run stops (FAILED, BUDGET_EXHAUSTED with the
+confirmed partial result and the open items) or goes on.
 """
 
 from __future__ import annotations
@@ -168,6 +168,41 @@ def stop_condition(
     spent = exhausted(contract, state)
     if spent:
         return RunStatus.BUDGET_EXHAUSTED, "budget exhausted: " + ", ".join(spent)
+    met = _stop_condition_met(state, contract, deps)
+    if met is not None:
+        return RunStatus.FAILED, f"stop condition: {met}"
+    return None
+
+
+def _stop_condition_met(
+    state: Mapping[str, Any], contract: TaskContract, deps: RunDeps
+) -> str | None:
+    """The first of the contract's stop conditions that holds, described, or None.
+
+    Counts come from the run's whole record (one aggregate query, asked only when the
+    task has stop conditions); a refusal is never reserved, so it is seen in the newest
+    results, which every turn observes.
+    """
+    if not contract.stop_conditions:
+        return None
+    counts = deps.executor.store.outcomes(contract.run_id)
+    for condition in contract.stop_conditions:
+        if condition.kind == "denied":
+            refused = [
+                r.get("tool_name") or r.get("call_id")
+                for r in (state.get("results") or {}).values()
+                if r.get("status") == "DENIED"
+            ]
+            if refused:
+                return f"a call of {refused[0]} was refused"
+            continue
+        outcome = "failed" if condition.kind == "tool_failed" else "unknown"
+        seen = sum(
+            c.count for c in counts if c.outcome == outcome and condition.target in (None, c.tool)
+        )
+        if seen >= condition.count:
+            which = f"{condition.target} " if condition.target else ""
+            return f"{seen} {which}call(s) ended {outcome} (limit {condition.count})"
     return None
 
 

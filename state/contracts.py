@@ -27,6 +27,7 @@ __all__ = [
     "PartialProgress",
     "RunStatus",
     "SideEffect",
+    "StopCondition",
     "SuccessCheck",
     "TaskContract",
     "TaskSpec",
@@ -127,6 +128,25 @@ class SuccessCheck(_Frozen):
     description: str = ""
 
 
+class StopCondition(_Frozen):
+    """When a run must stop though it is not done; the stop controller checks it every turn.
+
+    Goal, success checks and stop conditions are separate (seed 002 §4.2): a stop condition
+    never makes a run COMPLETED, it ends it ``FAILED`` with its reason. Kinds:
+
+    * ``tool_failed``: calls of tool ``target`` (of any tool when ``target`` is None)
+      failed ``count`` times in the run (its whole record, not state's window).
+    * ``unknown_outcome``: ``count`` calls ended ``unknown`` (a write whose response was
+      lost): stop and let a person reconcile rather than act on a world in doubt.
+    * ``denied``: a call was refused by the policy or a person (status ``DENIED``): a
+      refusal is not to be worked around by another tool or another argument.
+    """
+
+    kind: Literal["tool_failed", "unknown_outcome", "denied"]
+    target: str | None = None
+    count: int = Field(default=1, ge=1)
+
+
 class TaskSpec(_Frozen):
     """What a user asks for. Admission turns it into a :class:`TaskContract`."""
 
@@ -134,7 +154,7 @@ class TaskSpec(_Frozen):
     deliverables: list[str] = Field(default_factory=list)
     allowed_actions: list[str] | None = None
     success_checks: list[SuccessCheck] = Field(default_factory=list)
-    stop_conditions: list[str] = Field(default_factory=list)
+    stop_conditions: list[StopCondition] = Field(default_factory=list)
     budgets: dict[BudgetKind, float] = Field(default_factory=dict)
     deadline_s: float | None = Field(default=None, gt=0)
     approval_rules: list[dict[str, Any]] = Field(default_factory=list)
@@ -151,7 +171,7 @@ class TaskContract(_Frozen):
     deliverables: list[str]
     allowed_actions: list[str]
     success_checks: list[SuccessCheck]
-    stop_conditions: list[str]
+    stop_conditions: list[StopCondition]
     budgets: dict[BudgetKind, float]
     deadline: float | None
     approval_rules: list[dict[str, Any]]

@@ -92,9 +92,7 @@ def test_the_replay_counts_its_model_calls_and_the_effects_it_answered(tmp_path:
     assert report.model_calls == recorded > 0
     # the demo's effects: report.md written (at least once) and published once
     effectful = {
-        r.call_id
-        for r in store.committed(run_id)
-        if r.tool in ("write_file", "publish_report")
+        r.call_id for r in store.committed(run_id) if r.tool in ("write_file", "publish_report")
     }
     assert report.effects_replayed == len(effectful) >= 2
 

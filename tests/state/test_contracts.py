@@ -23,6 +23,7 @@ from execgraph.state.contracts import (
     PartialProgress,
     RunStatus,
     SideEffect,
+    StopCondition,
     SuccessCheck,
     TaskContract,
     TaskSpec,
@@ -114,11 +115,18 @@ def test_task_spec_goal_checks_and_stop_conditions_are_separate() -> None:
         {
             "goal": "g",
             "success_checks": [{"kind": "output_contains", "value": "done"}],
-            "stop_conditions": ["user says stop"],
+            "stop_conditions": [{"kind": "tool_failed", "target": "search", "count": 2}],
         }
     )
     assert spec.success_checks == [SuccessCheck(kind="output_contains", value="done")]
-    assert spec.stop_conditions == ["user says stop"]
+    assert spec.stop_conditions == [StopCondition(kind="tool_failed", target="search", count=2)]
+
+
+def test_a_stop_condition_outside_the_vocabulary_is_refused() -> None:
+    """A field that accepted free text and ignored it was a defect: now it is typed."""
+    for bad in ("user says stop", {"kind": "when_bored"}, {"kind": "denied", "count": 0}):
+        with pytest.raises(ValidationError):
+            TaskSpec.model_validate({"goal": "g", "stop_conditions": [bad]})
 
 
 def test_success_check_built_in_kinds_and_empty_kind() -> None:
