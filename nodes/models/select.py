@@ -16,16 +16,14 @@ from langchain.chat_models import init_chat_model
 from langchain_core.language_models import BaseChatModel
 from pydantic import ValidationError
 
+from execgraph.state.errors import ModelConfigError
+
 __all__ = ["ModelConfigError", "install_hint", "resolve_model"]
 
 # Integration packages that an execgraph extra installs; everything else is a plain pip name.
 _EXTRAS = {"langchain_openai": "openai"}
 _PROVIDER_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 _MAX_DETAIL = 400
-
-
-class ModelConfigError(ValueError):
-    """The model argument cannot become a chat model; the message says how to fix it."""
 
 
 def _registry() -> dict[str, str]:
