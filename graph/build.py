@@ -26,6 +26,7 @@ from execgraph.graph.workflow import Stage, build_workflow
 from execgraph.nodes.deps import CheckFn, RunDeps
 from execgraph.nodes.executor.deps import ExecutorDeps
 from execgraph.nodes.models.select import resolve_model
+from execgraph.state.errors import UsageError
 from execgraph.state.store.base import ExecutionStore
 from execgraph.state.store.sqlite import SqliteExecutionStore
 from execgraph.tools.policy import PolicyEngine, PolicyRule
@@ -114,7 +115,7 @@ def build_graph(
         ValueError: unknown architecture.
     """
     if arch not in ARCHITECTURES:
-        raise ValueError(f"unknown architecture {arch!r}; choose one of {', '.join(ARCHITECTURES)}")
+        raise UsageError(f"unknown architecture {arch!r}; choose one of {', '.join(ARCHITECTURES)}")
     base = Path(home) if home is not None else default_home()
     root = Path(workspace) if workspace is not None else base / "workspace"
     root.mkdir(parents=True, exist_ok=True)

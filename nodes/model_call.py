@@ -19,6 +19,7 @@ from langchain_core.messages import (
     messages_from_dict,
 )
 from langchain_core.runnables import Runnable, RunnableConfig
+from langgraph.errors import GraphBubbleUp
 
 from execgraph.nodes.budget import charge
 from execgraph.state.events import Event, EventType, make_event
@@ -142,7 +143,8 @@ def call_model(
     """Call ``bound`` until ``parse`` accepts a reply, up to ``max_repairs`` extra calls.
 
     ``left`` is the model-call budget remaining (None: unlimited); no call exceeds it.
-    A provider exception ends the turn with a problem naming only its type.
+    A provider exception ends the turn with a problem naming only its type; LangGraph's
+    own signals (``GraphBubbleUp``: an ``interrupt()`` in the model or a callback) pass.
 
     With ``recorded``, a reply this turn already logged is used instead of a new call: a
     node that re-runs after a crash (its checkpoint never written) then makes the same
@@ -156,6 +158,8 @@ def call_model(
             ai, t_in, t_out = _reply(bound, messages, config, logged)
         except AssertionError:
             raise  # a test double's loud failure (an exhausted script) is not a provider error
+        except GraphBubbleUp:
+            raise  # interrupt() inside the model or a callback: LangGraph pauses the run
         except Exception as exc:  # a provider failure is reported, never shown raw
             turn.problem = f"the model call failed ({type(exc).__name__})"
             break

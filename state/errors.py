@@ -13,7 +13,7 @@ exception, so no secret or stack trace can reach a model or a user through them:
     │   ├── ToolDisabledError
     │   └── IncompatibleVersionError
     ├── ArgumentError             phase=validate: nothing happened
-    │   ├── SchemaViolation
+    │   ├── SchemaViolation       also a ValueError, so pydantic validators may raise it
     │   ├── DomainViolation
     │   ├── StateGuardMismatch    expected_state (compare-and-swap) does not hold
     │   └── DeadlineExceeded
@@ -32,8 +32,21 @@ exception, so no secret or stack trace can reach a model or a user through them:
     │   ├── ToolCancelled
     │   └── ToolRaised            a tool raised something unnamed (text withheld)
     ├── VerificationError         phase=verify: read-after-write does not hold
-    └── StoreError                phase=commit
-        └── LockTimeout
+    ├── StoreError                phase=commit
+    │   └── LockTimeout
+    └── UsageError                the caller used execgraph wrongly; nothing ran (a ValueError)
+        ├── ToolDeclarationError  a bad tool_spec / ToolSpec / adapter declaration
+        │   └── ToolTypeError     an object of the wrong kind declared as a tool (a TypeError)
+        ├── PolicyRuleError       a policy rule that cannot be parsed
+        ├── ModelConfigError      the model argument cannot become a chat model
+        ├── ScriptedReplyError    a scripted reply that is no AI message (a TypeError)
+        ├── StoreConfigError      an execution-store URL that names no usable store
+        └── CliError              a bad command line, task file or run id (exit code 2)
+
+The tool-failure branches describe what a *model* is told about one call. ``UsageError``
+is for the *developer*: raised while tools, policies, models, stores or graphs are
+declared, before any call runs. Each of its classes is also a ``ValueError`` (or a
+``TypeError``, where it replaces one), so ``except ValueError`` keeps working.
 """
 
 from __future__ import annotations
@@ -48,11 +61,13 @@ __all__ = [
     "ApprovalStale",
     "ApprovalTokenInvalid",
     "ArgumentError",
+    "CliError",
     "DeadlineExceeded",
     "DomainViolation",
     "ExecGraphError",
     "IncompatibleVersionError",
     "LockTimeout",
+    "ModelConfigError",
     "ModelOutputError",
     "ObservationStatus",
     "PathEscapeError",
@@ -60,18 +75,24 @@ __all__ = [
     "Phase",
     "PolicyDenied",
     "PolicyError",
+    "PolicyRuleError",
     "ResolutionError",
     "ResponseLostError",
     "SchemaViolation",
+    "ScriptedReplyError",
     "StateGuardMismatch",
+    "StoreConfigError",
     "StoreError",
     "TargetNotFound",
     "ToolCancelled",
+    "ToolDeclarationError",
     "ToolDisabledError",
     "ToolRaised",
+    "ToolTypeError",
     "TransientError",
     "UnknownToolError",
     "UnresolvedOutcome",
+    "UsageError",
     "VerificationError",
 ]
 
@@ -157,8 +178,13 @@ class ArgumentError(ExecGraphError):
     phase = Phase.VALIDATE
 
 
-class SchemaViolation(ArgumentError):
-    """Arguments do not match the tool's input schema."""
+class SchemaViolation(ArgumentError, ValueError):
+    """Arguments do not match the tool's input schema.
+
+    Also a ``ValueError``: raised inside a pydantic validator of a tool's input model, it
+    becomes one of that model's validation errors (with its field location), which the
+    validate stage reports as a SchemaViolation like any other.
+    """
 
 
 class DomainViolation(ArgumentError):
@@ -273,3 +299,51 @@ class StoreError(ExecGraphError):
 
 class LockTimeout(StoreError):
     """A resource lock was not granted before the deadline."""
+
+
+class UsageError(ExecGraphError, ValueError):
+    """The caller used execgraph wrongly: a bad declaration, configuration or argument.
+
+    Raised at build or declaration time, before anything ran, and meant for the developer
+    (its message says what to fix). It is no tool outcome; should one surface through a
+    call after all, it reads as what it is: a validation failure a retry meets again.
+    """
+
+    phase = Phase.VALIDATE
+
+
+class ToolDeclarationError(UsageError):
+    """A tool cannot be declared as given: ``tool_spec``/``ToolSpec`` fields, an adapter's
+    arguments (URLs, allow-lists, programs) or its declared statements."""
+
+
+class ToolTypeError(ToolDeclarationError, TypeError):
+    """An object of the wrong kind was declared as a tool (a ``*args`` function, an object
+    that is no ToolSpec, LangChain tool or adapter)."""
+
+
+class PolicyRuleError(UsageError):
+    """A policy rule cannot be parsed (unknown decision or keys)."""
+
+
+class ModelConfigError(UsageError):
+    """The model argument cannot become a chat model; the message says how to fix it."""
+
+
+class ScriptedReplyError(UsageError, TypeError):
+    """A scripted model's reply is not an AI message (a test's script is wrong)."""
+
+
+class StoreConfigError(UsageError):
+    """An execution-store URL names no store execgraph can open durably."""
+
+
+class CliError(UsageError):
+    """A user-facing problem of the command line (bad input, unknown run): one line.
+
+    ``code`` is the process exit code (2 unless said otherwise).
+    """
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.code = code

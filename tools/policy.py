@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from execgraph.state.contracts import ToolExecutionRequest
+from execgraph.state.errors import PolicyRuleError
 from execgraph.tools.paths import in_scope
 from execgraph.tools.spec import ToolSpec
 
@@ -42,10 +43,10 @@ class PolicyRule:
         if isinstance(raw, PolicyRule):
             return raw
         if raw.get("decision") not in _RANK:
-            raise ValueError(f"policy rule needs decision in {sorted(_RANK)}: {dict(raw)!r}")
+            raise PolicyRuleError(f"policy rule needs decision in {sorted(_RANK)}: {dict(raw)!r}")
         unknown = set(raw) - set(cls.__dataclass_fields__)
         if unknown:
-            raise ValueError(f"policy rule has unknown keys {sorted(unknown)}")
+            raise PolicyRuleError(f"policy rule has unknown keys {sorted(unknown)}")
         return cls(**dict(raw))
 
     def matches(self, spec: ToolSpec, paths: list[str], actor: str) -> bool:

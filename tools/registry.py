@@ -17,7 +17,12 @@ from typing import Any, cast
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
-from execgraph.state.errors import IncompatibleVersionError, ToolDisabledError, UnknownToolError
+from execgraph.state.errors import (
+    IncompatibleVersionError,
+    ToolDisabledError,
+    ToolTypeError,
+    UnknownToolError,
+)
 from execgraph.tools.adapters.base import Adapter
 from execgraph.tools.invocation import AdapterOutput, InvokeContext
 from execgraph.tools.spec import Effect, ToolSpec, resolve_awaitable
@@ -81,7 +86,7 @@ class ToolRegistry:
             for spec in item.tools():
                 self.register(spec)
         else:
-            raise TypeError(f"cannot register {type(item).__name__} as a tool")
+            raise ToolTypeError(f"cannot register {type(item).__name__} as a tool")
 
     def disable(self, name: str, version: str | None = None) -> None:
         """Disable one version, or every version, of a tool."""

@@ -22,6 +22,7 @@ from typing import Any, Literal, get_type_hints
 from pydantic import BaseModel, ConfigDict, create_model
 
 from execgraph.state.contracts import Evidence
+from execgraph.state.errors import ToolDeclarationError, ToolTypeError
 from execgraph.tools.invocation import AdapterOutput, InvokeContext
 
 __all__ = [
@@ -84,9 +85,9 @@ class ToolSpec:
 
     def __post_init__(self) -> None:
         if self.effect not in _EFFECTS:
-            raise ValueError(f"effect must be one of {_EFFECTS}, got {self.effect!r}")
+            raise ToolDeclarationError(f"effect must be one of {_EFFECTS}, got {self.effect!r}")
         if not self.name.isidentifier():
-            raise ValueError(f"tool name must be an identifier, got {self.name!r}")
+            raise ToolDeclarationError(f"tool name must be an identifier, got {self.name!r}")
 
     @property
     def key(self) -> str:
@@ -122,14 +123,15 @@ def _input_model(func: Callable[..., Any], name: str) -> tuple[type[BaseModel], 
     (``ctx``, or any parameter typed ``InvokeContext``), which the model never sees.
 
     Raises:
-        TypeError: the function takes ``*args`` or ``**kwargs`` (no schema can describe them).
+        ToolTypeError: the function takes ``*args`` or ``**kwargs`` (no schema can describe
+            them).
     """
     hints = get_type_hints(func)
     fields: dict[str, Any] = {}
     ctx_param: str | None = None
     for param in inspect.signature(func).parameters.values():
         if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
-            raise TypeError(f"tool {name!r}: *args/**kwargs cannot be offered to a model")
+            raise ToolTypeError(f"tool {name!r}: *args/**kwargs cannot be offered to a model")
         if param.name == "ctx" or hints.get(param.name) is InvokeContext:
             ctx_param = param.name
             continue

@@ -27,6 +27,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from execgraph.state.contracts import RunStatus, TaskSpec
+from execgraph.state.errors import CliError
 
 __all__ = [
     "EXIT_CODES",
@@ -66,14 +67,6 @@ EXIT_CODES: dict[str, int] = {
 """Process exit code per final status (2 = bad input, 1 = internal error)."""
 
 _RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-
-
-class CliError(Exception):
-    """A user-facing problem (bad input, unknown run): one line, exit code 2."""
-
-    def __init__(self, message: str, code: int = 2) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,8 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field, PrivateAttr
 
+from execgraph.state.errors import ScriptedReplyError
+
 __all__ = [
     "Reply",
     "ScriptExhausted",
@@ -100,14 +102,14 @@ def _to_ai_message(reply: Any, *, where: str) -> AIMessage:
     if isinstance(reply, str):
         return AIMessage(content=reply)
     if isinstance(reply, BaseMessage):
-        raise TypeError(f"{where}: expected an AI message, got a {reply.type!r} message")
+        raise ScriptedReplyError(f"{where}: expected an AI message, got a {reply.type!r} message")
     if isinstance(reply, Mapping):
         if "data" in reply:  # messages_to_dict() form
             (message,) = messages_from_dict([dict(reply)])
             return _to_ai_message(message, where=where)
         fields = dict(reply)
         if fields.pop("type", "ai") != "ai":
-            raise TypeError(f"{where}: expected an AI message, got {reply['type']!r}")
+            raise ScriptedReplyError(f"{where}: expected an AI message, got {reply['type']!r}")
         fields.setdefault("content", "")
         if "tool_calls" in fields:
             fields["tool_calls"] = _fill_call_ids(fields["tool_calls"])
@@ -117,7 +119,7 @@ def _to_ai_message(reply: Any, *, where: str) -> AIMessage:
                 for call in _fill_call_ids(fields["invalid_tool_calls"])
             ]
         return AIMessage(**fields)
-    raise TypeError(
+    raise ScriptedReplyError(
         f"{where}: a scripted reply must be an AIMessage, dict, str or callable, "
         f"got {type(reply).__name__}"
     )

@@ -14,7 +14,10 @@ from typing import Any
 
 from langchain.chat_models import init_chat_model
 from langchain_core.language_models import BaseChatModel
+from langgraph.errors import GraphBubbleUp
 from pydantic import ValidationError
+
+from execgraph.state.errors import ModelConfigError
 
 __all__ = ["ModelConfigError", "install_hint", "resolve_model"]
 
@@ -22,10 +25,6 @@ __all__ = ["ModelConfigError", "install_hint", "resolve_model"]
 _EXTRAS = {"langchain_openai": "openai"}
 _PROVIDER_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 _MAX_DETAIL = 400
-
-
-class ModelConfigError(ValueError):
-    """The model argument cannot become a chat model; the message says how to fix it."""
 
 
 def _registry() -> dict[str, str]:
@@ -81,6 +80,8 @@ def _guess_provider(name: str) -> str | None:
         return None
     try:
         guess = infer(name)
+    except GraphBubbleUp:
+        raise  # LangGraph's own signal (an interrupt) is never a failed guess
     except Exception:  # a guess only decorates an error message
         return None
     return guess if isinstance(guess, str) else None
@@ -187,6 +188,8 @@ def resolve_model(model: BaseChatModel | str | None, **kwargs: Any) -> BaseChatM
             f"provider {provider!r} could not be imported ({_describe(error)}); "
             f"run: {install_hint(provider)}"
         ) from error
+    except GraphBubbleUp:
+        raise  # LangGraph's own signal (an interrupt) is no configuration error
     except Exception as error:
         raise ModelConfigError(
             f"could not configure {provider}:{name}: {_describe(error)}"

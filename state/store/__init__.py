@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from execgraph.state.errors import StoreConfigError
 from execgraph.state.store.base import (
     Claim,
     ExecutionRecord,
@@ -43,6 +44,7 @@ def open_store(url: str | Path) -> ExecutionStore:
 
     Raises:
         ImportError: A PostgreSQL URL was given but psycopg is not installed.
+        StoreConfigError: The URL names no durable store (in-memory SQLite, another scheme).
         StoreError: The store cannot be opened.
     """
     if isinstance(url, Path):
@@ -58,8 +60,10 @@ def open_store(url: str | Path) -> ExecutionStore:
         # mean absolute. Keep that convention so existing URLs mean the same file.
         path = path[1:] if path.startswith("/") else path
         if not path or path == ":memory:":
-            raise ValueError("the execution store needs a file; in-memory SQLite is not durable")
+            raise StoreConfigError(
+                "the execution store needs a file; in-memory SQLite is not durable"
+            )
         return SqliteExecutionStore(path)
     if "://" in url:
-        raise ValueError(f"unsupported execution store URL scheme in {url.split('://')[0]!r}")
+        raise StoreConfigError(f"unsupported execution store URL scheme in {url.split('://')[0]!r}")
     return SqliteExecutionStore(url)

@@ -14,7 +14,7 @@ import socket
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
-from execgraph.state.errors import PolicyDenied
+from execgraph.state.errors import PolicyDenied, ToolDeclarationError
 
 __all__ = ["HostPolicy"]
 
@@ -41,14 +41,16 @@ class HostPolicy:
         self.allow_private = allow_private
         self._rules = [self._parse(entry) for entry in allowed_hosts]
         if not self._rules:
-            raise ValueError("allowed_hosts must name at least one host")
+            raise ToolDeclarationError("allowed_hosts must name at least one host")
         self._private: dict[str, bool] = {}
 
     @staticmethod
     def _parse(entry: str) -> tuple[str, int | None]:
         text = entry.strip().lower()
         if "://" in text or "/" in text:
-            raise ValueError(f"allowed_hosts entries are host or host:port, got {entry!r}")
+            raise ToolDeclarationError(
+                f"allowed_hosts entries are host or host:port, got {entry!r}"
+            )
         port = ""
         if text.startswith("["):  # [v6]:port
             text, _, rest = text[1:].partition("]")
@@ -57,7 +59,7 @@ class HostPolicy:
             text, port = text.split(":")
         host = _idna(text)
         if not host or not _HOST.match(host) or (port and not port.isdigit()):
-            raise ValueError(f"not a valid allowed_hosts entry: {entry!r}")
+            raise ToolDeclarationError(f"not a valid allowed_hosts entry: {entry!r}")
         return host, int(port) if port else None
 
     # ------------------------------------------------------------------ decisions

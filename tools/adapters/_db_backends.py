@@ -30,6 +30,7 @@ from execgraph.state.errors import (
     ResponseLostError,
     TargetNotFound,
     ToolCancelled,
+    ToolDeclarationError,
     TransientError,
 )
 from execgraph.tools.adapters._sql_text import Row, Statement, bounded, scan_sql
@@ -118,11 +119,11 @@ class SqliteBackend:
 
     def __init__(self, url: str) -> None:
         if not url.startswith("sqlite:///"):
-            raise ValueError("sqlite url must look like sqlite:///path/to/file.db")
+            raise ToolDeclarationError("sqlite url must look like sqlite:///path/to/file.db")
         raw = url[len("sqlite:///") :].split("?", 1)[0]
         if raw in ("", ":memory:"):
             # Every call opens its own connection, so an in-memory database would be empty.
-            raise ValueError("in-memory SQLite is not supported; give a file path")
+            raise ToolDeclarationError("in-memory SQLite is not supported; give a file path")
         self._path = Path(raw).absolute()
 
     def compile(self, sql: str) -> Statement:

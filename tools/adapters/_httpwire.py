@@ -18,6 +18,7 @@ from execgraph.state.errors import (
     PermanentError,
     PolicyDenied,
     ResponseLostError,
+    SchemaViolation,
     TargetNotFound,
     TransientError,
 )
@@ -127,7 +128,7 @@ def guard_url(
     addresses = resolve_public(host, port, allow_private=allow_private, resolver=resolver)
     try:
         numeric = parse_numeric_host(host) is not None
-    except ValueError:  # pragma: no cover - resolve_public refused it already
+    except PolicyDenied:  # pragma: no cover - resolve_public refused it already
         numeric = True
     if numeric:
         host = str(addresses[0])
@@ -136,16 +137,20 @@ def guard_url(
 
 
 def check_headers(headers: dict[str, str]) -> dict[str, str]:
-    """Refuse headers that could smuggle a different host, framing or idempotency key."""
+    """Refuse headers that could smuggle a different host, framing or idempotency key.
+
+    Runs as a pydantic field validator: a SchemaViolation (a ValueError) raised here becomes
+    one of the input model's validation errors.
+    """
     if len(headers) > 50:
-        raise ValueError("too many headers")
+        raise SchemaViolation("too many headers")
     for name, value in headers.items():
         if not _HEADER_NAME.fullmatch(name):
-            raise ValueError(f"invalid header name {name!r}")
+            raise SchemaViolation(f"invalid header name {name!r}")
         if name.lower() in FORBIDDEN_HEADERS or name.lower().startswith("proxy-"):
-            raise ValueError(f"header {name!r} is set by the runtime and may not be given")
+            raise SchemaViolation(f"header {name!r} is set by the runtime and may not be given")
         if any(c in value for c in "\r\n\x00"):
-            raise ValueError(f"header {name!r} contains a line break or NUL")
+            raise SchemaViolation(f"header {name!r} contains a line break or NUL")
     return headers
 
 

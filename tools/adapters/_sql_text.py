@@ -16,6 +16,8 @@ from datetime import date, datetime
 from datetime import time as dtime
 from typing import Any
 
+from execgraph.state.errors import ToolDeclarationError
+
 __all__ = ["Row", "Statement", "bounded", "scan_sql"]
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -60,7 +62,7 @@ def scan_sql(sql: str, dialect: str) -> Statement:
             while True:
                 j = sql.find(ch, j)
                 if j == -1:
-                    raise ValueError("sql has an unterminated quote")
+                    raise ToolDeclarationError("sql has an unterminated quote")
                 if sql.startswith(ch * 2, j):
                     j += 2
                     continue
@@ -72,15 +74,15 @@ def scan_sql(sql: str, dialect: str) -> Statement:
         elif sql.startswith("/*", i):
             j = sql.find("*/", i + 2)
             if j == -1:
-                raise ValueError("sql has an unterminated comment")
+                raise ToolDeclarationError("sql has an unterminated comment")
             verbatim(j + 2)
         elif ch == "$" and (tag := _DOLLAR_TAG.match(sql, i)) and pg:
             j = sql.find(tag.group(0), tag.end())
             if j == -1:
-                raise ValueError("sql has an unterminated dollar quote")
+                raise ToolDeclarationError("sql has an unterminated dollar quote")
             verbatim(j + len(tag.group(0)))
         elif (ch == "$" and sql[i + 1 : i + 2].isdigit()) or (ch == "?" and not pg):
-            raise ValueError("positional placeholders are not supported; use :name")
+            raise ToolDeclarationError("positional placeholders are not supported; use :name")
         elif sql.startswith("::", i):
             out.append("::")
             i += 2

@@ -16,6 +16,8 @@ import threading
 from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
+from langgraph.errors import GraphBubbleUp
+
 if TYPE_CHECKING:
     from execgraph.tools.invocation import InvokeContext
 
@@ -98,6 +100,7 @@ class StreamReader(threading.Thread):
             self._emit(payload)
         except Exception:
             # A failing event sink must not stop the draining, or the child would block.
+            # (This is the reader thread: no LangGraph interrupt can be raised or caught here.)
             self._emit_ok = False
 
     def kept_bytes(self) -> bytes:
@@ -123,5 +126,7 @@ def store_artifact(ctx: InvokeContext, data: bytes, kind: str) -> str | None:
         return None
     try:
         return ctx.put_artifact(data, kind)
+    except GraphBubbleUp:
+        raise  # LangGraph's own signal (an interrupt) must reach LangGraph
     except Exception:  # no store attached, or the store refused: the inline copy remains
         return None

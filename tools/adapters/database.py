@@ -28,6 +28,7 @@ from execgraph.state.errors import (
     PermanentError,
     TargetNotFound,
     ToolCancelled,
+    ToolDeclarationError,
     VerificationError,
 )
 from execgraph.tools.adapters._db_backends import Backend, PostgresBackend, SqliteBackend, Statement
@@ -78,7 +79,7 @@ class DatabaseAdapter:
 
     def __init__(self, url: str, *, name: str = "database") -> None:
         if not name.isidentifier():
-            raise ValueError(f"adapter name must be an identifier, got {name!r}")
+            raise ToolDeclarationError(f"adapter name must be an identifier, got {name!r}")
         self.name = name
         self._backend: Backend
         if url.startswith("sqlite:"):
@@ -86,7 +87,7 @@ class DatabaseAdapter:
         elif url.startswith(("postgresql://", "postgres://")):
             self._backend = PostgresBackend(url)
         else:
-            raise ValueError("database url must start with sqlite:/// or postgresql://")
+            raise ToolDeclarationError("database url must start with sqlite:/// or postgresql://")
         self._tools: list[ToolSpec] = []
         self._closed = False
 
@@ -177,7 +178,7 @@ class DatabaseAdapter:
             timeout_s: Default deadline when the request carries none.
         """
         if effect == "read":
-            raise ValueError("write_tool needs effect 'write' or 'irreversible'")
+            raise ToolDeclarationError("write_tool needs effect 'write' or 'irreversible'")
         stmt = self._backend.compile(sql)
         check = self._backend.compile(verify_sql) if verify_sql else None
         model = self._checked_model(name, params_model, stmt)
@@ -269,7 +270,7 @@ class DatabaseAdapter:
 
     def _add(self, spec: ToolSpec) -> ToolSpec:
         if any(t.name == spec.name for t in self._tools):
-            raise ValueError(f"tool {spec.name!r} is already declared on this adapter")
+            raise ToolDeclarationError(f"tool {spec.name!r} is already declared on this adapter")
         self._tools.append(spec)
         return spec
 
@@ -280,7 +281,9 @@ class DatabaseAdapter:
         model = _strict_model(name, params_model, stmt.names)
         missing = [n for n in stmt.names if n not in model.model_fields]
         if missing:
-            raise ValueError(f"{name}: placeholders {missing} are not fields of params_model")
+            raise ToolDeclarationError(
+                f"{name}: placeholders {missing} are not fields of params_model"
+            )
         return model
 
     def _precheck(self, ctx: InvokeContext) -> None:

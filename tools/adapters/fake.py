@@ -24,6 +24,7 @@ from execgraph.state.errors import (
     PermanentError,
     ResponseLostError,
     ToolCancelled,
+    ToolDeclarationError,
     TransientError,
     VerificationError,
 )
@@ -109,7 +110,7 @@ def _steps(behaviour: Behaviour | Step | Sequence[Behaviour | Step]) -> list[Ste
     items = [behaviour] if isinstance(behaviour, str | Step) else list(behaviour)
     steps = [s if isinstance(s, Step) else Step(behaviour=s) for s in items]
     if not steps:
-        raise ValueError("a fake tool needs at least one scripted step")
+        raise ToolDeclarationError("a fake tool needs at least one scripted step")
     return steps
 
 

@@ -53,7 +53,9 @@ from execgraph.state.errors import (
     DeadlineExceeded,
     ExecGraphError,
     PermanentError,
+    SchemaViolation,
     ToolCancelled,
+    ToolDeclarationError,
     TransientError,
 )
 from execgraph.tools.adapters._httpresult import (
@@ -102,7 +104,7 @@ class HttpWriteArgs(HttpGetArgs):
     @model_validator(mode="after")
     def _one_body(self) -> HttpWriteArgs:
         if self.body is not None and self.json_body is not None:
-            raise ValueError("give either body or json_body, not both")
+            raise SchemaViolation("give either body or json_body, not both")
         return self
 
 
@@ -151,7 +153,7 @@ class HttpAdapter:
             try:
                 template.format(idempotency_key="k", call_id="c")
             except (KeyError, IndexError, ValueError):
-                raise ValueError(
+                raise ToolDeclarationError(
                     f"status endpoint template {template!r} may only use "
                     "{idempotency_key} and {call_id}"
                 ) from None

@@ -18,7 +18,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from execgraph.state.errors import PolicyDenied, TargetNotFound, TransientError
+from execgraph.state.errors import (
+    PolicyDenied,
+    TargetNotFound,
+    ToolDeclarationError,
+    TransientError,
+)
 
 __all__ = [
     "HostPattern",
@@ -34,6 +39,7 @@ __all__ = [
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[..., list[tuple[Any, ...]]]
 
+_MALFORMED = "the URL's numeric host address is malformed"
 _NUMERIC_PART = re.compile(r"0[xX][0-9a-fA-F]*|[0-9]+")
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
@@ -62,7 +68,7 @@ def _canonical_host(host: str) -> str:
     text = host.strip().lower().strip("[]").rstrip(".")
     try:
         ip = parse_numeric_host(text)
-    except ValueError:
+    except PolicyDenied:  # kept as written; resolve_public refuses it before any connection
         return text
     return str(ip) if ip is not None else text
 
@@ -73,7 +79,7 @@ def parse_host_patterns(entries: Sequence[str]) -> tuple[HostPattern, ...]:
     for raw in entries:
         text = raw.strip().lower()
         if not text:
-            raise ValueError("empty allowed-host entry")
+            raise ToolDeclarationError("empty allowed-host entry")
         port: int | None = None
         bracketed = re.fullmatch(r"\[([^\]]+)\](?::(\d+))?", text)
         if bracketed:
@@ -97,10 +103,14 @@ def host_allowed(host: str, port: int, patterns: Sequence[HostPattern]) -> bool:
 
 
 def parse_numeric_host(host: str) -> IPAddress | None:
-    """The address a numeric host denotes, None for a name, ValueError for a bad number.
+    """The address a numeric host denotes, or None for a name.
 
     Accepts everything ``inet_aton`` accepts (one to four parts, each decimal, octal with a
     leading ``0`` or hex with ``0x``; the last part fills the remaining bytes) plus IPv6.
+
+    Raises:
+        PolicyDenied: a number no address matches (too many parts, out of range, 8 or 9 in
+            an octal part): such a host is refused, never guessed at.
     """
     text = host.strip().strip("[]").rstrip(".")
     try:
@@ -111,18 +121,21 @@ def parse_numeric_host(host: str) -> IPAddress | None:
     if not all(_NUMERIC_PART.fullmatch(p) for p in parts):
         return None
     if len(parts) > 4:
-        raise ValueError("too many parts in a numeric host")
+        raise PolicyDenied(_MALFORMED)  # too many parts
     numbers: list[int] = []
     for part in parts:
         if part[:2].lower() == "0x":
             numbers.append(int(part[2:] or "0", 16))
         elif len(part) > 1 and part.startswith("0"):
-            numbers.append(int(part, 8))  # ValueError on 8/9: inet_aton refuses those too
+            try:
+                numbers.append(int(part, 8))
+            except ValueError:  # 8 or 9 in an octal part: inet_aton refuses those too
+                raise PolicyDenied(_MALFORMED) from None
         else:
             numbers.append(int(part))
     *head, last = numbers
     if any(n > 255 for n in head) or last >= 256 ** (4 - len(head)):
-        raise ValueError("numeric host out of range")
+        raise PolicyDenied(_MALFORMED)  # out of range
     value = 0
     for n in head:
         value = value * 256 + n
@@ -182,10 +195,7 @@ def resolve_public(
         TransientError: the resolver failed temporarily.
     """
     text = host.strip().strip("[]").rstrip(".")
-    try:
-        numeric = parse_numeric_host(text)
-    except ValueError:
-        raise PolicyDenied("the URL's numeric host address is malformed") from None
+    numeric = parse_numeric_host(text)  # PolicyDenied for a malformed number
     if numeric is not None:
         addresses: list[IPAddress] = [numeric]
     else:

@@ -53,8 +53,10 @@ from execgraph.state.errors import (
     PermanentError,
     PolicyDenied,
     ResponseLostError,
+    SchemaViolation,
     TargetNotFound,
     ToolCancelled,
+    ToolDeclarationError,
     TransientError,
 )
 from execgraph.tools.adapters._streams import StreamReader, store_artifact
@@ -100,9 +102,9 @@ class RunProcessArgs(BaseModel):
     @classmethod
     def _plain_strings(cls, value: list[str]) -> list[str]:
         if any("\x00" in arg for arg in value):
-            raise ValueError("arguments must not contain NUL bytes")
+            raise SchemaViolation("arguments must not contain NUL bytes")
         if sum(len(arg.encode()) for arg in value) > _MAX_ARG_BYTES:
-            raise ValueError("arguments are too long")
+            raise SchemaViolation("arguments are too long")
         return value
 
 
@@ -113,7 +115,7 @@ def _resolve_programs(allowed: Mapping[str, str] | Sequence[str], path: str) -> 
     for name, target in pairs:
         found = target if os.path.isabs(target) else shutil.which(target, path=path)
         if found is None or not os.path.isfile(found) or not os.access(found, os.X_OK):
-            raise ValueError(f"allowed program {target!r} is not an executable file")
+            raise ToolDeclarationError(f"allowed program {target!r} is not an executable file")
         found = os.path.abspath(found)
         table[name] = found
         table.setdefault(os.path.basename(name), found)

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from execgraph.state.errors import TargetNotFound, TransientError
+from execgraph.state.errors import TargetNotFound, ToolDeclarationError, TransientError
+from execgraph.tools.adapters._sql_text import scan_sql
 from execgraph.tools.adapters.database import DatabaseAdapter
 from tests.tools.adapters.database_helpers import CustomerIn, _pg_raw, make_ctx
 
@@ -42,6 +43,23 @@ def test_declaration_errors_are_caught_early(tmp_path: Path) -> None:
     adapter.query_tool(name="q3", sql="SELECT 1 AS one")
     with pytest.raises(ValueError, match="already"):
         adapter.query_tool(name="q3", sql="SELECT 2 AS two")
+
+
+@pytest.mark.parametrize(
+    ("sql", "dialect", "message"),
+    [
+        ("SELECT 'open", "sqlite", "unterminated quote"),
+        ("SELECT 1 /* open", "sqlite", "unterminated comment"),
+        ("SELECT $tag$ open", "postgresql", "unterminated dollar quote"),
+        ("SELECT * FROM t WHERE a = $1", "postgresql", "positional"),
+        ("SELECT * FROM t WHERE a = ?", "sqlite", "positional"),
+    ],
+)
+def test_a_bad_declared_statement_is_a_declaration_error(
+    sql: str, dialect: str, message: str
+) -> None:
+    with pytest.raises(ToolDeclarationError, match=message):
+        scan_sql(sql, dialect)
 
 
 def test_missing_database_file_is_not_found(tmp_path: Path) -> None:

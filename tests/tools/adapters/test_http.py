@@ -23,6 +23,7 @@ from execgraph.state.errors import (
     PermanentError,
     PolicyDenied,
     ResponseLostError,
+    SchemaViolation,
     TargetNotFound,
     ToolCancelled,
     TransientError,
@@ -255,6 +256,26 @@ def test_runtime_headers_cannot_be_overridden(name: str) -> None:
     spec = _tool(HttpAdapter(["example.com"]), "http_post")
     with pytest.raises(ValidationError):
         spec.input_model(url="http://example.com/", headers={name: "x"})
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "message"),
+    [
+        ("http_get", {"headers": {"Host": "x"}}, "header 'Host' is set by the runtime"),
+        ("http_get", {"headers": {"bad name": "x"}}, "invalid header name 'bad name'"),
+        ("http_post", {"body": "a", "json_body": {"a": 1}}, "give either body or json_body"),
+    ],
+)
+def test_argument_refusals_are_schema_violations_in_the_validation_error(
+    tool: str, args: dict[str, object], message: str
+) -> None:
+    # Same text the model always saw ("Value error, ..."), now raised as SchemaViolation.
+    spec = _tool(HttpAdapter(["example.com"]), tool)
+    with pytest.raises(ValidationError) as info:
+        spec.input_model(url="http://example.com/", **args)
+    (error,) = info.value.errors()
+    assert error["msg"].startswith(f"Value error, {message}")
+    assert isinstance(error["ctx"]["error"], SchemaViolation)
 
 
 def test_header_injection_refused() -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from execgraph.state.errors import PolicyDenied, TransientError
+from execgraph.state.errors import PolicyDenied, ToolDeclarationError, TransientError
 from execgraph.tools.adapters.netguard import (
     address_forbidden,
     host_allowed,
@@ -151,3 +151,25 @@ def test_allow_list_patterns(entry: str, host: str, port: int, allowed: bool) ->
 def test_public_addresses_pass(ip: str) -> None:
     parsed = parse_numeric_host(ip)
     assert parsed is not None and not address_forbidden(parsed)
+
+
+@pytest.mark.parametrize("host", ["1.2.3.4.5", "09.1.1.1", "1.300.1.1", "4294967296"])
+def test_a_malformed_numeric_host_is_a_policy_denial(host: str) -> None:
+    with pytest.raises(PolicyDenied, match="numeric host address is malformed"):
+        parse_numeric_host(host)
+    assert host_allowed(host, 80, parse_host_patterns(["example.com"])) is False
+
+
+@pytest.mark.parametrize("url", ["http://1.2.3.4.5/", "http://09.1.1.1/", "http://1.300.1.1/"])
+def test_a_malformed_numeric_url_is_denied_before_connecting(
+    url: str, transport: LoopbackOnly, tmp_path: Path
+) -> None:
+    adapter = _adapter(transport, allowed_hosts=["*"])
+    with pytest.raises(PolicyDenied, match="numeric host address is malformed"):
+        _call(adapter, "http_get", _ctx(tmp_path), url=url)
+    assert transport.seen == []
+
+
+def test_an_empty_allow_list_entry_is_a_declaration_error() -> None:
+    with pytest.raises(ToolDeclarationError, match="empty"):
+        parse_host_patterns(["example.com", " "])
