@@ -17,7 +17,7 @@ from execgraph.nodes.checks import BUILTIN_CHECKS
 from execgraph.nodes.deps import CONTROL_TOOLS, RunDeps
 from execgraph.nodes.executor.validate import schema_message
 from execgraph.state.contracts import BudgetKind, RunStatus, TaskContract, TaskSpec, Workspace
-from execgraph.state.errors import AdmissionError
+from execgraph.state.errors import AdmissionError, UsageError
 from execgraph.state.events import EventType, make_event
 from execgraph.state.schema import RunState
 
@@ -61,6 +61,10 @@ def build_contract(task: dict[str, Any], deps: RunDeps, run_id: str, now: float)
     empty = sorted(str(kind) for kind, limit in spec.budgets.items() if limit <= 0)
     if empty:
         raise AdmissionError(f"budgets must be positive; zero or less for: {empty}")
+    try:  # a malformed rule refuses the task now, not a call later
+        deps.executor.policy.with_rules(spec.approval_rules)
+    except UsageError as exc:
+        raise AdmissionError(f"approval_rules: {exc.message}") from None
     return TaskContract(
         run_id=run_id,
         actor=spec.actor,

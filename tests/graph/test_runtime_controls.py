@@ -68,6 +68,7 @@ def _cfg(thread: str = "t") -> dict[str, Any]:
         ({"goal": "x", "success_checks": [{"kind": "vibes"}]}, "unknown kind"),
         ({"goal": ""}, "malformed"),
         ({"goal": "x", "colour": "blue"}, "malformed"),
+        ({"goal": "x", "approval_rules": [{"decision": "bogus"}]}, "approval_rules: "),
     ],
 )
 def test_admission_rejects_without_a_model_call(

@@ -87,6 +87,8 @@ def parse_host_patterns(entries: Sequence[str]) -> tuple[HostPattern, ...]:
             port = int(port_text) if port_text else None
         elif text.count(":") == 1:
             text, port_text = text.split(":")
+            if not port_text.isdigit():
+                raise ToolDeclarationError(f"allowed-host entry {raw!r} has a non-numeric port")
             port = int(port_text)
         subdomains = text.startswith("*.")
         host = text[2:] if subdomains else text

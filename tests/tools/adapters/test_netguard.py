@@ -173,3 +173,5 @@ def test_a_malformed_numeric_url_is_denied_before_connecting(
 def test_an_empty_allow_list_entry_is_a_declaration_error() -> None:
     with pytest.raises(ToolDeclarationError, match="empty"):
         parse_host_patterns(["example.com", " "])
+    with pytest.raises(ToolDeclarationError, match="non-numeric port"):
+        parse_host_patterns(["example.com:abc"])
