@@ -1,30 +1,47 @@
 """Stage 7 — invoke: run the adapter with deadline, cancellation and output budget injected.
 
 The tool runs on a shared worker pool so the executor can keep its deadline even when a
-tool ignores it: at the deadline the cancel signal is set, and a tool still running after
-a short grace period is abandoned and reported as timed out (its effect is then unknown,
-never assumed absent).
+tool ignores it: at the deadline, or when someone asks the run to stop, the cancel signal
+is set, and a tool still running after a short grace period is *abandoned*: reported as
+timed out or cancelled — whichever the executor did — with its effect unknown, never
+assumed absent, and its future handed back so its locks are held until it really ends.
+
+"The tool raised ``TimeoutError``" and "the wait for the tool ran out" are different
+facts, and on Python 3.11 ``concurrent.futures.TimeoutError`` *is* the builtin
+``TimeoutError`` (so is ``asyncio.TimeoutError``; ``socket.timeout`` subclasses it). So
+the wait is told apart by the future's state (``concurrent.futures.wait``), never by an
+exception's type: a tool that raises ``TimeoutError`` has ended, and its timeout is a lost
+response (a write's effect is unknown; a read may be tried again).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from typing import Literal
 
 from langgraph.errors import GraphBubbleUp
 from pydantic import BaseModel
 
 from execgraph.nodes.executor.stages import Invoked
-from execgraph.state.errors import ExecGraphError, ToolCancelled, ToolRaised
+from execgraph.state.errors import (
+    ExecGraphError,
+    ResponseLostError,
+    ToolCancelled,
+    ToolRaised,
+    TransientError,
+)
 from execgraph.tools.invocation import AdapterOutput, InvokeContext
 from execgraph.tools.spec import ToolSpec
 
-__all__ = ["CANCEL_GRACE_S", "POLL_S", "invoke"]
+__all__ = ["CANCEL_GRACE_S", "POLL_S", "Stop", "invoke"]
 
 CANCEL_GRACE_S = 2.0
 POLL_S = 0.25  # how often a running call looks for a cancel request
+
+Stop = Literal["deadline", "cancel"]
+"""Why the executor signalled a running tool to stop."""
 
 
 def _call(spec: ToolSpec, args: BaseModel, ctx: InvokeContext) -> AdapterOutput:
@@ -36,18 +53,35 @@ def _call(spec: ToolSpec, args: BaseModel, ctx: InvokeContext) -> AdapterOutput:
 
 def _wait(
     future: Future[AdapterOutput], ctx: InvokeContext, cancelled: Callable[[], bool] | None
-) -> AdapterOutput:
-    """Wait for the tool; at the deadline or on a cancel request, signal it and grant a grace."""
+) -> Stop | None:
+    """Wait until the tool ends; at the deadline or on a cancel request, signal it and
+    grant a grace period. Returns why it was signalled (None: it ended on its own)."""
     while True:
         remaining = ctx.remaining_s()
         step = remaining if cancelled is None else min(remaining or POLL_S, POLL_S)
-        try:
-            return future.result(timeout=step)
-        except FutureTimeout:
-            out_of_time = remaining is not None and (ctx.remaining_s() or 0) <= 0
-            if out_of_time or (cancelled is not None and cancelled()):
-                ctx.cancel.set()
-                return future.result(timeout=CANCEL_GRACE_S)
+        done, _ = wait([future], timeout=step)
+        if done:
+            return None
+        if remaining is not None and (ctx.remaining_s() or 0) <= 0:
+            stop: Stop = "deadline"
+        elif cancelled is not None and cancelled():
+            stop = "cancel"
+        else:
+            continue
+        ctx.cancel.set()
+        wait([future], timeout=CANCEL_GRACE_S)
+        return stop
+
+
+def _raised_timeout(spec: ToolSpec, exc: TimeoutError) -> ExecGraphError:
+    """A tool that raised ``TimeoutError`` lost its response: the effect of a write is
+    unknown (reconciled, never blindly retried); a read may simply be tried again."""
+    name = type(exc).__name__
+    if spec.effect == "read":
+        return TransientError(f"the tool timed out ({name}); it may be tried again")
+    return ResponseLostError(
+        f"the tool timed out ({name}) after it may have acted; its effect is unknown"
+    )
 
 
 def invoke(
@@ -63,24 +97,33 @@ def invoke(
     """
     start = time.monotonic()
     future: Future[AdapterOutput] = pool.submit(_call, spec, args, ctx)
-    try:
-        output = _wait(future, ctx, cancelled)
-    except FutureTimeout:
-        return Invoked(None, None, int((time.monotonic() - start) * 1000), timed_out=True)
-    except GraphBubbleUp:
-        raise
-    except ToolCancelled as exc:
+    stop = _wait(future, ctx, cancelled)
+
+    def elapsed() -> int:
+        return int((time.monotonic() - start) * 1000)
+
+    if not future.done():  # it ignored the signal: abandoned, still running
+        return Invoked(
+            None, None, elapsed(), timed_out=stop == "deadline", stop=stop, running=future
+        )
+    exc = future.exception()
+    if exc is None:
+        return Invoked(future.result(), None, elapsed(), stop=stop)
+    if isinstance(exc, GraphBubbleUp):
+        raise exc
+    if isinstance(exc, ToolCancelled):
         # A tool that stops itself at its deadline has timed out; only a cancel request
         # from outside makes it a cancellation.
-        by_deadline = ctx.remaining_s() == 0 and not (cancelled is not None and cancelled())
-        elapsed = int((time.monotonic() - start) * 1000)
-        return (
-            Invoked(None, None, elapsed, timed_out=True)
-            if by_deadline
-            else Invoked(None, exc, elapsed)
+        by_deadline = stop == "deadline" or (
+            stop is None and ctx.remaining_s() == 0 and not (cancelled is not None and cancelled())
         )
-    except ExecGraphError as exc:
-        return Invoked(None, exc, int((time.monotonic() - start) * 1000))
-    except Exception as exc:
-        return Invoked(None, ToolRaised.from_exception(exc), int((time.monotonic() - start) * 1000))
-    return Invoked(output, None, int((time.monotonic() - start) * 1000))
+        if by_deadline:
+            return Invoked(None, None, elapsed(), timed_out=True, stop="deadline")
+        return Invoked(None, exc, elapsed(), stop=stop or "cancel")
+    if isinstance(exc, ExecGraphError):
+        return Invoked(None, exc, elapsed(), stop=stop)
+    if isinstance(exc, TimeoutError):
+        return Invoked(None, _raised_timeout(spec, exc), elapsed(), stop=stop, raised=exc)
+    if isinstance(exc, Exception):
+        return Invoked(None, ToolRaised.from_exception(exc), elapsed(), stop=stop, raised=exc)
+    raise exc  # KeyboardInterrupt, SystemExit: not the tool's outcome to report

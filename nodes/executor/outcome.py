@@ -16,7 +16,13 @@ from pydantic_core import to_jsonable_python
 
 from execgraph.nodes.executor.stages import Invoked, Settled
 from execgraph.state.contracts import Outcome, SideEffect, ToolError
-from execgraph.state.errors import ExecGraphError, ObservationStatus, Phase, ResponseLostError
+from execgraph.state.errors import (
+    ExecGraphError,
+    ObservationStatus,
+    Phase,
+    ResponseLostError,
+    ToolCancelled,
+)
 from execgraph.tools.invocation import output_of
 from execgraph.tools.spec import ToolSpec
 
@@ -68,6 +74,18 @@ def _timed_out(spec: ToolSpec) -> Settled:
     )
 
 
+def _abandoned_on_cancel(spec: ToolSpec) -> Settled:
+    """A cancel request the tool ignored: a read changed nothing; a write may have acted."""
+    error = error_of(
+        ToolCancelled("cancelled on request; the tool did not stop within its grace period")
+    )
+    if spec.effect == "read":
+        effect = SideEffect(attempted=True, committed=False, summary="cancelled")
+        return Settled(Outcome.CANCELLED, ObservationStatus.CANCELLED, effect, error=error)
+    effect = SideEffect(attempted=True, committed=None, summary="cancelled during a write")
+    return Settled(Outcome.UNKNOWN, ObservationStatus.UNKNOWN, effect, error=error)
+
+
 def _observed(
     exc: ExecGraphError, budget: int, put_artifact: Callable[[bytes, str], str]
 ) -> dict[str, Any]:
@@ -85,6 +103,8 @@ def settle(
     """Classify what the adapter did."""
     if invoked.timed_out:
         return _timed_out(spec)
+    if invoked.running is not None:  # cancelled on request, and it did not stop
+        return _abandoned_on_cancel(spec)
     exc = invoked.error
     if isinstance(exc, ExecGraphError):
         seen = _observed(exc, budget, put_artifact)

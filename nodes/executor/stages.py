@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,12 +93,21 @@ class Locked:
 
 @dataclass(frozen=True)
 class Invoked:
-    """What the adapter did: an output or a typed error, and how long it ran."""
+    """What the adapter did: an output or a typed error, and how long it ran.
+
+    ``stop`` says why the executor signalled the tool (``"deadline"`` or ``"cancel"``);
+    ``running`` is the future of a tool that ignored the signal and still runs (its locks
+    must be held until it ends); ``raised`` the foreign exception behind a ``ToolRaised``
+    or a raised timeout, for the developer only.
+    """
 
     output: AdapterOutput | None
     error: Exception | None
     running_ms: int
     timed_out: bool = False
+    stop: str | None = None
+    running: Future[Any] | None = None
+    raised: BaseException | None = None
 
 
 @dataclass(frozen=True)
