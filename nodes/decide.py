@@ -33,7 +33,6 @@ __all__ = [
     "decide",
     "model_failure",
     "parse_reply",
-    "route_decision",
 ]
 
 _CONTROL_KIND = {
@@ -238,15 +237,3 @@ def decide(
         "events": {"recent": [e.event_id for e in events]},
         **({"status": RunStatus.WAITING.value} if waiting else {}),
     }
-
-
-def route_decision(state: RunState) -> str:
-    """Tool calls go to dispatch, a question to the user; everything else to the verifier."""
-    if state.get("status") in {s.value for s in RunStatus if s.terminal}:
-        return "verify"
-    kinds = {d["kind"] for d in state.get("decisions") or []}
-    if DecisionKind.TOOL_CALL.value in kinds:
-        return "dispatch"
-    if DecisionKind.ASK_USER.value in kinds:
-        return "ask_user"
-    return "verify"
