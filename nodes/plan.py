@@ -293,8 +293,9 @@ def respond_instruction(state: Mapping[str, Any], deps: RunDeps) -> str:
 
 
 def route_respond(state: Mapping[str, Any]) -> str:
-    """A revise_plan decision is a replan trigger; anything else goes to the verifier."""
+    """A revise_plan decision is a replan trigger; anything else goes to the verifier
+    (``verify_finish``)."""
     if is_terminal(state):
-        return "accept"
+        return "verify_finish"
     kinds = {d["kind"] for d in state.get("decisions") or []}
-    return "rejected" if DecisionKind.REVISE_PLAN.value in kinds else "accept"
+    return "rejected" if DecisionKind.REVISE_PLAN.value in kinds else "verify_finish"
