@@ -30,7 +30,7 @@ from execgraph.nodes.batching import executor_sends, split_pausable
 from execgraph.nodes.decide import decide
 from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.dispatch import queue_calls, tool_calls
-from execgraph.nodes.executor.pipeline import merge_updates, run_calls
+from execgraph.nodes.executor.pipeline import calls_update, merge_updates, run_calls
 from execgraph.nodes.observe import observe
 from execgraph.nodes.verify import stop_condition
 from execgraph.state.contracts import DecisionKind, RunStatus, TaskContract
@@ -113,7 +113,7 @@ def react_turn(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> Com
             here, _ = split_pausable(queued.get("pending") or [], deps.executor)
     if here:
         # ``pending`` keeps every queued call: the next turn's loop guard observes them all.
-        update = combine(update, run_calls(here, deps.executor, log))
+        update = combine(update, calls_update(run_calls(here, deps.executor, log)))
     else:
         deps.executor.store.append_events(log, durable=False)
     return _next(state, update, deps)

@@ -29,7 +29,7 @@ from execgraph.nodes.executor.deps import ExecutorDeps
 from execgraph.nodes.executor.effects import execute, run_staged, stage
 from execgraph.nodes.executor.gate import gate_call, needs_approval, preview
 from execgraph.nodes.executor.reserve import reserve_together
-from execgraph.nodes.executor.stages import Staged
+from execgraph.nodes.executor.stages import Finished, Staged
 from execgraph.state.contracts import ToolExecutionRequest
 from execgraph.state.events import Event
 from execgraph.state.reducers import merge_evidence, merge_results
@@ -37,6 +37,7 @@ from execgraph.state.schema import ExecutorInput
 
 __all__ = [
     "aexecutor_node",
+    "calls_update",
     "executor_node",
     "merge_updates",
     "needs_approval",
@@ -45,9 +46,27 @@ __all__ = [
 ]
 
 
-def _one(raw: dict[str, Any], deps: ExecutorDeps, log: Sequence[Event] = ()) -> dict[str, Any]:
+def _one(raw: dict[str, Any], deps: ExecutorDeps, log: Sequence[Event] = ()) -> Finished:
     request, gate = gate_call(ToolExecutionRequest.model_validate(raw), deps)
     return execute(request, gate, deps, log)
+
+
+def _update(finished: Finished) -> dict[str, Any]:
+    result = finished.result
+    update: dict[str, Any] = {
+        "results": {result.call_id: result.model_dump(mode="json")},
+        "events": {"recent": list(finished.event_ids)},
+    }
+    if result.evidence:  # an empty update would still be a checkpoint write
+        update["evidence"] = {e.source_id: e.model_dump(mode="json") for e in result.evidence}
+    return update
+
+
+def calls_update(finished: Sequence[Finished]) -> dict[str, Any]:
+    """Finished calls as one node update: reducer fields only (results, events, evidence)."""
+    if len(finished) == 1:
+        return _update(finished[0])
+    return merge_updates(_update(f) for f in finished)
 
 
 def merge_updates(updates: Iterable[dict[str, Any]]) -> dict[str, Any]:
@@ -72,7 +91,7 @@ def merge_updates(updates: Iterable[dict[str, Any]]) -> dict[str, Any]:
 
 def _run_batch(
     batch: list[dict[str, Any]], deps: ExecutorDeps, log: Sequence[Event] = ()
-) -> dict[str, Any]:
+) -> list[Finished]:
     """Gate each call in order here; reserve the gated calls' records in one transaction
     (with ``log``, unless a refusal logged it first) and run them all on the call pool.
 
@@ -80,8 +99,8 @@ def _run_batch(
     interrupt, a bug) still runs the calls gated before it and lets them commit before it
     propagates, so the node's re-run finds them committed in the store, not in doubt.
     """
-    slots: list[Staged | dict[str, Any]] = []
-    started: dict[int, Future[dict[str, Any]]] = {}
+    slots: list[Staged | Finished] = []
+    started: dict[int, Future[Finished]] = {}
     try:
         for raw in batch:
             request, gate = gate_call(ToolExecutionRequest.model_validate(raw), deps)
@@ -95,30 +114,28 @@ def _run_batch(
             run = partial(run_staged, staged, deps, reservation)
             started[i] = deps.calls.submit(copy_context().run, run)
         wait(started.values())
-    return merge_updates(
-        started[i].result() if isinstance(s, Staged) else s for i, s in enumerate(slots)
-    )
+    return [started[i].result() if isinstance(s, Staged) else s for i, s in enumerate(slots)]
 
 
 def run_calls(
     requests: list[dict[str, Any]], deps: ExecutorDeps, log: Sequence[Event] = ()
-) -> dict[str, Any]:
-    """Run requests no rule could pause where the caller is (a ReAct turn), as one update.
+) -> list[Finished]:
+    """Run requests no rule could pause where the caller is (a ReAct turn), in order.
 
     ``log`` (the turn's model reply and decisions) is written with the calls' first store
     write — their reservation, or a refusal — so it is in the store before any call runs
     and costs no transaction of its own.
     """
     if len(requests) == 1:
-        return _one(requests[0], deps, log)
+        return [_one(requests[0], deps, log)]
     return _run_batch(requests, deps, log)
 
 
 def executor_node(state: ExecutorInput, *, deps: ExecutorDeps) -> dict[str, Any]:
     """Run one request (or a batch) through every stage; return only reducer fields."""
     if "batch" in state:
-        return _run_batch(state["batch"], deps)
-    return _one(state["request"], deps)
+        return calls_update(_run_batch(state["batch"], deps))
+    return _update(_one(state["request"], deps))
 
 
 async def aexecutor_node(state: ExecutorInput, *, deps: ExecutorDeps) -> dict[str, Any]:
@@ -133,6 +150,6 @@ async def aexecutor_node(state: ExecutorInput, *, deps: ExecutorDeps) -> dict[st
     loop = asyncio.get_running_loop()
     if "batch" in state:
         batch = partial(copy_context().run, _run_batch, state["batch"], deps)
-        return await loop.run_in_executor(None, batch)
+        return calls_update(await loop.run_in_executor(None, batch))
     one = partial(copy_context().run, _one, state["request"], deps)
-    return await loop.run_in_executor(deps.calls, one)
+    return _update(await loop.run_in_executor(deps.calls, one))
