@@ -27,6 +27,7 @@ from execgraph.nodes.model_call import (
 from execgraph.state.contracts import BudgetKind, Decision, DecisionKind, RunStatus, TaskContract
 from execgraph.state.events import Event, EventType, make_event
 from execgraph.state.schema import RunState
+from execgraph.state.updates import merge
 
 __all__ = [
     "CONTROL_SCHEMAS",
@@ -203,7 +204,7 @@ def decide(
         **({"phase": phase} if phase else {}),
     }
     if result.problem is not None or result.parsed is None:
-        return {**update, **model_failure(result, left, run_id, turn_id, deps)}
+        return merge([update, model_failure(result, left, run_id, turn_id, deps)])
     decisions, ai = result.parsed, result.ai
     for index, d in enumerate(decisions):
         events.append(

@@ -21,6 +21,7 @@ from execgraph.nodes.dispatch import queue_calls, tool_calls
 from execgraph.nodes.verify import evaluate, is_terminal, stop_update
 from execgraph.state.contracts import RunStatus, TaskContract
 from execgraph.state.schema import RunState
+from execgraph.state.updates import merge
 
 __all__ = [
     "PHASE_INSTRUCTIONS",
@@ -88,18 +89,16 @@ def approve_publish(state: RunState, config: RunnableConfig, *, deps: RunDeps) -
         passed, _ = evaluate(contract, state, deps)
         status = RunStatus.PARTIAL if passed else RunStatus.FAILED
         return stop_update(state, contract, deps, status, "a person rejected publishing")
-    return {
-        **queue_calls(
-            state,
-            deps,
-            calls,
-            turn_id,
-            f"{turn_id}:publish",
-            tokens=tokens,
-            allowed=state.get("offered"),
-        ),
-        "phase": "publish",
-    }
+    queued = queue_calls(
+        state,
+        deps,
+        calls,
+        turn_id,
+        f"{turn_id}:publish",
+        tokens=tokens,
+        allowed=state.get("offered"),
+    )
+    return merge([queued, {"phase": "publish"}])
 
 
 def reopen(state: RunState) -> dict[str, Any]:

@@ -19,7 +19,7 @@ their tools would start a millisecond or more apart.)
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future, wait
 from contextvars import copy_context
 from functools import partial
@@ -32,14 +32,13 @@ from execgraph.nodes.executor.reserve import reserve_together
 from execgraph.nodes.executor.stages import Finished, Staged
 from execgraph.state.contracts import ToolExecutionRequest
 from execgraph.state.events import Event
-from execgraph.state.reducers import merge_evidence, merge_results
-from execgraph.state.schema import ExecutorInput
+from execgraph.state.schema import ExecutorInput, ExecutorOutput
+from execgraph.state.updates import merge
 
 __all__ = [
     "aexecutor_node",
     "calls_update",
     "executor_node",
-    "merge_updates",
     "needs_approval",
     "preview",
     "run_calls",
@@ -66,27 +65,7 @@ def calls_update(finished: Sequence[Finished]) -> dict[str, Any]:
     """Finished calls as one node update: reducer fields only (results, events, evidence)."""
     if len(finished) == 1:
         return _update(finished[0])
-    return merge_updates(_update(f) for f in finished)
-
-
-def merge_updates(updates: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    """Several calls' updates as one write, exactly as the reducers would fold them.
-
-    Nothing is windowed here (the channel's reducer does that), so the merge neither
-    drops a result nor miscounts an event.
-    """
-    merged: dict[str, Any] = {}
-    for update in updates:
-        if "results" in update:
-            merged["results"] = merge_results(merged.get("results"), update["results"], window=None)
-        if "evidence" in update:
-            merged["evidence"] = merge_evidence(
-                merged.get("evidence"), update["evidence"], window=None
-            )
-        if "events" in update:
-            recent = merged.setdefault("events", {"recent": []})["recent"]
-            recent.extend(update["events"].get("recent", []))
-    return merged
+    return merge((_update(f) for f in finished), ExecutorOutput)
 
 
 def _run_batch(
