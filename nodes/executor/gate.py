@@ -67,11 +67,11 @@ class Gate:
         return authorized if authorized.decision.verdict == "allow" else None
 
 
-def _approved(authorized: Authorized, approver: str) -> Gate:
+def _approved(events: tuple[Event, ...], authorized: Authorized, approver: str) -> Gate:
     """The gate of a call a person approved: the policy's ask becomes an allow, its reason
     and rule kept."""
     allowed = replace(authorized.decision, verdict="allow")
-    return Gate((), authorized=replace(authorized, decision=allowed), approved_by=approver)
+    return Gate(events, authorized=replace(authorized, decision=allowed), approved_by=approver)
 
 
 def authorize_call(request: ToolExecutionRequest, deps: ExecutorDeps, round_: int = 0) -> Gate:
@@ -155,7 +155,7 @@ def ask_person(
         # is stale, whatever check noticed it first.
         stale = ApprovalStale(f"the approved call no longer holds: {exc.message}")
         return Gate(events, failure=stale)
-    return replace(_approved(current, decision.approver), events=events)
+    return _approved(events, current, decision.approver)
 
 
 def _asked_event(request: ToolExecutionRequest, round_: int, asked: ApprovalRequest) -> Event:
