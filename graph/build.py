@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
-from langgraph._internal._constants import CONFIG_KEY_DURABILITY
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from execgraph.graph.hybrid import build_hybrid
@@ -140,15 +139,14 @@ def build_graph(
         "plan_execute": build_plan_execute,
         "hybrid": build_hybrid,
     }
-    app = builders[arch](deps, checkpointer=saver, name=name or arch)
-    # Durability: LangGraph's "async" by default, because a checkpoint is a snapshot here,
-    # not the record. What a crash must not lose is in the execution store before it acts:
-    # a turn's model reply is logged before its calls run (and replayed, never asked
-    # again, when a lost checkpoint makes the turn re-run), and a write's record is on
-    # disk before its tool starts. So the checkpoint is written beside the next step, not
-    # before it; ``invoke`` still returns only once it is on disk. ``invoke(...,
-    # durability="sync")`` waits at every step instead.
-    return app.with_config(configurable={CONFIG_KEY_DURABILITY: DEFAULT_DURABILITY})
+    # Durability: LangGraph's own default, "async" (``DEFAULT_DURABILITY``; pinned by a
+    # test), because a checkpoint is a snapshot here, not the record. What a crash must not
+    # lose is in the execution store before it acts: a turn's model reply is logged before
+    # its calls run (and replayed, never asked again, when a lost checkpoint makes the turn
+    # re-run), and a write's record is on disk before its tool starts. So the checkpoint
+    # is written beside the next step, not before it; ``invoke`` still returns only once it
+    # is on disk. ``invoke(..., durability="sync")`` waits at every step instead.
+    return builders[arch](deps, checkpointer=saver, name=name or arch)
 
 
 def partial_workflow(stages: Iterable[Stage] | None) -> Callable[..., Any]:

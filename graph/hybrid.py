@@ -35,9 +35,9 @@ def build_hybrid(deps: RunDeps, *, checkpointer: Any = None, name: str = "hybrid
     builder.add_node("scope", scope)
     phases = {"collect": "read", "analyze": "write", "publish": "irreversible"}
     exits = {
-        "collect": ["dispatch", "analyze", "accept_gate"],
-        "analyze": ["dispatch", "publish", "accept_gate"],
-        "publish": ["approve", "accept", "accept_gate"],
+        "collect": ["dispatch", "analyze", "verify_finish"],
+        "analyze": ["dispatch", "publish", "verify_finish"],
+        "publish": ["approve", "accept", "verify_finish"],
     }
     for phase, effect in phases.items():
         step = partial(
@@ -54,7 +54,9 @@ def build_hybrid(deps: RunDeps, *, checkpointer: Any = None, name: str = "hybrid
     builder.add_node("dispatch", partial(dispatch, deps=deps))
     builder.add_node("executor", executor(deps.executor))
     builder.add_node("observe", observe)
-    builder.add_node("gate", partial(verify, deps=deps))
+    # The verifier twice: as the stop controller after each tool turn, and on the result
+    # the accept phase states.
+    builder.add_node("check_stop", partial(verify, deps=deps))
     builder.add_node(
         "accept",
         partial(
@@ -65,7 +67,7 @@ def build_hybrid(deps: RunDeps, *, checkpointer: Any = None, name: str = "hybrid
             instruction=PHASE_INSTRUCTIONS["accept"],
         ),
     )
-    builder.add_node("accept_gate", partial(verify, deps=deps))
+    builder.add_node("verify_finish", partial(verify, deps=deps))
     builder.add_node("reopen", reopen)
     builder.add_edge(START, "admit")
     builder.add_conditional_edges("admit", route_admitted, {"run": "scope", "end": END})
@@ -73,13 +75,13 @@ def build_hybrid(deps: RunDeps, *, checkpointer: Any = None, name: str = "hybrid
     builder.add_conditional_edges("dispatch", partial(fan_out, deps=deps), ["executor", "observe"])
     builder.add_conditional_edges("approve", partial(fan_out, deps=deps), ["executor", "observe"])
     builder.add_edge("executor", "observe")
-    builder.add_edge("observe", "gate")
+    builder.add_edge("observe", "check_stop")
     builder.add_conditional_edges(
-        "gate",
+        "check_stop",
         route_phase,
         {"collect": "collect", "analyze": "analyze", "accept": "accept", "end": END},
     )
-    builder.add_edge("accept", "accept_gate")
-    builder.add_conditional_edges("accept_gate", route_verify, {"continue": "reopen", "end": END})
+    builder.add_edge("accept", "verify_finish")
+    builder.add_conditional_edges("verify_finish", route_verify, {"continue": "reopen", "end": END})
     builder.add_edge("reopen", "collect")
     return builder.compile(checkpointer=checkpointer, name=name)

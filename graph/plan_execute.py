@@ -38,7 +38,8 @@ def build_plan_execute(
     builder.add_node("schedule", partial(schedule, deps=deps))
     builder.add_node("executor", executor(deps.executor))
     builder.add_node("observe", observe)
-    builder.add_node("gate", partial(verify, deps=deps))
+    # The verifier twice: as the stop controller after each wave, and on the answer.
+    builder.add_node("check_stop", partial(verify, deps=deps))
     builder.add_node("assess", partial(assess, deps=deps))
     builder.add_node(
         "respond",
@@ -50,22 +51,24 @@ def build_plan_execute(
             instruction=respond_instruction,
         ),
     )
-    builder.add_node("accept", partial(verify, deps=deps))
+    builder.add_node("verify_finish", partial(verify, deps=deps))
     builder.add_node("rejected", partial(rejected, deps=deps))
     builder.add_edge(START, "admit")
     builder.add_conditional_edges("admit", route_admitted, {"run": "plan", "end": END})
     builder.add_conditional_edges("plan", route_verify, {"continue": "schedule", "end": END})
     builder.add_conditional_edges("schedule", partial(fan_out, deps=deps), ["executor", "observe"])
     builder.add_edge("executor", "observe")
-    builder.add_edge("observe", "gate")
-    builder.add_conditional_edges("gate", route_verify, {"continue": "assess", "end": END})
+    builder.add_edge("observe", "check_stop")
+    builder.add_conditional_edges("check_stop", route_verify, {"continue": "assess", "end": END})
     builder.add_conditional_edges(
         "assess",
         route_assess,
         {"schedule": "schedule", "plan": "plan", "respond": "respond", "end": END},
     )
-    builder.add_conditional_edges("respond", route_respond, ["rejected", "accept"])
-    builder.add_conditional_edges("accept", route_verify, {"continue": "rejected", "end": END})
+    builder.add_conditional_edges("respond", route_respond, ["rejected", "verify_finish"])
+    builder.add_conditional_edges(
+        "verify_finish", route_verify, {"continue": "rejected", "end": END}
+    )
     builder.add_conditional_edges(
         "rejected",
         route_assess,

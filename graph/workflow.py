@@ -49,24 +49,25 @@ def build_workflow(
     builder.add_node("dispatch", partial(dispatch, deps=deps))
     builder.add_node("executor", executor(deps.executor))
     builder.add_node("observe", observe)
-    builder.add_node("gate", partial(verify, deps=deps))
+    # The verifier twice: as the stop controller after each observation, and on the answer.
+    builder.add_node("check_stop", partial(verify, deps=deps))
     builder.add_node("advance", advance)
     conclude = "Report the result of the workflow as the final output."
     builder.add_node(
         "conclude", partial(decide, deps=deps, tools=(), controls=("finish",), instruction=conclude)
     )
-    builder.add_node("accept", partial(verify, deps=deps))
+    builder.add_node("verify_finish", partial(verify, deps=deps))
     builder.add_node("finalize", partial(finalize, deps=deps))
     builder.add_edge(START, "admit")
     first = names[0] if names else "conclude"
     builder.add_conditional_edges("admit", route_admitted, {"run": first, "end": END})
     builder.add_conditional_edges("dispatch", partial(fan_out, deps=deps), ["executor", "observe"])
     builder.add_edge("executor", "observe")
-    builder.add_edge("observe", "gate")
-    builder.add_edge("gate", "advance")
+    builder.add_edge("observe", "check_stop")
+    builder.add_edge("check_stop", "advance")
     targets: dict[Hashable, str] = {**{n: n for n in names}, "conclude": "conclude", "end": END}
     builder.add_conditional_edges("advance", partial(route_stage, names=names), targets)
-    builder.add_edge("conclude", "accept")
-    builder.add_edge("accept", "finalize")
+    builder.add_edge("conclude", "verify_finish")
+    builder.add_edge("verify_finish", "finalize")
     builder.add_edge("finalize", END)
     return builder.compile(checkpointer=checkpointer, name=name)

@@ -27,13 +27,13 @@ from execgraph.nodes.model_call import (
 from execgraph.state.contracts import BudgetKind, Decision, DecisionKind, RunStatus, TaskContract
 from execgraph.state.events import Event, EventType, make_event
 from execgraph.state.schema import RunState
+from execgraph.state.updates import merge
 
 __all__ = [
     "CONTROL_SCHEMAS",
     "decide",
     "model_failure",
     "parse_reply",
-    "route_decision",
 ]
 
 _CONTROL_KIND = {
@@ -204,7 +204,7 @@ def decide(
         **({"phase": phase} if phase else {}),
     }
     if result.problem is not None or result.parsed is None:
-        return {**update, **model_failure(result, left, run_id, turn_id, deps)}
+        return merge([update, model_failure(result, left, run_id, turn_id, deps)])
     decisions, ai = result.parsed, result.ai
     for index, d in enumerate(decisions):
         events.append(
@@ -238,15 +238,3 @@ def decide(
         "events": {"recent": [e.event_id for e in events]},
         **({"status": RunStatus.WAITING.value} if waiting else {}),
     }
-
-
-def route_decision(state: RunState) -> str:
-    """Tool calls go to dispatch, a question to the user; everything else to the verifier."""
-    if state.get("status") in {s.value for s in RunStatus if s.terminal}:
-        return "verify"
-    kinds = {d["kind"] for d in state.get("decisions") or []}
-    if DecisionKind.TOOL_CALL.value in kinds:
-        return "dispatch"
-    if DecisionKind.ASK_USER.value in kinds:
-        return "ask_user"
-    return "verify"

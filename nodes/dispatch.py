@@ -28,6 +28,7 @@ from execgraph.state.contracts import (
     ToolRef,
 )
 from execgraph.state.schema import RunState
+from execgraph.state.updates import merge
 
 __all__ = ["dispatch", "fan_out", "make_request", "queue_calls", "tool_calls"]
 
@@ -83,10 +84,8 @@ def queue_calls(
     left = remaining(contract, state, BudgetKind.TOOL_CALLS)
     if left is not None and len(calls) > left:
         reason = f"a batch of {len(calls)} tool calls does not fit the {left:g} left"
-        return {
-            **stop_update(state, contract, deps, RunStatus.BUDGET_EXHAUSTED, reason),
-            "pending": [],
-        }
+        stop = stop_update(state, contract, deps, RunStatus.BUDGET_EXHAUSTED, reason)
+        return merge([stop, {"pending": []}])
     requests = [
         make_request(contract, d, turn_id, (steps or {}).get(d.call_id or ""), allowed)
         for d in calls

@@ -1,10 +1,11 @@
 """Hybrid: fixed phases with a dynamic loop inside evidence collection.
 
 scope → collect (ReAct over read-only tools) → analyze (write the deliverable) → publish
-(irreversible tools, behind a fixed approval node) → accept (the verifier). Which tools a
-phase may use follows their effect class, so no phase can reach past its purpose. A result
-the verifier rejects sends the run back to collect for more evidence; a publish the person
-rejects ends the run without publishing.
+(irreversible tools, behind a fixed approval node) → accept (the model states the result,
+the verifier judges it in ``verify_finish``). Which tools a phase may use follows their
+effect class, so no phase can reach past its purpose. A result the verifier rejects sends
+the run back to collect for more evidence; a publish the person rejects ends the run
+without publishing.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from execgraph.nodes.dispatch import queue_calls, tool_calls
 from execgraph.nodes.verify import evaluate, is_terminal, stop_update
 from execgraph.state.contracts import RunStatus, TaskContract
 from execgraph.state.schema import RunState
+from execgraph.state.updates import merge
 
 __all__ = [
     "PHASE_INSTRUCTIONS",
@@ -53,13 +55,14 @@ def scope(state: RunState) -> dict[str, Any]:
 
 
 def route_phase_decision(state: Mapping[str, Any]) -> str:
-    """Inside a phase: actions go to the executor (publish via approval), else next phase."""
+    """Inside a phase: actions go to the executor (publish via approval), else the next
+    phase; an abort or a stopped run goes straight to the final verifier."""
     if is_terminal(state):
-        return "accept_gate"
+        return "verify_finish"
     phase = str(state.get("phase"))
     kinds = {d["kind"] for d in state.get("decisions") or []}
     if "abort" in kinds:
-        return "accept_gate"
+        return "verify_finish"
     if "tool_call" in kinds:
         return "approve" if phase == "publish" else "dispatch"
     return {"collect": "analyze", "analyze": "publish", "publish": "accept"}.get(phase, "accept")
@@ -86,18 +89,16 @@ def approve_publish(state: RunState, config: RunnableConfig, *, deps: RunDeps) -
         passed, _ = evaluate(contract, state, deps)
         status = RunStatus.PARTIAL if passed else RunStatus.FAILED
         return stop_update(state, contract, deps, status, "a person rejected publishing")
-    return {
-        **queue_calls(
-            state,
-            deps,
-            calls,
-            turn_id,
-            f"{turn_id}:publish",
-            tokens=tokens,
-            allowed=state.get("offered"),
-        ),
-        "phase": "publish",
-    }
+    queued = queue_calls(
+        state,
+        deps,
+        calls,
+        turn_id,
+        f"{turn_id}:publish",
+        tokens=tokens,
+        allowed=state.get("offered"),
+    )
+    return merge([queued, {"phase": "publish"}])
 
 
 def reopen(state: RunState) -> dict[str, Any]:

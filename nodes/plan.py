@@ -29,6 +29,7 @@ from execgraph.nodes.model_call import call_model, recorded_replies, unstorable
 from execgraph.nodes.verify import is_terminal, stop_update
 from execgraph.state.contracts import BudgetKind, Decision, DecisionKind, RunStatus, TaskContract
 from execgraph.state.schema import RunState
+from execgraph.state.updates import merge
 
 __all__ = [
     "PLAN_SCHEMA",
@@ -160,14 +161,12 @@ def plan(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str,
     )
     update: dict[str, Any] = {"turn": turn, "budget": result.charge(f"{turn_id}:plan")}
     if result.problem is not None or result.parsed is None:
-        return {**update, **model_failure(result, left, run_id, turn_id, deps)}
+        return merge([update, model_failure(result, left, run_id, turn_id, deps)])
     deps.executor.store.append_events(result.events)
     update["events"] = {"recent": [e.event_id for e in result.events]}
     if result.parsed == "abort":
-        return {
-            **update,
-            **stop_update(state, contract, deps, RunStatus.FAILED, "the planner aborted"),
-        }
+        stop = stop_update(state, contract, deps, RunStatus.FAILED, "the planner aborted")
+        return merge([update, stop])  # the planner's events and the stop's both counted
     version = int(old["version"]) + 1
     steps = kept + [{**s.model_dump(), "call_id": f"p{version}.{s.id}"} for s in result.parsed]
     new_plan = {
@@ -293,8 +292,9 @@ def respond_instruction(state: Mapping[str, Any], deps: RunDeps) -> str:
 
 
 def route_respond(state: Mapping[str, Any]) -> str:
-    """A revise_plan decision is a replan trigger; anything else goes to the verifier."""
+    """A revise_plan decision is a replan trigger; anything else goes to the verifier
+    (``verify_finish``)."""
     if is_terminal(state):
-        return "accept"
+        return "verify_finish"
     kinds = {d["kind"] for d in state.get("decisions") or []}
-    return "rejected" if DecisionKind.REVISE_PLAN.value in kinds else "accept"
+    return "rejected" if DecisionKind.REVISE_PLAN.value in kinds else "verify_finish"

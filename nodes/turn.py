@@ -19,7 +19,7 @@ when there is something to judge (a finish, an abort) or a stop condition holds.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -30,43 +30,18 @@ from execgraph.nodes.batching import executor_sends, split_pausable
 from execgraph.nodes.decide import decide
 from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.dispatch import queue_calls, tool_calls
-from execgraph.nodes.executor.pipeline import merge_updates, run_calls
+from execgraph.nodes.executor.pipeline import calls_update, run_calls
 from execgraph.nodes.observe import observe
 from execgraph.nodes.verify import stop_condition
 from execgraph.state.contracts import DecisionKind, RunStatus, TaskContract
 from execgraph.state.events import Event
-from execgraph.state.reducers import add_budget, fold_progress, sticky_status
 from execgraph.state.schema import RunState
+from execgraph.state.updates import fold, merge
 
-__all__ = ["TURN_DESTINATIONS", "after", "combine", "react_turn", "route_turn"]
+__all__ = ["TURN_DESTINATIONS", "react_turn", "route_turn"]
 
 #: Where a turn may send the run next (drawn as its edges; see :func:`react_turn`).
 TURN_DESTINATIONS = ("decide", "executor", "ask_user", "verify")
-
-
-def combine(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
-    """Two updates of one node as one: reducer fields merged by their reducers."""
-    merged = {**first, **second, **merge_updates([first, second])}
-    if "budget" in first and "budget" in second:
-        merged["budget"] = add_budget(first["budget"], second["budget"])
-    return merged
-
-
-_FOLDS: dict[str, Callable[[Any, Any], Any]] = {
-    "budget": add_budget,
-    "progress": fold_progress,
-    "status": sticky_status,
-}
-
-
-def after(state: Mapping[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
-    """``state`` as it will read once ``update`` is applied (reducer fields folded)."""
-    view = {**state, **update}
-    for key, fold in _FOLDS.items():
-        if key in update:
-            view[key] = fold(state.get(key), update[key])
-    return view
-
 
 _PLAIN = ("status", "offered", "decisions", "pending", "phase")
 
@@ -84,43 +59,46 @@ def react_turn(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> Com
     """Observe the last turn; unless the run must stop, call the model and run its calls.
 
     Calls no rule could pause run here, side by side; calls that may pause are queued for
-    the executor, which asks the person. The node also says where the run goes next
-    (:func:`route_turn` on the state as it will read): a LangGraph branch after the node
-    would read a fresh copy of every channel of the state to decide the same thing.
+    the executor, which asks the person. Each step reads the state as it will be after
+    the steps before it (:func:`execgraph.state.updates.fold`), and the node returns their
+    updates as one (:func:`execgraph.state.updates.merge`). It also says where the run
+    goes next (:func:`route_turn` on the state as it will read): a LangGraph branch after
+    the node would read a fresh copy of every channel of the state to decide the same thing.
     """
-    update = observe(state)
-    view = after(state, update)
+    observed = observe(state)
+    view = fold(state, observed)
     contract = TaskContract.model_validate(state["contract"])
-    if stop_condition(view, contract, deps) is not None:
-        return _next(state, {**update, "decisions": []}, deps)  # the verifier stops the run
+    if stop_condition(view, contract, deps) is not None:  # the verifier stops the run
+        return _next(state, merge([observed, {"decisions": []}]), deps)
     log: list[Event] = []  # the reply and decisions: logged with the calls' reservation
     decided = decide(view, config, deps=deps, deferred=log)  # type: ignore[arg-type]
-    update = combine(update, decided)
+    update = merge([observed, decided])
     calls = tool_calls(decided)  # type: ignore[arg-type]
     here: list[dict[str, Any]] = []
     if calls and decided.get("status") not in _TERMINAL:
         turn_id = f"t{decided['turn']}"
         queued = queue_calls(
-            after(view, decided),  # type: ignore[arg-type]
+            fold(view, decided),  # type: ignore[arg-type]
             deps,
             calls,
             turn_id,
             f"{run_id_of(config)}:{turn_id}:dispatch",
             allowed=decided.get("offered"),
         )
-        update = combine(update, queued)
+        update = merge([update, queued])
         if update.get("status") not in _TERMINAL:
             here, _ = split_pausable(queued.get("pending") or [], deps.executor)
     if here:
         # ``pending`` keeps every queued call: the next turn's loop guard observes them all.
-        update = combine(update, run_calls(here, deps.executor, log))
+        update = merge([update, calls_update(run_calls(here, deps.executor, log))])
     else:
         deps.executor.store.append_events(log, durable=False)
     return _next(state, update, deps)
 
 
 def _next(state: Mapping[str, Any], update: dict[str, Any], deps: RunDeps) -> Command[Any]:
-    return Command(update=_changed(state, update), goto=route_turn(after(state, update), deps=deps))
+    goto = route_turn(fold(state, update), deps=deps)
+    return Command(update=_changed(state, update), goto=goto)
 
 
 _TERMINAL = {s.value for s in RunStatus if s.terminal}

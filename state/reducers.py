@@ -125,12 +125,17 @@ def merge_results(
 
 
 def dedupe_events(
-    left: Mapping[str, Any] | None, right: Mapping[str, Any] | Iterable[str] | None
+    left: Mapping[str, Any] | None,
+    right: Mapping[str, Any] | Iterable[str] | None,
+    *,
+    window: int | None = REPLAY_WINDOW,
 ) -> dict[str, Any]:
     """Count events by id, ignoring ids already seen; keep a bounded tail of recent ids.
 
     The value is ``{"count": n, "recent": [event ids]}``; an update may be the same shape
     or a plain list of event ids. The full events live in the execution store.
+    ``window=None`` keeps every id (one node's updates folded into one, which the channel
+    then counts in full).
     """
     count = int((left or {}).get("count", 0))
     recent = list((left or {}).get("recent", []))
@@ -146,7 +151,7 @@ def dedupe_events(
             seen.add(event_id)
             recent.append(event_id)
             count += 1
-    return {"count": count, "recent": recent[-REPLAY_WINDOW:]}
+    return {"count": count, "recent": recent if window is None else recent[-window:]}
 
 
 def sticky_status(left: str | None, right: str | None) -> str | None:
@@ -222,6 +227,7 @@ def _batched(reducer: Callable[[Any, Any], Any], name: str) -> Callable[[Any, Se
 
     batch.__name__ = batch.__qualname__ = name
     batch.__doc__ = f"``{reducer.__name__}`` over a batch of updates (a DeltaChannel reducer)."
+    batch.__wrapped__ = reducer  # type: ignore[attr-defined]  # inspect.unwrap finds the fold
     return batch
 
 

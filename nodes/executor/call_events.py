@@ -1,14 +1,13 @@
-"""Events of one executor call: every id attached, logged to the store, ids returned to state."""
+"""Events of one executor call, each carrying every id of the call (run, turn, decision, step)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from execgraph.nodes.executor.deps import ExecutorDeps
 from execgraph.state.contracts import ToolExecutionRequest
 from execgraph.state.events import Event, EventType, make_event
 
-__all__ = ["call_event", "log_events"]
+__all__ = ["call_event"]
 
 
 def call_event(request: ToolExecutionRequest, type: EventType, **kw: Any) -> Event:
@@ -22,9 +21,3 @@ def call_event(request: ToolExecutionRequest, type: EventType, **kw: Any) -> Eve
         step_id=request.step_id,
         **kw,
     )
-
-
-def log_events(deps: ExecutorDeps, events: list[Event]) -> dict[str, Any]:
-    """Append ``events`` to the store; the ``events`` channel update naming them."""
-    deps.store.append_events(events)
-    return {"recent": [e.event_id for e in events]}

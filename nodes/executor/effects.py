@@ -23,7 +23,7 @@ from execgraph.nodes.executor.call_events import call_event
 from execgraph.nodes.executor.commit import build_result, commit, failure_result
 from execgraph.nodes.executor.deps import ExecutorDeps
 from execgraph.nodes.executor.evidence import gather_evidence
-from execgraph.nodes.executor.gate import Gate, failure_payload
+from execgraph.nodes.executor.gate import Gate
 from execgraph.nodes.executor.invoke import invoke
 from execgraph.nodes.executor.lock import acquire, lock_keys
 from execgraph.nodes.executor.outcome import settle
@@ -35,19 +35,17 @@ from execgraph.nodes.executor.reserve import (
     reserved,
     unresolved_twin,
 )
-from execgraph.nodes.executor.stages import Authorized, Locked, Normalized, Staged, Validated
-from execgraph.state.contracts import ToolError, ToolExecutionRequest, ToolResult
+from execgraph.nodes.executor.stages import Authorized, Finished, Locked, Staged
+from execgraph.state.contracts import ToolExecutionRequest, ToolResult
 from execgraph.state.errors import (
     ApprovalTokenInvalid,
     DomainViolation,
     ExecGraphError,
-    ObservationStatus,
     UnresolvedOutcome,
 )
 from execgraph.state.events import Event, EventType
 from execgraph.state.store.base import Reservation
 from execgraph.tools.invocation import InvokeContext
-from execgraph.tools.policy import PolicyDecision
 from execgraph.tools.spec import ToolSpec
 
 __all__ = ["execute", "run_staged", "stage"]
@@ -109,51 +107,32 @@ def _context(
     )
 
 
-def _returned(result: ToolResult, event_ids: list[str]) -> dict[str, Any]:
-    update: dict[str, Any] = {
-        "results": {result.call_id: result.model_dump(mode="json")},
-        "events": {"recent": event_ids},
-    }
-    if result.evidence:  # an empty update would still be a checkpoint write
-        update["evidence"] = {e.source_id: e.model_dump(mode="json") for e in result.evidence}
-    return update
-
-
 def execute(
     request: ToolExecutionRequest, gate: Gate, deps: ExecutorDeps, log: Sequence[Event] = ()
-) -> dict[str, Any]:
+) -> Finished:
     """Reserve, lock, invoke, settle, gather evidence and commit — or commit a refusal.
 
     The gate's events are committed with the call's own, in its commit transaction;
     ``log`` (what led to the call) with its first write, before anything runs.
     """
     staged = stage(request, gate, deps, log)
-    return staged if isinstance(staged, dict) else run_staged(staged, deps, log=log)
+    return run_staged(staged, deps, log=log) if isinstance(staged, Staged) else staged
 
 
 def stage(
     request: ToolExecutionRequest, gate: Gate, deps: ExecutorDeps, log: Sequence[Event] = ()
-) -> Staged | dict[str, Any]:
-    """Authorize a gated call for its execution record; a refusal is logged (after
-    ``log``) and returned."""
-    if gate.failure is not None or gate.prepared is None:
-        failure = gate.failure or failure_payload(DomainViolation("the call was never prepared"))
-        result = failure_result(
-            request,
-            ToolError.model_validate(failure["error"]),
-            status=ObservationStatus(failure["status"]),
-        )
-        return _unreserved(request, deps, result, [*log, *gate.events])
-    prepared = gate.prepared
+) -> Staged | Finished:
+    """The gate's authorized call, ready for its execution record; a refusal is logged
+    (after ``log``) and returned as finished.
+
+    Nothing is resolved or validated again: the gate's ``Authorized`` is what runs, with
+    its normalized arguments, hashes, confined paths and policy rule.
+    """
+    authorized = gate.cleared
+    if authorized is None:
+        refused = gate.failure or DomainViolation("the call was never authorized")
+        return _unreserved(request, deps, failure_result(request, refused), [*log, *gate.events])
     try:
-        spec = deps.registry.resolve(prepared["tool"], prepared["version"])
-        args = spec.input_model.model_validate(prepared["arguments"])
-        authorized = Authorized(
-            spec,
-            Validated(args, Normalized(dict(prepared["arguments"]), "", prepared["args_hash"])),
-            PolicyDecision("allow", prepared["reason"]),
-            token_id=prepared.get("token_id"),
-        )
         twin = unresolved_twin(deps.store, request, authorized)
         if twin is not None:
             raise UnresolvedOutcome(
@@ -161,7 +140,7 @@ def stage(
                 "reconciled before this write may run again"
             )
     except ExecGraphError as exc:
-        refusal = failure_result(request, exc, tool_version=prepared.get("version", ""))
+        refusal = failure_result(request, exc, tool_version=authorized.spec.version)
         return _unreserved(request, deps, refusal, [*log, *gate.events])
     return Staged(request, authorized, uuid.uuid4().hex[:12], list(gate.events))
 
@@ -171,7 +150,7 @@ def run_staged(
     deps: ExecutorDeps,
     reservation: Reservation | None = None,
     log: Sequence[Event] = (),
-) -> dict[str, Any]:
+) -> Finished:
     """Reserve (unless a batch did; with ``log``), lock, invoke, settle, gather evidence
     and commit."""
     request, authorized, attempt_id = staged.request, staged.authorized, staged.attempt_id
@@ -191,7 +170,7 @@ def run_staged(
         assert held.record.result is not None
         deps.store.append_events(events)  # already logged, unless another worker committed
         committed = ToolResult.model_validate(held.record.result)
-        return _returned(committed, [e.event_id for e in events])
+        return Finished(committed, tuple(e.event_id for e in events))
     owner = f"{request.run_id}:{request.call_id}"
     ctx = _context(request, deps, attempt_id, key, spec.timeout_s, events)
     if held.kind == "in_doubt":
@@ -295,7 +274,7 @@ def _keys_or_none(
 
 def _unreserved(
     request: ToolExecutionRequest, deps: ExecutorDeps, result: ToolResult, events: list[Event]
-) -> dict[str, Any]:
+) -> Finished:
     """Log the events of a call refused before any record was reserved, and its end."""
     done = call_event(
         request,
@@ -304,7 +283,7 @@ def _unreserved(
     )
     logged = [*events, done]
     deps.store.append_events(logged)
-    return _returned(result, [e.event_id for e in logged])
+    return Finished(result, tuple(e.event_id for e in logged))
 
 
 def _finish(
@@ -315,7 +294,7 @@ def _finish(
     events: list[Event],
     locked: Locked | None,
     authorized: Authorized | None = None,
-) -> dict[str, Any]:
+) -> Finished:
     events.append(
         call_event(
             request,
@@ -330,4 +309,4 @@ def _finish(
     final = commit(deps.store, key, result, events, locked, durable=not redo_safe)
     if final.outcome == "unknown" and authorized is not None:
         mark_unresolved(deps.store, request, authorized, final.model_dump(mode="json"))
-    return _returned(final, [e.event_id for e in events])
+    return Finished(final, tuple(e.event_id for e in events))

@@ -7,8 +7,7 @@ the executor's only ``interrupt()`` and re-checks freshness when the person answ
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
 
 from langgraph.types import interrupt
 
@@ -29,7 +28,6 @@ __all__ = [
     "Gate",
     "ask_person",
     "authorize_call",
-    "failure_payload",
     "gate_call",
     "needs_approval",
     "preview",
@@ -42,39 +40,44 @@ def _check(request: ToolExecutionRequest, deps: ExecutorDeps) -> Authorized:
     return authorize(request, spec, validated, deps.policy, deps.approval_secret)
 
 
-def _prepared(authorized: Authorized, approved_by: str | None = None) -> dict[str, Any]:
-    return {
-        "tool": authorized.spec.name,
-        "version": authorized.spec.version,
-        "arguments": authorized.validated.normalized.arguments,
-        "args_hash": authorized.validated.normalized.args_hash,
-        "verdict": "allow" if approved_by else authorized.decision.verdict,
-        "reason": authorized.decision.reason,
-        "token_id": authorized.token_id,
-        "approved_by": approved_by,
-    }
-
-
-def failure_payload(exc: ExecGraphError) -> dict[str, Any]:
-    """A refusal as stored in the executor's private state."""
-    return {"error": error_of(exc).model_dump(mode="json"), "status": str(exc.status)}
-
-
-@dataclass
+@dataclass(frozen=True)
 class Gate:
-    """What the pure half decided: a prepared call, a refusal, or a question for a person."""
+    """What the pure half decided about one call, handed as is to the effectful half.
 
-    events: list[Event]
-    prepared: dict[str, Any] | None = None
-    failure: dict[str, Any] | None = None
+    Exactly one of: ``authorized`` (the resolved spec, validated and normalized arguments
+    with their hashes and confined paths, the policy's verdict and rule; ``approved_by``
+    names the person when one approved it), ``failure`` (the typed refusal), ``approval``
+    (the question still to ask a person about ``authorized``) or ``edited`` (a person's
+    edit: a new request to authorize from the start).
+    """
+
+    events: tuple[Event, ...]
+    authorized: Authorized | None = None
+    approved_by: str | None = None
+    failure: ExecGraphError | None = None
     approval: ApprovalRequest | None = None
     edited: ToolExecutionRequest | None = None
+
+    @property
+    def cleared(self) -> Authorized | None:
+        """The authorized call if it may run now: allowed, and no question left to ask."""
+        authorized = self.authorized
+        if self.failure is not None or self.approval is not None or authorized is None:
+            return None
+        return authorized if authorized.decision.verdict == "allow" else None
+
+
+def _approved(events: tuple[Event, ...], authorized: Authorized, approver: str) -> Gate:
+    """The gate of a call a person approved: the policy's ask becomes an allow, its reason
+    and rule kept."""
+    allowed = replace(authorized.decision, verdict="allow")
+    return Gate(events, authorized=replace(authorized, decision=allowed), approved_by=approver)
 
 
 def authorize_call(request: ToolExecutionRequest, deps: ExecutorDeps, round_: int = 0) -> Gate:
     """Resolve, normalize, validate and authorize; no side effect happens here."""
     seq = round_ or None
-    events = [
+    events: list[Event] = [
         call_event(
             request,
             EventType.TOOL_REQUESTED,
@@ -90,8 +93,9 @@ def authorize_call(request: ToolExecutionRequest, deps: ExecutorDeps, round_: in
             if isinstance(exc, PolicyError)
             else EventType.TOOL_VALIDATION_FAILED
         )
-        events.append(call_event(request, kind, seq=seq, payload=failure_payload(exc)["error"]))
-        return Gate(events, failure=failure_payload(exc))
+        payload = error_of(exc).model_dump(mode="json")
+        events.append(call_event(request, kind, seq=seq, payload=payload))
+        return Gate(tuple(events), failure=exc)
     events.append(
         call_event(
             request,
@@ -108,7 +112,7 @@ def authorize_call(request: ToolExecutionRequest, deps: ExecutorDeps, round_: in
     approval = None
     if authorized.decision.verdict == "require_approval":
         approval = approval_request(request, authorized, ttl_s=deps.approval_ttl_s)
-    return Gate(events, prepared=_prepared(authorized), approval=approval)
+    return Gate(tuple(events), authorized=authorized, approval=approval)
 
 
 def ask_person(
@@ -132,12 +136,12 @@ def ask_person(
         seq=round_,
         payload=decision.model_dump(mode="json"),
     )
-    events = [*gate.events, asked_event, answered]
+    events = (*gate.events, asked_event, answered)
     if decision.action == "reject":
         exc = ApprovalRejected(
             f"{asked.tool} was rejected" + (f": {decision.reason}" if decision.reason else "")
         )
-        return Gate(events, failure=failure_payload(exc))
+        return Gate(events, failure=exc)
     if decision.action == "edit":
         edited = request.model_copy(update={"arguments": decision.arguments or {}})
         return Gate(events, edited=edited)
@@ -145,13 +149,13 @@ def ask_person(
         current = _check(request, deps)
         check_fresh(asked, current)
     except ApprovalStale as exc:
-        return Gate(events, failure=failure_payload(exc))
+        return Gate(events, failure=exc)
     except ExecGraphError as exc:
         # What was approved no longer holds (state guard, deadline, policy): the approval
         # is stale, whatever check noticed it first.
         stale = ApprovalStale(f"the approved call no longer holds: {exc.message}")
-        return Gate(events, failure=failure_payload(stale))
-    return Gate(events, prepared=_prepared(current, approved_by=decision.approver))
+        return Gate(events, failure=stale)
+    return _approved(events, current, decision.approver)
 
 
 def _asked_event(request: ToolExecutionRequest, round_: int, asked: ApprovalRequest) -> Event:
@@ -183,10 +187,10 @@ def gate_call(
     Returns the request that will run (an edited one after an edit) and the final gate.
     """
     round_ = 0
-    events: list[Event] = []
+    events: tuple[Event, ...] = ()
     while True:
         gate = authorize_call(request, deps, round_)
-        gate.events = [*events, *gate.events]
+        gate = replace(gate, events=(*events, *gate.events))
         if gate.failure is not None:
             # Refused now, but a person was already asked about this call: their answer
             # decides (a rejection stays a rejection; an approval is reported stale).

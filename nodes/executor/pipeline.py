@@ -19,7 +19,7 @@ their tools would start a millisecond or more apart.)
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future, wait
 from contextvars import copy_context
 from functools import partial
@@ -29,50 +29,48 @@ from execgraph.nodes.executor.deps import ExecutorDeps
 from execgraph.nodes.executor.effects import execute, run_staged, stage
 from execgraph.nodes.executor.gate import gate_call, needs_approval, preview
 from execgraph.nodes.executor.reserve import reserve_together
-from execgraph.nodes.executor.stages import Staged
+from execgraph.nodes.executor.stages import Finished, Staged
 from execgraph.state.contracts import ToolExecutionRequest
 from execgraph.state.events import Event
-from execgraph.state.reducers import merge_evidence, merge_results
-from execgraph.state.schema import ExecutorInput
+from execgraph.state.schema import ExecutorInput, ExecutorOutput
+from execgraph.state.updates import merge
 
 __all__ = [
     "aexecutor_node",
+    "calls_update",
     "executor_node",
-    "merge_updates",
     "needs_approval",
     "preview",
     "run_calls",
 ]
 
 
-def _one(raw: dict[str, Any], deps: ExecutorDeps, log: Sequence[Event] = ()) -> dict[str, Any]:
+def _one(raw: dict[str, Any], deps: ExecutorDeps, log: Sequence[Event] = ()) -> Finished:
     request, gate = gate_call(ToolExecutionRequest.model_validate(raw), deps)
     return execute(request, gate, deps, log)
 
 
-def merge_updates(updates: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    """Several calls' updates as one write, exactly as the reducers would fold them.
+def _update(finished: Finished) -> dict[str, Any]:
+    result = finished.result
+    update: dict[str, Any] = {
+        "results": {result.call_id: result.model_dump(mode="json")},
+        "events": {"recent": list(finished.event_ids)},
+    }
+    if result.evidence:  # an empty update would still be a checkpoint write
+        update["evidence"] = {e.source_id: e.model_dump(mode="json") for e in result.evidence}
+    return update
 
-    Nothing is windowed here (the channel's reducer does that), so the merge neither
-    drops a result nor miscounts an event.
-    """
-    merged: dict[str, Any] = {}
-    for update in updates:
-        if "results" in update:
-            merged["results"] = merge_results(merged.get("results"), update["results"], window=None)
-        if "evidence" in update:
-            merged["evidence"] = merge_evidence(
-                merged.get("evidence"), update["evidence"], window=None
-            )
-        if "events" in update:
-            recent = merged.setdefault("events", {"recent": []})["recent"]
-            recent.extend(update["events"].get("recent", []))
-    return merged
+
+def calls_update(finished: Sequence[Finished]) -> dict[str, Any]:
+    """Finished calls as one node update: reducer fields only (results, events, evidence)."""
+    if len(finished) == 1:
+        return _update(finished[0])
+    return merge((_update(f) for f in finished), ExecutorOutput)
 
 
 def _run_batch(
     batch: list[dict[str, Any]], deps: ExecutorDeps, log: Sequence[Event] = ()
-) -> dict[str, Any]:
+) -> list[Finished]:
     """Gate each call in order here; reserve the gated calls' records in one transaction
     (with ``log``, unless a refusal logged it first) and run them all on the call pool.
 
@@ -80,8 +78,8 @@ def _run_batch(
     interrupt, a bug) still runs the calls gated before it and lets them commit before it
     propagates, so the node's re-run finds them committed in the store, not in doubt.
     """
-    slots: list[Staged | dict[str, Any]] = []
-    started: dict[int, Future[dict[str, Any]]] = {}
+    slots: list[Staged | Finished] = []
+    started: dict[int, Future[Finished]] = {}
     try:
         for raw in batch:
             request, gate = gate_call(ToolExecutionRequest.model_validate(raw), deps)
@@ -95,30 +93,28 @@ def _run_batch(
             run = partial(run_staged, staged, deps, reservation)
             started[i] = deps.calls.submit(copy_context().run, run)
         wait(started.values())
-    return merge_updates(
-        started[i].result() if isinstance(s, Staged) else s for i, s in enumerate(slots)
-    )
+    return [started[i].result() if isinstance(s, Staged) else s for i, s in enumerate(slots)]
 
 
 def run_calls(
     requests: list[dict[str, Any]], deps: ExecutorDeps, log: Sequence[Event] = ()
-) -> dict[str, Any]:
-    """Run requests no rule could pause where the caller is (a ReAct turn), as one update.
+) -> list[Finished]:
+    """Run requests no rule could pause where the caller is (a ReAct turn), in order.
 
     ``log`` (the turn's model reply and decisions) is written with the calls' first store
     write — their reservation, or a refusal — so it is in the store before any call runs
     and costs no transaction of its own.
     """
     if len(requests) == 1:
-        return _one(requests[0], deps, log)
+        return [_one(requests[0], deps, log)]
     return _run_batch(requests, deps, log)
 
 
 def executor_node(state: ExecutorInput, *, deps: ExecutorDeps) -> dict[str, Any]:
     """Run one request (or a batch) through every stage; return only reducer fields."""
     if "batch" in state:
-        return _run_batch(state["batch"], deps)
-    return _one(state["request"], deps)
+        return calls_update(_run_batch(state["batch"], deps))
+    return _update(_one(state["request"], deps))
 
 
 async def aexecutor_node(state: ExecutorInput, *, deps: ExecutorDeps) -> dict[str, Any]:
@@ -133,6 +129,6 @@ async def aexecutor_node(state: ExecutorInput, *, deps: ExecutorDeps) -> dict[st
     loop = asyncio.get_running_loop()
     if "batch" in state:
         batch = partial(copy_context().run, _run_batch, state["batch"], deps)
-        return await loop.run_in_executor(None, batch)
+        return calls_update(await loop.run_in_executor(None, batch))
     one = partial(copy_context().run, _one, state["request"], deps)
-    return await loop.run_in_executor(deps.calls, one)
+    return _update(await loop.run_in_executor(deps.calls, one))

@@ -15,6 +15,7 @@ from execgraph.state.contracts import (
     SideEffect,
     ToolError,
     ToolExecutionRequest,
+    ToolResult,
 )
 from execgraph.state.errors import ObservationStatus
 from execgraph.state.events import Event
@@ -25,6 +26,7 @@ from execgraph.tools.spec import ToolSpec
 
 __all__ = [
     "Authorized",
+    "Finished",
     "Invoked",
     "Locked",
     "Normalized",
@@ -123,3 +125,12 @@ class Settled:
     truncated: bool = False
     partial: PartialProgress | None = None
     reconciled: bool = False
+
+
+@dataclass(frozen=True)
+class Finished:
+    """One call's end: its ToolResult (run, refused, or committed earlier) and the ids of
+    the events logged for it. A node turns it into its update; nothing before does."""
+
+    result: ToolResult
+    event_ids: tuple[str, ...]

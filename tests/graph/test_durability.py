@@ -4,12 +4,14 @@ default (every one, on disk when ``invoke`` returns), or before it with ``durabi
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
-from langgraph._internal._constants import CONFIG_KEY_DURABILITY
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from execgraph.graph import build_graph
@@ -86,7 +88,7 @@ def test_by_default_a_checkpoint_is_written_beside_the_next_step(tmp_path: Path)
         checkpointer=saver,
         home=tmp_path,
     )
-    assert app.config["configurable"][CONFIG_KEY_DURABILITY] == DEFAULT_DURABILITY == "async"
+    assert DEFAULT_DURABILITY == "async"
     out = app.invoke(_TASK, cfg)
     assert out["status"] == "COMPLETED"
     reader = SqliteSaver(sqlite3.connect(path))  # another connection, as another process
@@ -95,6 +97,48 @@ def test_by_default_a_checkpoint_is_written_beside_the_next_step(tmp_path: Path)
     assert latest.checkpoint["channel_values"]["status"] == "COMPLETED"
     turns = {int(c.checkpoint["channel_values"].get("turn") or 0) for c in reader.list(cfg)}
     assert turns == set(range(7))  # the input, six turns, none skipped
+
+
+class _HeldSaver(SqliteSaver):
+    """A real saver whose checkpoint of the first turn is held until the next model call
+    starts (or a few seconds pass): only a run that does not wait for it gets there."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        super().__init__(conn)
+        self.next_call = threading.Event()
+        self.overlapped: list[bool] = []
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        if checkpoint["channel_values"].get("turn") == 1 and not self.overlapped:
+            self.overlapped.append(self.next_call.wait(timeout=5))
+        return super().put(config, checkpoint, metadata, new_versions)
+
+
+def test_build_graph_runs_without_waiting_for_a_checkpoint_by_default(tmp_path: Path) -> None:
+    # What the default is, seen from outside: turn 2's model call starts while turn 1's
+    # checkpoint is still being written (under "sync" it would wait for it).
+    saver = _HeldSaver(sqlite3.connect(tmp_path / "cp.db", check_same_thread=False))
+
+    def second(_messages: list[BaseMessage]) -> AIMessage:
+        saver.next_call.set()
+        return _call(1)
+
+    app = build_graph(
+        "react",
+        model=ScriptedChatModel([_call(0), second, _finish()]),
+        tools=[look_tool()],
+        checkpointer=saver,
+        home=tmp_path,
+    )
+    out = app.invoke(_TASK, {"configurable": {"thread_id": "overlap"}})
+    assert out["status"] == "COMPLETED"
+    assert saver.overlapped == [True]
 
 
 def test_sync_durability_puts_each_superstep_on_disk_before_the_next(tmp_path: Path) -> None:
