@@ -18,6 +18,7 @@ from typing import Any, Literal
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from execgraph.graph.compiled import RunGraph
 from execgraph.graph.hybrid import build_hybrid
 from execgraph.graph.plan_execute import build_plan_execute
 from execgraph.graph.react import build_react
@@ -89,7 +90,7 @@ def build_graph(
     name: str | None = None,
     model_kwargs: Mapping[str, Any] | None = None,
     **settings: Any,
-) -> Any:
+) -> RunGraph:
     """Compile one of the four architectures over the same executor and state.
 
     Args:
@@ -111,7 +112,7 @@ def build_graph(
         **settings: RunDeps settings (max_repairs, loop_threshold, history_turns, ...).
 
     Raises:
-        ValueError: unknown architecture.
+        UsageError: unknown architecture (also a ValueError).
     """
     if arch not in ARCHITECTURES:
         raise UsageError(f"unknown architecture {arch!r}; choose one of {', '.join(ARCHITECTURES)}")
@@ -133,7 +134,7 @@ def build_graph(
         **settings,
     )
     saver = None if checkpointer is False else checkpointer or _checkpointer(base)
-    builders: dict[str, Callable[..., Any]] = {
+    builders: dict[str, Callable[..., RunGraph]] = {
         "react": build_react,
         "workflow": partial_workflow(stages),
         "plan_execute": build_plan_execute,
@@ -149,10 +150,10 @@ def build_graph(
     return builders[arch](deps, checkpointer=saver, name=name or arch)
 
 
-def partial_workflow(stages: Iterable[Stage] | None) -> Callable[..., Any]:
+def partial_workflow(stages: Iterable[Stage] | None) -> Callable[..., RunGraph]:
     """The workflow builder with its stages bound."""
 
-    def build(deps: RunDeps, *, checkpointer: Any, name: str) -> Any:
+    def build(deps: RunDeps, *, checkpointer: Any, name: str) -> RunGraph:
         return build_workflow(deps, stages=stages, checkpointer=checkpointer, name=name)
 
     return build

@@ -7,6 +7,7 @@ from typing import Any
 from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.graph import END, START, StateGraph
 
+from execgraph.graph.compiled import ExecutorGraph
 from execgraph.nodes.executor.deps import ExecutorDeps
 from execgraph.nodes.executor.pipeline import aexecutor_node, executor_node
 from execgraph.state.schema import ExecutorInput, ExecutorOutput, ExecutorState
@@ -43,7 +44,9 @@ def executor(deps: ExecutorDeps) -> ExecutorNode:
     return ExecutorNode(deps)
 
 
-def build_executor(deps: ExecutorDeps, *, checkpointer: Any = None, name: str = "executor") -> Any:
+def build_executor(
+    deps: ExecutorDeps, *, checkpointer: Any = None, name: str = "executor"
+) -> ExecutorGraph:
     """Compile the pipeline alone (a one-node graph), to drive it without a run around it.
 
     As a node of a parent graph it inherits the parent's checkpointer (leave

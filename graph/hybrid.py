@@ -7,6 +7,7 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
+from execgraph.graph.compiled import RunGraph
 from execgraph.graph.executor import executor
 from execgraph.nodes.admission import admit, route_admitted
 from execgraph.nodes.decide import decide
@@ -28,7 +29,7 @@ from execgraph.state.schema import RunState
 __all__ = ["build_hybrid"]
 
 
-def build_hybrid(deps: RunDeps, *, checkpointer: Any = None, name: str = "hybrid") -> Any:
+def build_hybrid(deps: RunDeps, *, checkpointer: Any = None, name: str = "hybrid") -> RunGraph:
     """Compile the hybrid graph over ``deps``."""
     builder = StateGraph(RunState)
     builder.add_node("admit", partial(admit, deps=deps))

@@ -7,6 +7,7 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
+from execgraph.graph.compiled import RunGraph
 from execgraph.graph.executor import executor
 from execgraph.nodes.admission import admit, route_admitted
 from execgraph.nodes.decide import decide
@@ -30,7 +31,7 @@ __all__ = ["build_plan_execute"]
 
 def build_plan_execute(
     deps: RunDeps, *, checkpointer: Any = None, name: str = "plan_execute"
-) -> Any:
+) -> RunGraph:
     """Compile the plan-and-execute graph over ``deps``."""
     builder = StateGraph(RunState)
     builder.add_node("admit", partial(admit, deps=deps))

@@ -13,6 +13,7 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
+from execgraph.graph.compiled import RunGraph
 from execgraph.graph.executor import executor
 from execgraph.nodes.admission import admit, route_admitted
 from execgraph.nodes.ask import ask_user
@@ -24,7 +25,7 @@ from execgraph.state.schema import RunState
 __all__ = ["build_react"]
 
 
-def build_react(deps: RunDeps, *, checkpointer: Any = None, name: str = "react") -> Any:
+def build_react(deps: RunDeps, *, checkpointer: Any = None, name: str = "react") -> RunGraph:
     """Compile the ReAct graph over ``deps``."""
     builder = StateGraph(RunState)
     builder.add_node("admit", partial(admit, deps=deps))

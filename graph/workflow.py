@@ -8,6 +8,7 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
+from execgraph.graph.compiled import RunGraph
 from execgraph.graph.executor import executor
 from execgraph.nodes.admission import admit, route_admitted
 from execgraph.nodes.decide import decide
@@ -34,7 +35,7 @@ def build_workflow(
     stages: Iterable[Stage] | None = None,
     checkpointer: Any = None,
     name: str = "workflow",
-) -> Any:
+) -> RunGraph:
     """Compile a fixed workflow over ``stages`` (default: one stage per tool)."""
     steps = list(stages) if stages else default_stages(deps.executor.registry.names())
     names = [f"stage_{s.name}" for s in steps]
