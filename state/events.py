@@ -39,6 +39,9 @@ class EventType(StrEnum):
     TOOL_SIDE_EFFECT_OBSERVED = "tool.side_effect_observed"
     TOOL_RECONCILED = "tool.reconciled"
     TOOL_COMPLETED = "tool.completed"
+    TOOL_CANCELLING = "tool.cancelling"
+    TOOL_ABANDONED = "tool.abandoned"
+    TOOL_ENDED_LATE = "tool.ended_late"
     STATE_CHECKPOINTED = "state.checkpointed"
 
 

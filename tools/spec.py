@@ -27,6 +27,7 @@ from execgraph.tools.invocation import AdapterOutput, InvokeContext
 
 __all__ = [
     "Effect",
+    "Isolation",
     "ReadState",
     "Reconcile",
     "Runner",
@@ -37,6 +38,7 @@ __all__ = [
 ]
 
 Effect = Literal["read", "write", "irreversible"]
+Isolation = Literal["thread", "process"]
 Runner = Callable[[BaseModel, InvokeContext], AdapterOutput]
 Verify = Callable[[BaseModel, AdapterOutput, InvokeContext], list[Evidence]]
 Reconcile = Callable[[BaseModel, InvokeContext], AdapterOutput | None]
@@ -199,6 +201,26 @@ def _function_runner(func: Callable[..., Any], effect: Effect, ctx_param: str | 
     return run
 
 
+def _isolated_runner(func: Callable[..., Any], effect: Effect, ctx_param: str | None) -> Runner:
+    """Run ``func`` in a child process that the call's cancel signal kills."""
+    from execgraph.tools.isolation import register, run_isolated
+
+    if ctx_param:
+        raise ToolDeclarationError(
+            f"isolation='process': {func.__qualname__} takes the call's context, which "
+            "cannot cross into a child process; drop the ctx parameter"
+        )
+    where = register(func)
+
+    def run(args: BaseModel, ctx: InvokeContext) -> AdapterOutput:
+        value = run_isolated(where, dict(args), ctx)
+        if isinstance(value, AdapterOutput):
+            return value
+        return AdapterOutput(data=value, committed=effect != "read")
+
+    return run
+
+
 def tool_spec(
     func: Callable[..., Any] | None = None,
     *,
@@ -213,6 +235,7 @@ def tool_spec(
     reconcile: Reconcile | None = None,
     read_state: ReadState | None = None,
     timeout_s: float | None = None,
+    isolation: Isolation = "thread",
 ) -> Any:
     """Declare a plain function as a tool; usable bare or with arguments.
 
@@ -226,7 +249,17 @@ def tool_spec(
 
     A parameter named ``ctx`` (or typed ``InvokeContext``) receives the call's context and
     is hidden from the model.
+
+    ``isolation="process"`` runs each call in a child process that a deadline or a cancel
+    kills (process group), for a tool that may hang or ignore its cancel signal; the
+    default, ``"thread"``, runs it on the executor's worker pool, where a tool that
+    ignores the signal runs on, holding its locks, until it ends
+    (:mod:`execgraph.tools.isolation`).
     """
+
+    if isolation not in ("thread", "process"):
+        raise ToolDeclarationError(f"isolation must be 'thread' or 'process', got {isolation!r}")
+    runner = _isolated_runner if isolation == "process" else _function_runner
 
     def build(fn: Callable[..., Any]) -> ToolSpec:
         tool_name = name or fn.__name__
@@ -237,7 +270,7 @@ def tool_spec(
             description=(description or inspect.getdoc(fn) or tool_name).strip(),
             input_model=model,
             effect=effect,
-            run=_function_runner(fn, effect, ctx_param),
+            run=runner(fn, effect, ctx_param),
             locks=tuple(locks),
             path_args=tuple(path_args),
             aliases=dict(aliases or {}),

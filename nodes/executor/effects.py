@@ -19,6 +19,7 @@ from typing import Any
 from langgraph.config import get_stream_writer
 
 from execgraph.nodes.cancel import cancel_requested
+from execgraph.nodes.executor.abandoned import hold_until_ended
 from execgraph.nodes.executor.call_events import call_event
 from execgraph.nodes.executor.commit import build_result, commit, failure_result
 from execgraph.nodes.executor.deps import ExecutorDeps
@@ -228,8 +229,21 @@ def run_staged(
             request, EventType.TOOL_STARTED, attempt_id=attempt_id, payload={"tool": spec.key}
         )
     )
+
+    def stopping(why: str) -> None:  # logged at once: the call is cancelling from now
+        event = call_event(
+            request, EventType.TOOL_CANCELLING, attempt_id=attempt_id, payload={"reason": why}
+        )
+        events.append(event)
+        deps.store.append_events([event])
+
     invoked = invoke(
-        spec, args, ctx, deps.pool, partial(cancel_requested, deps.store, request.run_id)
+        spec,
+        args,
+        ctx,
+        deps.pool,
+        partial(cancel_requested, deps.store, request.run_id),
+        on_stop=stopping,
     )
     settled = settle(spec, invoked, deps.output_budget, ctx.put_artifact)
     settled = gather_evidence(spec, args, settled, invoked.output, ctx)
@@ -260,7 +274,30 @@ def run_staged(
         queued_ms=locked.queued_ms,
         running_ms=invoked.running_ms,
     )
-    return _finish(request, deps, key, result, events, locked, authorized)
+    if invoked.running is None:
+        return _finish(request, deps, key, result, events, locked, authorized)
+    # The tool ignored the signal and still runs: report the call, keep its locks.
+    events.append(
+        call_event(
+            request,
+            EventType.TOOL_ABANDONED,
+            attempt_id=attempt_id,
+            payload={"reason": invoked.stop, "locks": list(locked.keys)},
+        )
+    )
+    finished = _finish(request, deps, key, result, events, None, authorized)
+
+    def ended(late_s: float) -> None:
+        event = call_event(
+            request,
+            EventType.TOOL_ENDED_LATE,
+            attempt_id=attempt_id,
+            payload={"after_s": round(late_s, 3), "released": list(locked.keys)},
+        )
+        deps.store.append_events([event])
+
+    hold_until_ended(deps.store, locked, invoked.running, ended)
+    return finished
 
 
 def _keys_or_none(

@@ -52,7 +52,10 @@ def _call(spec: ToolSpec, args: BaseModel, ctx: InvokeContext) -> AdapterOutput:
 
 
 def _wait(
-    future: Future[AdapterOutput], ctx: InvokeContext, cancelled: Callable[[], bool] | None
+    future: Future[AdapterOutput],
+    ctx: InvokeContext,
+    cancelled: Callable[[], bool] | None,
+    on_stop: Callable[[Stop], None] | None = None,
 ) -> Stop | None:
     """Wait until the tool ends; at the deadline or on a cancel request, signal it and
     grant a grace period. Returns why it was signalled (None: it ended on its own)."""
@@ -69,6 +72,8 @@ def _wait(
         else:
             continue
         ctx.cancel.set()
+        if on_stop is not None:
+            on_stop(stop)
         wait([future], timeout=CANCEL_GRACE_S)
         return stop
 
@@ -90,14 +95,16 @@ def invoke(
     ctx: InvokeContext,
     pool: ThreadPoolExecutor,
     cancelled: Callable[[], bool] | None = None,
+    on_stop: Callable[[Stop], None] | None = None,
 ) -> Invoked:
     """Run ``spec`` and capture its output or typed error; foreign exceptions lose their text.
 
-    ``cancelled`` is polled while the tool runs (a cancel request from another process).
+    ``cancelled`` is polled while the tool runs (a cancel request from another process);
+    ``on_stop`` hears at once when the tool is signalled (the call is then *cancelling*).
     """
     start = time.monotonic()
     future: Future[AdapterOutput] = pool.submit(_call, spec, args, ctx)
-    stop = _wait(future, ctx, cancelled)
+    stop = _wait(future, ctx, cancelled, on_stop)
 
     def elapsed() -> int:
         return int((time.monotonic() - start) * 1000)

@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 
 from execgraph.nodes.cancel import request_cancel
+from execgraph.nodes.executor.abandoned import still_running
+from execgraph.nodes.executor.invoke import CANCEL_GRACE_S
 from execgraph.tools import InvokeContext, tool_spec
 from tests.support.executor import Counter, config, make_deps, make_executor, request
 
@@ -151,3 +153,42 @@ def test_a_cancel_the_tool_ignores_is_reported_as_a_cancel(tmp_path: Path) -> No
     assert results["upload"]["outcome"] == "unknown"
     assert results["upload"]["error"]["type"] == "ToolCancelled"
     assert results["upload"]["side_effect"]["committed"] is None
+
+
+def test_an_abandoned_write_keeps_its_lock_until_its_thread_ends(tmp_path: Path) -> None:
+    """Two writes under one lock key never overlap, even when the first outlived its
+    deadline and was reported timed out: its lock is released when it really ends."""
+    spans: dict[str, tuple[float, float]] = {}
+
+    def writing(name: str, seconds: float) -> None:
+        begin = time.monotonic()
+        time.sleep(seconds)  # ignores every signal
+        spans[name] = (begin, time.monotonic())
+
+    @tool_spec(effect="write", locks=["file:{path}"], timeout_s=0.3)
+    def save_slowly(path: str) -> str:
+        """Save, outliving the deadline."""
+        writing("first", CANCEL_GRACE_S + 1.5)
+        return "saved"
+
+    @tool_spec(effect="write", locks=["file:{path}"], timeout_s=30)
+    def save(path: str) -> str:
+        """Save the same file."""
+        writing("second", 0.05)
+        return "saved"
+
+    deps = make_deps(tmp_path, [save_slowly, save])
+    app = make_executor(deps)
+
+    def run(tool: str, call_id: str) -> dict[str, Any]:
+        req = request(tool, {"path": "a.txt"}, root=tmp_path, call_id=call_id)
+        return app.invoke({"request": req}, config(call_id))["results"][call_id]
+
+    first = run("save_slowly", "w1")
+    assert first["outcome"] == "unknown" and "deadline passed" in first["error"]["message"]
+    assert still_running() == 1
+    assert run("save", "w2")["outcome"] == "succeeded"
+    assert spans["second"][0] >= spans["first"][1]  # it waited for the first to end
+    types = {e.type for e in deps.store.events("run-1", call_id="w1")}
+    assert {"tool.cancelling", "tool.abandoned", "tool.ended_late"} <= types
+    assert still_running() == 0
