@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from execgraph.graph.build import ARCHITECTURES, Architecture, build_graph
     from execgraph.graph.executor import build_executor
     from execgraph.nodes.cancel import request_cancel
+    from execgraph.nodes.executor.settle import reconcile
     from execgraph.nodes.models.scripted import ScriptedChatModel
     from execgraph.state import errors
     from execgraph.state.contracts import (
@@ -93,6 +94,7 @@ __all__ = [
     "errors",
     "from_langchain",
     "open_store",
+    "reconcile",
     "request_cancel",
     "tool_spec",
 ]
@@ -130,6 +132,7 @@ _WHERE: dict[str, str] = {
     "errors": "execgraph.state.errors",
     "from_langchain": "execgraph.tools.registry",
     "open_store": "execgraph.state.store",
+    "reconcile": "execgraph.nodes.executor.settle",
     "request_cancel": "execgraph.nodes.cancel",
     "tool_spec": "execgraph.tools.spec",
 }

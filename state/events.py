@@ -42,6 +42,7 @@ class EventType(StrEnum):
     TOOL_CANCELLING = "tool.cancelling"
     TOOL_ABANDONED = "tool.abandoned"
     TOOL_ENDED_LATE = "tool.ended_late"
+    TOOL_SETTLED = "tool.settled"
     STATE_CHECKPOINTED = "state.checkpointed"
 
 

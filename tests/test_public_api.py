@@ -47,6 +47,7 @@ PUBLIC = [
     "errors",
     "from_langchain",
     "open_store",
+    "reconcile",
     "request_cancel",
     "tool_spec",
 ]

@@ -241,6 +241,42 @@ def edit(
 
 @app.command(epilog=EPILOG)
 @handled
+def reconcile(
+    run_id: RunIdArg,
+    call_id: Annotated[str, typer.Argument(help="The call whose outcome is unknown.")],
+    happened: Annotated[
+        bool | None,
+        typer.Option(
+            "--happened/--did-not-happen",
+            help="What you found out: the call took effect, or it did not.",
+        ),
+    ] = None,
+    by: Annotated[str, typer.Option("--by", help="Who decided (recorded).")] = "",
+    note: Annotated[str, typer.Option("--note", help="Why (recorded).")] = "",
+    home: HomeOpt = None,
+) -> int:
+    """Settle a call whose outcome is unknown: it happened (committed) or it did not
+    (safe to run again). The verdict is an event naming who decided."""
+    import getpass
+
+    from execgraph.nodes.executor.settle import reconcile as settle
+    from execgraph.state.store.sqlite import SqliteExecutionStore
+
+    if happened is None:
+        raise CliError("say what you found out: --happened or --did-not-happen")
+    base = home_dir(home)
+    load_meta(base, run_id)
+    with SqliteExecutionStore(base / "exec.db") as store:
+        result = settle(
+            store, run_id, call_id, happened=happened, decided_by=by or getpass.getuser(), note=note
+        )
+    verdict = "took effect: committed" if happened else "took no effect: safe to run again"
+    out.print(Text(f"{call_id} of run {run_id} {verdict} ({result.side_effect.summary})"))
+    return 0
+
+
+@app.command(epilog=EPILOG)
+@handled
 def cancel(run_id: RunIdArg, home: HomeOpt = None) -> int:
     """Ask a run to stop: a running run stops CANCELLED; a paused one is ended now."""
     from execgraph.nodes.cancel import request_cancel

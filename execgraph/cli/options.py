@@ -22,7 +22,7 @@ from rich.text import Text
 from execgraph.cli.render import short
 from execgraph.cli.runs import CliError
 from execgraph.graph.build import default_home
-from execgraph.nodes.models.select import ModelConfigError
+from execgraph.state.errors import UsageError
 
 __all__ = [
     "EPILOG",
@@ -93,7 +93,7 @@ def handled(fn: Callable[..., int | None]) -> Callable[..., None]:
             code = fn(*args, **kwargs)
         except typer.Exit:
             raise
-        except (CliError, ModelConfigError) as exc:
+        except UsageError as exc:  # bad input of any kind: the CLI's, a model string, a call
             err.print(Text(f"error: {exc}", style="bold red"), soft_wrap=True)
             raise typer.Exit(getattr(exc, "code", 2)) from None
         except KeyboardInterrupt:

@@ -22,6 +22,7 @@ __all__ = [
     "reserve",
     "reserve_together",
     "reserved",
+    "twin_key",
     "unresolved_twin",
 ]
 
@@ -105,7 +106,8 @@ def reserve_together(
         return [None] * len(staged)
 
 
-def _twin_key(run_id: str, tool: str, args_hash: str) -> str:
+def twin_key(run_id: str, tool: str, args_hash: str) -> str:
+    """The key of the marker an unknown write leaves, so an identical write is refused."""
     return f"{run_id}:unresolved:{tool}:{args_hash}"
 
 
@@ -120,7 +122,7 @@ def unresolved_twin(
     spec, normalized = authorized.spec, authorized.validated.normalized
     if spec.effect == "read":
         return None
-    record = store.get(_twin_key(request.run_id, spec.name, normalized.args_hash))
+    record = store.get(twin_key(request.run_id, spec.name, normalized.args_hash))
     if record is None or record.result is None or record.call_id == request.call_id:
         return None
     return record.call_id if record.result.get("outcome") == "unknown" else None
@@ -134,10 +136,12 @@ def mark_unresolved(
 ) -> None:
     """Remember a write that ended ``unknown`` so an identical retry is refused."""
     spec, normalized = authorized.spec, authorized.validated.normalized
-    key = _twin_key(request.run_id, spec.name, normalized.args_hash)
+    key = twin_key(request.run_id, spec.name, normalized.args_hash)
     store.reserve(
         key,
-        run_id=request.run_id,
+        # Not the run's own id: the marker is found by its key, and must not count as a
+        # second call in the run's record (``committed``, ``outcomes``).
+        run_id=f"{request.run_id}:unresolved",
         call_id=request.call_id,
         tool=spec.name,
         version=spec.version,

@@ -121,6 +121,12 @@ class ExecutionStore(Protocol):
         """Start a new attempt on an uncommitted record (after reconcile proved no effect)."""
         ...
 
+    def settle_unknown(
+        self, key: str, result: dict[str, Any], *, events: Sequence[Event] = ()
+    ) -> ExecutionRecord:
+        """Replace a committed ``unknown`` result with a person's verdict (and log ``events``)."""
+        ...
+
     def get(self, key: str) -> ExecutionRecord | None:
         """The record for ``key``, if any."""
         ...

@@ -177,6 +177,37 @@ class SqlExecutionStore(SqlLog):
 
         return self._tx("restart an execution record", run)
 
+    def settle_unknown(
+        self, key: str, result: dict[str, Any], *, events: Sequence[Event] = ()
+    ) -> ExecutionRecord:
+        """Replace a committed ``unknown`` result with a person's verdict, with ``events``.
+
+        The one change a committed record may take, and only from ``unknown``: what a person
+        found out about a call whose response was lost. Read and written under the record's
+        lock in one transaction, so two verdicts cannot both land.
+
+        Raises:
+            StoreError: The key is unknown, uncommitted, or its outcome is not unknown.
+        """
+        try:
+            body = json.dumps(result, sort_keys=True)
+        except (TypeError, ValueError) as exc:
+            raise StoreError(f"the result for {key!r} is not JSON-serializable") from exc
+
+        def run(cur: Cursor) -> ExecutionRecord:
+            record = self._get(cur, key, for_update=True)
+            if record is None or record.state != "committed" or record.result is None:
+                raise StoreError(f"no committed execution record for key {key!r} to settle")
+            if record.result.get("outcome") != "unknown":
+                outcome = record.result.get("outcome")
+                raise StoreError(f"the outcome of {key!r} is {outcome!r}, not unknown")
+            settled = self._update_record(cur, key, f"result = {self._dialect.param}", (body,))
+            assert settled is not None, "read under a lock in this transaction"
+            self._append(cur, events)
+            return settled
+
+        return self._tx("settle an unknown outcome", run)
+
     def get(self, key: str) -> ExecutionRecord | None:
         """The record for ``key``, if any."""
         return self._read("read an execution record", lambda cur: self._get(cur, key))

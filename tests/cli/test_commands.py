@@ -303,3 +303,30 @@ def test_a_question_waits_and_resume_answer_continues(
     assert "The answer is blue." in done.out
     assert "The user answered: blue" in json.dumps(openai_server.requests[-1].body)
     assert not openai_server.unexpected
+
+
+def test_reconcile_settles_an_unknown_write_from_the_command_line(tmp_path: Path) -> None:
+    task = tmp_path / "task.json"
+    checks = [{"kind": "tool_succeeded", "target": "write_file"}]
+    task.write_text(json.dumps({"goal": "Write report.md", "success_checks": checks}))
+    tools = "tests.support.cli_slow_tools:lossy_demo"
+    done = cli("run", str(task), "--tools", tools, "--run-id", "u1", "--no-input", home=tmp_path)
+    assert done.code in (3, 4), done.out + done.err
+    with SqliteExecutionStore(tmp_path / "exec.db") as store:
+        unknown = [r for r in store.committed("u1") if (r.result or {}).get("outcome") == "unknown"]
+        [count] = [c.count for c in store.outcomes("u1") if c.outcome == "unknown"]
+    [lost] = unknown  # one unknown call, counted once (its retry marker is not a call)
+    assert count == 1
+    bad = cli("reconcile", "u1", lost.call_id, "--home", str(tmp_path))
+    assert bad.code == 2 and "--happened or --did-not-happen" in bad.err
+    args = ("reconcile", "u1", lost.call_id, "--happened", "--by", "alice", "--note", "seen")
+    settled = cli(*args, "--home", str(tmp_path))
+    assert settled.code == 0, settled.err
+    assert f"{lost.call_id} of run u1 took effect: committed" in settled.out
+    with SqliteExecutionStore(tmp_path / "exec.db") as store:
+        record = store.get(lost.idempotency_key)
+        [verdict] = [e for e in store.events("u1") if e.type == "tool.settled"]
+    assert record is not None and (record.result or {})["outcome"] == "succeeded"
+    assert verdict.payload == {"happened": True, "decided_by": "alice", "note": "seen"}
+    twice = cli(*args, "--home", str(tmp_path))
+    assert twice.code == 2 and "not unknown" in twice.err

@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 from langgraph.types import Command
 
+from execgraph.nodes.executor.settle import reconcile
 from execgraph.nodes.executor.tokens import issue_token
 from execgraph.state.contracts import ToolResult
-from execgraph.state.errors import ResponseLostError
+from execgraph.state.errors import ResponseLostError, UsageError
 from execgraph.state.events import EventType
 from execgraph.tools import AdapterOutput, InvokeContext, PolicyEngine, tool_spec
 from tests.support.executor import SECRET, Counter, config, make_deps, make_executor, request
@@ -311,3 +312,30 @@ def test_lost_response_without_probe_stays_unknown_and_is_not_retried(
     assert result.side_effect.committed is None
     again = _result(app.invoke({"request": req}, config("b")))  # the same call, replayed
     assert again == result and world["sent"].effects == ["hi"]  # counted once
+
+
+@pytest.mark.parametrize("happened", [True, False])
+def test_a_person_settles_an_unknown_outcome(world: dict[str, Any], happened: bool) -> None:
+    """No probe can tell: a person's verdict is recorded with who decided; *happened*
+    commits the call, *did not happen* makes the same write safe to run again."""
+    deps = make_deps(world["tmp"], world["tools"])
+    app = make_executor(deps)
+    req = request("send_lossy_unprobed", {"message": "hi"}, root=world["root"])
+    assert _result(app.invoke({"request": req}, config("a"))).outcome == "unknown"
+    twin = request("send_lossy_unprobed", {"message": "hi"}, root=world["root"], call_id="c2")
+    refused = _result(app.invoke({"request": twin}, config("b")), "c2")
+    assert refused.error is not None and refused.error.type == "UnresolvedOutcome"
+
+    settled = reconcile(deps.store, "run-1", "call-1", happened=happened, decided_by="alice")
+    assert settled.outcome == ("succeeded" if happened else "failed")
+    assert settled.side_effect.committed is happened
+    record = deps.store.get("run-1:call-1")
+    assert record is not None and record.result == settled.model_dump(mode="json")
+    [verdict] = [e for e in deps.store.events("run-1") if e.type == "tool.settled"]
+    assert verdict.payload == {"happened": happened, "decided_by": "alice", "note": ""}
+    again = request("send_lossy_unprobed", {"message": "hi"}, root=world["root"], call_id="c3")
+    rerun = _result(app.invoke({"request": again}, config("c")), "c3")
+    assert rerun.error is None or rerun.error.type != "UnresolvedOutcome"  # no longer refused
+    assert world["sent"].effects == ["hi", "hi"]
+    with pytest.raises(UsageError, match="not unknown"):
+        reconcile(deps.store, "run-1", "call-1", happened=True, decided_by="bob")

@@ -13,7 +13,7 @@ from typing import Any
 
 from execgraph.demo.corpus import CorpusAdapter
 from execgraph.demo.research import publish_tool
-from execgraph.state.errors import ToolCancelled
+from execgraph.state.errors import ResponseLostError, ToolCancelled
 from execgraph.tools import InvokeContext, tool_spec
 from execgraph.tools.adapters.files import FileAdapter
 
@@ -42,3 +42,14 @@ TOOLS = [search_corpus]
 def broken(workspace: Path) -> list[Any]:
     """A factory that fails: the CLI reports an internal error (exit 1), no traceback."""
     raise RuntimeError("the tool factory is broken")
+
+
+@tool_spec(name="write_file", effect="write", version="1.0.0")
+def lossy_write(path: str, content: str) -> str:
+    """Write a file; the response is lost after the write, and no probe can tell."""
+    raise ResponseLostError("the connection dropped after the write")
+
+
+def lossy_demo(workspace: Path) -> list[Any]:
+    """The demo toolkit whose file write loses its response (its outcome is unknown)."""
+    return [*CorpusAdapter().tools(), lossy_write, publish_tool()]
