@@ -78,6 +78,7 @@ def build_contract(task: dict[str, Any], deps: RunDeps, run_id: str, now: float)
         approval_rules=spec.approval_rules,
         data_scope=spec.data_scope,
         workspace=Workspace(id=run_id, root=deps.workspace_root),
+        idempotency_key=spec.idempotency_key,
     )
 
 

@@ -61,6 +61,7 @@ def make_request(
         if allowed is None
         else [a for a in contract.allowed_actions if a in allowed],
         approval_rules=contract.approval_rules,
+        task_key=contract.idempotency_key,
     )
 
 

@@ -160,6 +160,10 @@ class TaskSpec(_Frozen):
     approval_rules: list[dict[str, Any]] = Field(default_factory=list)
     data_scope: list[str] = Field(default_factory=list)
     actor: Actor = Field(default_factory=Actor)
+    idempotency_key: str | None = Field(default=None, min_length=1, max_length=200)
+    """The logical request's stable identity (seed 000 §6): a task submitted again under
+    a new run id with the same key reuses the writes the first submission committed —
+    within one key, a write of one tool with the same normalized arguments happens once."""
 
 
 class TaskContract(_Frozen):
@@ -177,6 +181,7 @@ class TaskContract(_Frozen):
     approval_rules: list[dict[str, Any]]
     data_scope: list[str]
     workspace: Workspace
+    idempotency_key: str | None = None
 
 
 # --------------------------------------------------------------------------- decisions
@@ -218,6 +223,7 @@ class ToolExecutionRequest(_Frozen):
     deadline: float | None = None
     cancellation_token: str = ""
     idempotency_key: str | None = None
+    task_key: str | None = None
     approval_token: str | None = None
     expected_state: dict[str, str] = Field(default_factory=dict)
     data_scope: list[str] = Field(default_factory=list)

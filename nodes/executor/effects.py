@@ -171,6 +171,10 @@ def run_staged(
         assert held.record.result is not None
         deps.store.append_events(events)  # already logged, unless another worker committed
         committed = ToolResult.model_validate(held.record.result)
+        if held.record.call_id != request.call_id or held.record.run_id != request.run_id:
+            # The same write of a resubmitted task: its first submission's result, as this
+            # call's (it is not done again).
+            committed = committed.model_copy(update={"call_id": request.call_id})
         return Finished(committed, tuple(e.event_id for e in events))
     owner = f"{request.run_id}:{request.call_id}"
     ctx = _context(request, deps, attempt_id, key, spec.timeout_s, events)

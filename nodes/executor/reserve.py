@@ -27,15 +27,23 @@ __all__ = [
 ]
 
 
-def idempotency_key(request: ToolExecutionRequest) -> str:
-    """The caller's key, or one derived from run and call ids (unique within a run)."""
-    return request.idempotency_key or f"{request.run_id}:{request.call_id}"
+def idempotency_key(request: ToolExecutionRequest, authorized: Authorized | None = None) -> str:
+    """The call's record key: the caller's own key; for a write of a task submitted with
+    an idempotency key, the task's key with the tool and the normalized arguments (the
+    same write of a resubmitted task finds the first one's record); else the run and call
+    ids (unique within a run). A read is always the run's own: redoing it is safe."""
+    if request.idempotency_key:
+        return request.idempotency_key
+    if request.task_key and authorized is not None and authorized.spec.effect != "read":
+        spec, normalized = authorized.spec, authorized.validated.normalized
+        return f"task:{request.task_key}:{spec.name}:{normalized.args_hash}"
+    return f"{request.run_id}:{request.call_id}"
 
 
 def claim(request: ToolExecutionRequest, authorized: Authorized, attempt_id: str) -> Claim:
     """The execution record this call reserves."""
     return Claim(
-        key=idempotency_key(request),
+        key=idempotency_key(request, authorized),
         run_id=request.run_id,
         call_id=request.call_id,
         tool=authorized.spec.name,
