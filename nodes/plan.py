@@ -3,13 +3,29 @@
 The planner (one model call, bounded repairs) submits steps with dependencies and an
 optional success criterion (an evidence kind the step must produce). Step status is never
 stored twice: it is read from the step's result. The plan is replaced only by a newer
-version, and only on a trigger — a dependency failed, an evidence gap, a budget deviation,
-contrary evidence, or the verifier rejecting the result. Steps already done, their facts
-and their side-effect records carry over to the new version.
+version, and only on a trigger. Steps already done, their facts and their side-effect
+records carry over to the new version: a replan never treats past execution as if it
+never happened (seed 002 §10.3).
+
+A trigger fires once per cause. Each new plan records the causes open when it was made
+(``answered``): it was made knowing them, so only a cause that appears later (a new
+conflict, a new step's gap) replans again, and the new plan's own evidence is what the
+verifier then judges. The triggers, checked after every wave:
+
+* *dependency failed*: a step's call failed; the new plan drops it.
+* *evidence gap*: a done step did not produce the evidence kind its criterion names.
+* *contrary evidence*: two observations of one source at one version disagree (the
+  evidence reducer flags them).
+* *budget deviation*: the plan's steps spent far more tool calls than it planned; spending
+  is counted from the moment this version was made, not over the whole run.
+
+The verifier rejecting the answer, or the model asking for a new plan, replans too (up to
+``max_replans``, like every trigger).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -137,10 +153,15 @@ def plan(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str,
     turn = int(state.get("turn", 0)) + 1
     turn_id = f"t{turn}"
     trigger = state.get("trigger")
+    answered = list(old.get("answered", []))
+    causes = [(k, m) for k, m in _causes(state) if k not in answered]
     instruction = "Plan the task as tool steps. Available tools:\n" + _tool_catalog(contract, deps)
     if trigger:
         summary = ", ".join(sorted(done)) or "none"
         instruction += f"\n\nReplanning because: {trigger}. Finished steps kept: {summary}."
+        also = [m for _, m in causes if m != trigger]
+        if also:
+            instruction += "\nAlso open: " + "; ".join(also) + "."
     seen = [
         f"step {s['id']}: {observation_text(results[s['call_id']], deps.observation_chars)}"
         for s in kept
@@ -168,13 +189,15 @@ def plan(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str,
         stop = stop_update(state, contract, deps, RunStatus.FAILED, "the planner aborted")
         return merge([update, stop])  # the planner's events and the stop's both counted
     version = int(old["version"]) + 1
-    steps = kept + [{**s.model_dump(), "call_id": f"p{version}.{s.id}"} for s in result.parsed]
+    added = [{**s.model_dump(), "call_id": f"p{version}.{s.id}"} for s in result.parsed]
     new_plan = {
         "version": version,
-        "steps": steps,
+        "steps": kept + added,
         "replans": int(old.get("replans", -1)) + 1,
         "why": trigger,
-        "planned_tool_calls": len(steps),
+        "answered": answered + [k for k, _ in causes],
+        "planned_tool_calls": len(added),
+        "tool_calls_before": used(state).get(BudgetKind.TOOL_CALLS.value, 0),
     }
     return {**update, "plan": new_plan, "phase": "execute", "trigger": None}
 
@@ -212,13 +235,21 @@ def schedule(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[
     return queue_calls(state, deps, calls, f"p{version}", charge_id, steps=steps)
 
 
-def _trigger(state: Mapping[str, Any]) -> str | None:
+def _causes(state: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Every replan cause the state shows now, as (key, message), most urgent first.
+
+    The key names the cause itself (a call, a source at a version, a plan version), so
+    a plan can record which causes it answered.
+    """
     results = state.get("results") or {}
-    steps = state["plan"]["steps"]
+    current = state.get("plan") or {"version": 0, "steps": []}
+    steps = current["steps"]
+    out: list[tuple[str, str]] = []
     for step in steps:
         if step_status(step, results) == "failed":
-            error = (results[step["call_id"]].get("error") or {}).get("message", "")
-            return f"dependency failed: step {step['id']} ({step['tool']}) {error}".strip()
+            error = results[step["call_id"]].get("error") or {}
+            text = f"step {step['id']} ({step['tool']}) {error.get('message', '')}".strip()
+            out.append((f"failed:{step['call_id']}", f"dependency failed: {text}"))
     evidence = state.get("evidence") or {}
     for step in steps:
         if step.get("success") and step_status(step, results) == "done":
@@ -226,14 +257,30 @@ def _trigger(state: Mapping[str, Any]) -> str | None:
             if step["success"] not in kinds and not any(
                 e.get("kind") == step["success"] for e in evidence.values()
             ):
-                return f"evidence gap: step {step['id']} produced no {step['success']} evidence"
-    if any(e.get("conflict") for e in evidence.values()):
-        return "contrary evidence: two observations of one source disagree"
-    planned = int(state["plan"].get("planned_tool_calls", len(steps)))
-    spent = used(state).get(BudgetKind.TOOL_CALLS.value, 0)
+                message = f"evidence gap: step {step['id']} produced no {step['success']} evidence"
+                out.append((f"gap:{step['call_id']}:{step['success']}", message))
+    for source, item in evidence.items():
+        if item.get("conflict"):
+            values = sorted({str(v) for v in [item.get("value"), *item.get("conflicts", [])]})
+            digest = hashlib.sha256(json.dumps(values).encode()).hexdigest()[:16]
+            key = f"conflict:{source}@{item.get('version', 1)}:{digest}"  # values may be long
+            message = (
+                f"contrary evidence: {len(values)} observations of {source[:80]} "
+                f"at version {item.get('version', 1)} disagree"
+            )
+            out.append((key, message))
+    planned = int(current.get("planned_tool_calls", len(steps)))
+    spent = used(state).get(BudgetKind.TOOL_CALLS.value, 0) - current.get("tool_calls_before", 0)
     if spent > max(planned * 1.5, planned + 2):
-        return f"budget deviation: {spent:g} tool calls against {planned} planned"
-    return None
+        message = f"budget deviation: {spent:g} tool calls against {planned} planned"
+        out.append((f"budget:v{current['version']}", message))
+    return out
+
+
+def _trigger(state: Mapping[str, Any]) -> str | None:
+    """The first cause no plan has answered yet, or None."""
+    answered = set((state.get("plan") or {}).get("answered", []))
+    return next((m for k, m in _causes(state) if k not in answered), None)
 
 
 def assess(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str, Any]:

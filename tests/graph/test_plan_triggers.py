@@ -1,0 +1,177 @@
+"""Plan-and-execute replans on a trigger once per cause, through the compiled graph.
+
+Each scenario is a scripted model (plans and a finish) over small tools whose evidence the
+test controls: contrary evidence, an evidence gap, and tool-call spending counted per plan
+version.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import AIMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+from execgraph.graph import build_graph
+from execgraph.nodes.models import ScriptedChatModel
+from execgraph.state.contracts import Evidence
+from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.tools import AdapterOutput, tool_spec
+
+_ids = itertools.count()
+
+
+def call(name: str, args: dict[str, Any]) -> AIMessage:
+    return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": f"c{next(_ids)}"}])
+
+
+def plan(*steps: dict[str, Any]) -> AIMessage:
+    return call("submit_plan", {"steps": list(steps)})
+
+
+def finish(text: str) -> AIMessage:
+    return call("finish", {"output": text})
+
+
+def step(sid: str, tool: str, after: tuple[str, ...] = (), **kw: Any) -> dict[str, Any]:
+    success = kw.pop("success", None)
+    out = {"id": sid, "tool": tool, "arguments": kw, "depends_on": list(after)}
+    return {**out, "success": success} if success else out
+
+
+def _app(tmp_path: Path, replies: list[Any], tools: list[Any]) -> tuple[Any, ScriptedChatModel]:
+    model = ScriptedChatModel(replies)
+    app = build_graph(
+        "plan_execute",
+        model=model,
+        tools=tools,
+        store=SqliteExecutionStore(tmp_path / "exec.db"),
+        checkpointer=InMemorySaver(),
+        home=tmp_path,
+    )
+    return app, model
+
+
+def _cfg(thread: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread}}
+
+
+def _prompt(model: ScriptedChatModel, index: int) -> str:
+    return "\n".join(str(m.content) for m in model.calls[index])
+
+
+# --------------------------------------------------------------------------- contrary evidence
+
+MIRRORS = {"a": "Paris", "b": "Lyon", "c": "Paris", "d": "Nice"}
+
+
+@tool_spec(effect="read")
+def ask(mirror: str) -> AdapterOutput:
+    """Ask a mirror which city is the capital (all mirrors report revision 1)."""
+    value = MIRRORS[mirror]
+    ev = Evidence(source_id="fact:capital", kind="capital", value=value, version=1)
+    return AdapterOutput(data=value, evidence=(ev,))
+
+
+CAPITAL_TASK = {
+    "goal": "Name the capital.",
+    "success_checks": [
+        {"kind": "evidence", "target": "capital"},
+        {"kind": "output_contains", "value": "Paris"},
+    ],
+}
+
+
+def test_contrary_evidence_replans_once_and_agreeing_evidence_completes(tmp_path: Path) -> None:
+    replies = [
+        plan(step("s1", "ask", mirror="a"), step("s2", "ask", mirror="b")),
+        plan(step("s3", "ask", mirror="c")),
+        finish("Paris"),
+    ]
+    app, model = _app(tmp_path, replies, [ask])
+    out = app.invoke({"task": CAPITAL_TASK}, _cfg("contrary"))
+    model.assert_consumed()
+    assert out["status"] == "COMPLETED", out.get("error")
+    assert out["plan"]["replans"] == 1 and out["plan"]["version"] == 2
+    assert out["plan"]["why"].startswith("contrary evidence")
+    assert "fact:capital" in _prompt(model, 1)  # the planner is told which source disagrees
+    assert [s["id"] for s in out["plan"]["steps"]] == ["s1", "s2", "s3"]
+
+
+def test_a_new_conflict_after_a_replan_is_a_new_cause(tmp_path: Path) -> None:
+    replies = [
+        plan(step("s1", "ask", mirror="a"), step("s2", "ask", mirror="b")),
+        plan(step("s3", "ask", mirror="d")),  # a third value: new contrary evidence
+        plan(step("s4", "ask", mirror="c")),
+        finish("Paris"),
+    ]
+    app, model = _app(tmp_path, replies, [ask])
+    out = app.invoke({"task": CAPITAL_TASK}, _cfg("contrary-again"))
+    model.assert_consumed()
+    assert out["status"] == "COMPLETED", out.get("error")
+    assert out["plan"]["replans"] == 2 and out["plan"]["why"].startswith("contrary evidence")
+
+
+# --------------------------------------------------------------------------- evidence gap
+
+
+@tool_spec(effect="read")
+def search(query: str) -> AdapterOutput:
+    """Search; yields snippets, never a citation."""
+    ev = Evidence(source_id=f"search:{query}", kind="snippet", value="a snippet")
+    return AdapterOutput(data="a snippet", evidence=(ev,))
+
+
+@tool_spec(effect="read")
+def fetch_page(url: str) -> AdapterOutput:
+    """Fetch a page."""
+    ev = Evidence(source_id=f"page:{url}", kind="page", value="the page")
+    return AdapterOutput(data="the page", evidence=(ev,))
+
+
+def test_an_evidence_gap_replans_once_and_the_new_plans_evidence_completes(
+    tmp_path: Path,
+) -> None:
+    replies = [
+        plan(step("s1", "search", query="q", success="citation")),
+        plan(step("s2", "fetch_page", url="u", success="page")),
+        finish("the page says so"),
+    ]
+    app, model = _app(tmp_path, replies, [search, fetch_page])
+    task = {"goal": "Cite a page.", "success_checks": [{"kind": "evidence", "target": "page"}]}
+    out = app.invoke({"task": task}, _cfg("gap"))
+    model.assert_consumed()
+    assert out["status"] == "COMPLETED", out.get("error")
+    assert out["plan"]["replans"] == 1
+    assert out["plan"]["why"] == "evidence gap: step s1 produced no citation evidence"
+
+
+# --------------------------------------------------------------------------- budget deviation
+
+
+@tool_spec(effect="read")
+def read_index() -> AdapterOutput:
+    """Read the index (it does not change)."""
+    ev = Evidence(source_id="doc:index", kind="index", value="index")
+    return AdapterOutput(data="index", evidence=(ev,))
+
+
+@tool_spec(effect="read")
+def broken(i: int) -> str:
+    """Always fails."""
+    raise ValueError(f"broken {i}")
+
+
+def test_tool_calls_are_measured_against_the_current_plan_version(tmp_path: Path) -> None:
+    failing = [step(f"f{i}", "broken", i=i) for i in range(3)]
+    again = [step(f"g{i}", "broken", i=i) for i in range(3, 6)]
+    replies = [plan(*failing), plan(*again), plan(step("ok", "read_index")), finish("index")]
+    app, model = _app(tmp_path, replies, [broken, read_index])
+    task = {"goal": "Read.", "success_checks": [{"kind": "tool_succeeded", "target": "read_index"}]}
+    out = app.invoke({"task": task}, _cfg("budget"))
+    model.assert_consumed()
+    assert out["status"] == "COMPLETED", out.get("error")
+    assert out["plan"]["replans"] == 2 and out["plan"]["why"].startswith("dependency failed")
+    assert out["budget"]["used"]["tool_calls"] == 7  # 6 failed calls of earlier versions
