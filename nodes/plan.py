@@ -13,6 +13,11 @@ conflict, a new step's gap) replans again, and the new plan's own evidence is wh
 verifier then judges. The triggers, checked after every wave:
 
 * *dependency failed*: a step's call failed; the new plan drops it.
+* *environment changed*: the world moved under the plan. Either a step observed a source
+  at an older ``version`` and value than a later observation (not our own write) brought
+  into evidence — the done steps that saw the old state and touched nothing are dropped and
+  re-planned — or a step's result reports that its target changed (a
+  ``StateGuardMismatch``).
 * *evidence gap*: a done step did not produce the evidence kind its criterion names.
 * *contrary evidence*: two observations of one source at one version disagree (the
   evidence reducer flags them).
@@ -143,12 +148,17 @@ def _tool_catalog(contract: TaskContract, deps: RunDeps) -> str:
 
 
 def plan(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str, Any]:
-    """Make the first plan, or a new version that keeps finished steps."""
+    """Make the first plan, or a new version that keeps finished steps.
+
+    A done step whose observation is out of date (its source changed since) is not kept:
+    the new plan may observe it again. A step that touched the world is always kept.
+    """
     contract = TaskContract.model_validate(state["contract"])
     run_id = run_id_of(config)
     old = state.get("plan") or {"version": 0, "steps": [], "replans": -1}
     results = state.get("results") or {}
-    kept = [s for s in old["steps"] if step_status(s, results) == "done"]
+    stale = _stale_steps(state)
+    kept = [s for s in old["steps"] if step_status(s, results) == "done" and s["id"] not in stale]
     done = {s["id"] for s in kept}
     turn = int(state.get("turn", 0)) + 1
     turn_id = f"t{turn}"
@@ -162,6 +172,11 @@ def plan(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str,
         also = [m for _, m in causes if m != trigger]
         if also:
             instruction += "\nAlso open: " + "; ".join(also) + "."
+    if stale:
+        instruction += (
+            "\n\nObservations now out of date (plan them again if still needed):\n"
+            + "\n".join(f"- step {i}: {_seen(*what)}" for i, what in stale.items())
+        )
     seen = [
         f"step {s['id']}: {observation_text(results[s['call_id']], deps.observation_chars)}"
         for s in kept
@@ -235,6 +250,57 @@ def schedule(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[
     return queue_calls(state, deps, calls, f"p{version}", charge_id, steps=steps)
 
 
+def _touched(result: Mapping[str, Any]) -> bool:
+    """True when a call committed a side effect, or nobody can tell that it did not."""
+    return (result.get("side_effect") or {}).get("committed", False) is not False
+
+
+def _changed_by_others(results: Mapping[str, Any], source: str, version: int) -> bool:
+    """True when ``source`` at ``version`` was observed, and by no call of ours that wrote."""
+    makers = [
+        r
+        for r in results.values()
+        if any(
+            e.get("source_id") == source and e.get("version", 1) == version
+            for e in r.get("evidence") or []
+        )
+    ]
+    return bool(makers) and not any(_touched(r) for r in makers)
+
+
+def _stale_steps(state: Mapping[str, Any]) -> dict[str, tuple[str, int, int]]:
+    """Done steps that observed a source the world has since changed:
+    step id -> (source, version seen, version now).
+
+    Changed means a newer version with another value: many tools stamp every observation
+    with the time, so a newer version alone is a re-read, not a change. A step's arguments
+    are fixed when the plan is made, so what it depends on is what it observed. A step
+    that touched the world is never stale: its effect stays on record.
+    """
+    results = state.get("results") or {}
+    evidence = state.get("evidence") or {}
+    stale: dict[str, tuple[str, int, int]] = {}
+    for step in (state.get("plan") or {}).get("steps", []):
+        result = results.get(step["call_id"])
+        if step_status(step, results) != "done" or result is None or _touched(result):
+            continue
+        for item in result.get("evidence") or []:
+            source = str(item.get("source_id"))
+            current = evidence.get(source)
+            if current is None:
+                continue
+            old, new = int(item.get("version", 1)), int(current.get("version", 1))
+            moved = new > old and current.get("value") != item.get("value")
+            if moved and _changed_by_others(results, source, new):
+                stale[step["id"]] = (source, old, new)
+                break
+    return stale
+
+
+def _seen(source: str, old: int, new: int) -> str:
+    return f"saw {source[:80]} at version {old}, now at version {new}"
+
+
 def _causes(state: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Every replan cause the state shows now, as (key, message), most urgent first.
 
@@ -249,7 +315,13 @@ def _causes(state: Mapping[str, Any]) -> list[tuple[str, str]]:
         if step_status(step, results) == "failed":
             error = results[step["call_id"]].get("error") or {}
             text = f"step {step['id']} ({step['tool']}) {error.get('message', '')}".strip()
-            out.append((f"failed:{step['call_id']}", f"dependency failed: {text}"))
+            if error.get("type") == "StateGuardMismatch":
+                out.append((f"failed:{step['call_id']}", f"environment changed: {text}"))
+            else:
+                out.append((f"failed:{step['call_id']}", f"dependency failed: {text}"))
+    for step_id, (source, old, new) in _stale_steps(state).items():
+        message = f"environment changed: step {step_id} {_seen(source, old, new)}"
+        out.append((f"changed:{source}@{new}", message))
     evidence = state.get("evidence") or {}
     for step in steps:
         if step.get("success") and step_status(step, results) == "done":

@@ -1,13 +1,14 @@
 """Plan-and-execute replans on a trigger once per cause, through the compiled graph.
 
 Each scenario is a scripted model (plans and a finish) over small tools whose evidence the
-test controls: contrary evidence, an evidence gap, and tool-call spending counted per plan
-version.
+test controls: contrary evidence, an evidence gap, tool-call spending counted per plan
+version, and a source that changes under the plan.
 """
 
 from __future__ import annotations
 
 import itertools
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from execgraph.graph import build_graph
 from execgraph.nodes.models import ScriptedChatModel
 from execgraph.state.contracts import Evidence
+from execgraph.state.errors import StateGuardMismatch
 from execgraph.state.store.sqlite import SqliteExecutionStore
 from execgraph.tools import AdapterOutput, tool_spec
 
@@ -175,3 +177,100 @@ def test_tool_calls_are_measured_against_the_current_plan_version(tmp_path: Path
     assert out["status"] == "COMPLETED", out.get("error")
     assert out["plan"]["replans"] == 2 and out["plan"]["why"].startswith("dependency failed")
     assert out["budget"]["used"]["tool_calls"] == 7  # 6 failed calls of earlier versions
+
+
+# --------------------------------------------------------------------------- environment changed
+
+REVISIONS: list[int] = []
+
+
+@tool_spec(effect="read")
+def read_spec() -> AdapterOutput:
+    """Read the spec document; someone else edits it between our reads."""
+    revision = REVISIONS.pop(0)
+    ev = Evidence(source_id="doc:spec", kind="spec", value=f"rev {revision}", version=revision)
+    return AdapterOutput(data=f"rev {revision}", evidence=(ev,))
+
+
+def test_a_source_changed_under_the_plan_replans_the_steps_that_saw_the_old_state(
+    tmp_path: Path,
+) -> None:
+    REVISIONS[:] = [1, 2, 2]
+    replies = [
+        plan(
+            step("s1", "read_spec"),
+            step("s2", "read_index"),
+            step("s3", "read_spec", ("s1", "s2")),
+        ),
+        plan(step("s4", "read_spec", ("s2",))),
+        finish("spec rev 2"),
+    ]
+    app, model = _app(tmp_path, replies, [read_spec, read_index])
+    task = {"goal": "Read the spec.", "success_checks": [{"kind": "evidence", "target": "spec"}]}
+    out = app.invoke({"task": task}, _cfg("env"))
+    model.assert_consumed()
+    assert out["status"] == "COMPLETED", out.get("error")
+    assert out["plan"]["replans"] == 1
+    why = out["plan"]["why"]
+    assert why.startswith("environment changed") and "doc:spec" in why
+    # s1 saw revision 1: its observation is out of date and it is re-planned; s2 and s3 stay.
+    assert [s["id"] for s in out["plan"]["steps"]] == ["s2", "s3", "s4"]
+    assert "out of date" in _prompt(model, 1) and "step s1" in _prompt(model, 1)
+    assert out["evidence"]["doc:spec"]["version"] == 2
+
+
+def test_our_own_write_to_a_source_is_not_an_environment_change(tmp_path: Path) -> None:
+    REVISIONS[:] = [1]
+
+    @tool_spec(effect="write")
+    def edit_spec() -> AdapterOutput:
+        """Edit the spec (a committed write, read back as revision 2)."""
+        ev = Evidence(source_id="doc:spec", kind="spec", value="rev 2", version=2)
+        return AdapterOutput(data="edited", committed=True, evidence=(ev,))
+
+    replies = [
+        plan(step("s1", "read_spec"), step("s2", "edit_spec", ("s1",))),
+        finish("edited to rev 2"),
+    ]
+    app, model = _app(tmp_path, replies, [read_spec, edit_spec])
+    task = {"goal": "Edit the spec.", "success_checks": [{"kind": "evidence", "target": "spec"}]}
+    out = app.invoke({"task": task}, _cfg("own-write"))
+    model.assert_consumed()
+    assert out["status"] == "COMPLETED", out.get("error")
+    assert out["plan"]["version"] == 1
+
+
+def test_a_re_read_stamped_newer_with_the_same_value_is_not_a_change(tmp_path: Path) -> None:
+    @tool_spec(effect="read")
+    def read_stamped() -> AdapterOutput:
+        """Read a document that does not change; each observation is stamped with the time."""
+        ev = Evidence(source_id="doc:stamped", kind="doc", value="same", version=time.time_ns())
+        return AdapterOutput(data="same", evidence=(ev,))
+
+    replies = [
+        plan(step("s1", "read_stamped"), step("s2", "read_stamped", ("s1",))),
+        finish("same"),
+    ]
+    app, model = _app(tmp_path, replies, [read_stamped])
+    out = app.invoke({"task": {"goal": "Read twice."}}, _cfg("re-read"))
+    model.assert_consumed()
+    assert out["status"] == "COMPLETED", out.get("error")
+    assert out["plan"]["version"] == 1
+
+
+def test_a_step_that_reports_a_changed_target_is_an_environment_change(tmp_path: Path) -> None:
+    @tool_spec(effect="read")
+    def guarded_read() -> str:
+        """Read a record only if it is still the one planned against."""
+        raise StateGuardMismatch("the record changed since it was read")
+
+    replies = [
+        plan(step("s1", "guarded_read")),
+        plan(step("s2", "read_index")),
+        finish("index"),
+    ]
+    app, model = _app(tmp_path, replies, [guarded_read, read_index])
+    out = app.invoke({"task": {"goal": "Read."}}, _cfg("env-guard"))
+    model.assert_consumed()
+    assert out["status"] == "COMPLETED", out.get("error")
+    assert out["plan"]["why"].startswith("environment changed: step s1 (guarded_read)")
