@@ -23,9 +23,15 @@ verifier then judges. The triggers, checked after every wave:
   evidence reducer flags them).
 * *budget deviation*: the plan's steps spent far more tool calls than it planned; spending
   is counted from the moment this version was made, not over the whole run.
+* *goal changed*: the user updated the run's ``task`` between waves (LangGraph
+  ``update_state`` while the run is paused, e.g. under ``interrupt_before``). The task is
+  admitted again — a task admission refuses fails the run — and its contract replaces the
+  old one; the plan made for the old goal is replaced, done steps and committed side
+  effects stay on record. The user asked for it, so the replan limit never refuses it
+  (it still counts as a replan).
 
 The verifier rejecting the answer, or the model asking for a new plan, replans too (up to
-``max_replans``, like every trigger).
+``max_replans``, like every trigger but a goal change).
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from execgraph.nodes.admission import run_id_of
+from execgraph.nodes.admission import build_contract, run_id_of
 from execgraph.nodes.budget import remaining, used
 from execgraph.nodes.context import observation_text, project
 from execgraph.nodes.decide import CONTROL_SCHEMAS, model_failure
@@ -49,6 +55,8 @@ from execgraph.nodes.executor.validate import schema_message
 from execgraph.nodes.model_call import call_model, recorded_replies, unstorable
 from execgraph.nodes.verify import is_terminal, stop_update
 from execgraph.state.contracts import BudgetKind, Decision, DecisionKind, RunStatus, TaskContract
+from execgraph.state.errors import AdmissionError
+from execgraph.state.events import EventType, make_event
 from execgraph.state.schema import RunState
 from execgraph.state.updates import merge
 
@@ -355,11 +363,38 @@ def _trigger(state: Mapping[str, Any]) -> str | None:
     return next((m for k, m in _causes(state) if k not in answered), None)
 
 
+def _revised_contract(
+    state: Mapping[str, Any], contract: TaskContract, deps: RunDeps
+) -> tuple[TaskContract, list[str]] | None:
+    """The contract of the run's task when the user changed the task since admission.
+
+    The task is admitted again as of the run's start (so a deadline keeps its origin);
+    the fields that differ name the change. None when the task is what was admitted.
+
+    Raises:
+        AdmissionError: the updated task is refused.
+    """
+    task, started = state.get("task"), state.get("started_at")
+    if not task or started is None:
+        return None
+    revised = build_contract(task, deps, contract.run_id, float(started))
+    revised = revised.model_copy(update={"workspace": contract.workspace})
+    changed = [f for f in TaskContract.model_fields if getattr(revised, f) != getattr(contract, f)]
+    return (revised, changed) if changed else None
+
+
 def assess(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str, Any]:
     """After a wave: replan on a trigger, run the next wave, or move on to the answer."""
     if is_terminal(state):
         return {}
     contract = TaskContract.model_validate(state["contract"])
+    try:
+        revision = _revised_contract(state, contract, deps)
+    except AdmissionError as exc:
+        reason = f"the updated task was not admitted: {exc.message}"
+        return stop_update(state, contract, deps, RunStatus.FAILED, reason)
+    if revision is not None:
+        return _goal_changed(contract, *revision, deps)
     current = dict(state.get("plan") or {"steps": []})
     trigger = _trigger(state)
     if trigger:
@@ -367,6 +402,23 @@ def assess(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[st
     results = state.get("results") or {}
     pending = [s for s in current["steps"] if step_status(s, results) == "pending"]
     return {"phase": "execute" if pending else "respond"}
+
+
+def _goal_changed(
+    old: TaskContract, revised: TaskContract, changed: list[str], deps: RunDeps
+) -> dict[str, Any]:
+    """Adopt the revised contract (logged as an admission) and replan for it."""
+    payload = {"goal": revised.goal, "revised": changed}
+    digest = hashlib.sha256(revised.model_dump_json().encode()).hexdigest()[:16]
+    event = make_event(EventType.RUN_ADMITTED, old.run_id, seq=digest, payload=payload)
+    deps.executor.store.append_events([event])
+    what = "goal" if "goal" in changed else "task"
+    return {
+        "contract": revised.model_dump(mode="json"),
+        "trigger": f"goal changed: the user updated the {what} ({', '.join(changed)})",
+        "phase": "replan",
+        "events": {"recent": [event.event_id]},
+    }
 
 
 def _replan(

@@ -2,7 +2,7 @@
 
 Each scenario is a scripted model (plans and a finish) over small tools whose evidence the
 test controls: contrary evidence, an evidence gap, tool-call spending counted per plan
-version, and a source that changes under the plan.
+version, a source that changes under the plan, and a goal the user changes between waves.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from execgraph.graph import build_graph
 from execgraph.nodes.models import ScriptedChatModel
 from execgraph.state.contracts import Evidence
 from execgraph.state.errors import StateGuardMismatch
+from execgraph.state.events import EventType
 from execgraph.state.store.sqlite import SqliteExecutionStore
 from execgraph.tools import AdapterOutput, tool_spec
 
@@ -274,3 +275,69 @@ def test_a_step_that_reports_a_changed_target_is_an_environment_change(tmp_path:
     model.assert_consumed()
     assert out["status"] == "COMPLETED", out.get("error")
     assert out["plan"]["why"].startswith("environment changed: step s1 (guarded_read)")
+
+
+# --------------------------------------------------------------------------- goal changed
+
+NOTES: list[str] = []
+
+
+@tool_spec(effect="write")
+def note(text: str) -> AdapterOutput:
+    """Append a note to an outside log (a committed side effect)."""
+    NOTES.append(text)
+    return AdapterOutput(data="noted", committed=True)
+
+
+def test_a_goal_changed_between_waves_replaces_the_plan_and_keeps_side_effects(
+    tmp_path: Path,
+) -> None:
+    NOTES.clear()
+    replies = [
+        plan(step("s1", "note", text="draft"), step("s2", "ask", ("s1",), mirror="b")),
+        plan(step("s3", "ask", mirror="a")),
+        finish("Paris"),
+    ]
+    app, model = _app(tmp_path, replies, [note, ask])
+    cfg = _cfg("goal")
+    first = {"goal": "Log a draft and name the second city.", "success_checks": []}
+    paused = app.invoke({"task": first}, cfg, interrupt_before=["assess"])
+    assert paused["status"] == "RUNNING" and NOTES == ["draft"]
+    app.update_state(cfg, {"task": CAPITAL_TASK})  # the user changes the goal while paused
+    out = app.invoke(None, cfg)
+    model.assert_consumed()
+    assert out["status"] == "COMPLETED", out.get("error")
+    assert out["contract"]["goal"] == "Name the capital."
+    assert out["plan"]["version"] == 2 and out["plan"]["why"].startswith("goal changed")
+    assert [s["id"] for s in out["plan"]["steps"]] == ["s1", "s3"]  # s2 was for the old goal
+    assert NOTES == ["draft"]  # the side effect happened once and stays on record
+    [noted] = [r for r in out["results"].values() if r["tool_name"] == "note"]
+    assert noted["side_effect"]["committed"] is True
+    assert "Name the capital." in _prompt(model, 1) and "step s1" in _prompt(model, 1)
+    store = SqliteExecutionStore(tmp_path / "exec.db")
+    admitted = [e for e in store.events("goal") if e.type == EventType.RUN_ADMITTED]
+    assert [e.payload["goal"] for e in admitted] == [first["goal"], "Name the capital."]
+
+
+def test_an_updated_task_that_admission_refuses_fails_the_run(tmp_path: Path) -> None:
+    replies = [plan(step("s1", "ask", mirror="a"), step("s2", "ask", ("s1",), mirror="c"))]
+    app, model = _app(tmp_path, replies, [ask])
+    cfg = _cfg("goal-bad")
+    app.invoke({"task": CAPITAL_TASK}, cfg, interrupt_before=["assess"])
+    app.update_state(cfg, {"task": {**CAPITAL_TASK, "allowed_actions": ["launch"]}})
+    out = app.invoke(None, cfg)
+    model.assert_consumed()
+    assert out["status"] == "FAILED"
+    assert "updated task was not admitted" in out["error"]["message"]
+    assert out["contract"]["goal"] == "Name the capital."
+
+
+def test_an_unchanged_task_is_not_a_trigger(tmp_path: Path) -> None:
+    replies = [plan(step("s1", "ask", mirror="a"), step("s2", "ask", ("s1",), mirror="c"))]
+    app, model = _app(tmp_path, [*replies, finish("Paris")], [ask])
+    cfg = _cfg("goal-same")
+    app.invoke({"task": CAPITAL_TASK}, cfg, interrupt_before=["assess"])
+    app.update_state(cfg, {"task": dict(CAPITAL_TASK)})
+    out = app.invoke(None, cfg)
+    model.assert_consumed()
+    assert out["status"] == "COMPLETED" and out["plan"]["version"] == 1
