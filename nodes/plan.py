@@ -3,13 +3,40 @@
 The planner (one model call, bounded repairs) submits steps with dependencies and an
 optional success criterion (an evidence kind the step must produce). Step status is never
 stored twice: it is read from the step's result. The plan is replaced only by a newer
-version, and only on a trigger — a dependency failed, an evidence gap, a budget deviation,
-contrary evidence, or the verifier rejecting the result. Steps already done, their facts
-and their side-effect records carry over to the new version.
+version, and only on a trigger. Steps already done, their facts and their side-effect
+records carry over to the new version: a replan never treats past execution as if it
+never happened (seed 002 §10.3).
+
+A trigger fires once per cause. Each new plan records the causes open when it was made
+(``answered``): it was made knowing them, so only a cause that appears later (a new
+conflict, a new step's gap) replans again, and the new plan's own evidence is what the
+verifier then judges. The triggers, checked after every wave:
+
+* *dependency failed*: a step's call failed; the new plan drops it.
+* *environment changed*: the world moved under the plan. Either a step observed a source
+  at an older ``version`` and value than a later observation (not our own write) brought
+  into evidence — the done steps that saw the old state and touched nothing are dropped and
+  re-planned — or a step's result reports that its target changed (a
+  ``StateGuardMismatch``).
+* *evidence gap*: a done step did not produce the evidence kind its criterion names.
+* *contrary evidence*: two observations of one source at one version disagree (the
+  evidence reducer flags them).
+* *budget deviation*: the plan's steps spent far more tool calls than it planned; spending
+  is counted from the moment this version was made, not over the whole run.
+* *goal changed*: the user updated the run's ``task`` between waves (LangGraph
+  ``update_state`` while the run is paused, e.g. under ``interrupt_before``). The task is
+  admitted again — a task admission refuses fails the run — and its contract replaces the
+  old one; the plan made for the old goal is replaced, done steps and committed side
+  effects stay on record. The user asked for it, so the replan limit never refuses it
+  (it still counts as a replan).
+
+The verifier rejecting the answer, or the model asking for a new plan, replans too (up to
+``max_replans``, like every trigger but a goal change).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -18,7 +45,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from execgraph.nodes.admission import run_id_of
+from execgraph.nodes.admission import build_contract, run_id_of
 from execgraph.nodes.budget import remaining, used
 from execgraph.nodes.context import observation_text, project
 from execgraph.nodes.decide import CONTROL_SCHEMAS, model_failure
@@ -28,6 +55,8 @@ from execgraph.nodes.executor.validate import schema_message
 from execgraph.nodes.model_call import call_model, recorded_replies, unstorable
 from execgraph.nodes.verify import is_terminal, stop_update
 from execgraph.state.contracts import BudgetKind, Decision, DecisionKind, RunStatus, TaskContract
+from execgraph.state.errors import AdmissionError
+from execgraph.state.events import EventType, make_event
 from execgraph.state.schema import RunState
 from execgraph.state.updates import merge
 
@@ -127,20 +156,35 @@ def _tool_catalog(contract: TaskContract, deps: RunDeps) -> str:
 
 
 def plan(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str, Any]:
-    """Make the first plan, or a new version that keeps finished steps."""
+    """Make the first plan, or a new version that keeps finished steps.
+
+    A done step whose observation is out of date (its source changed since) is not kept:
+    the new plan may observe it again. A step that touched the world is always kept.
+    """
     contract = TaskContract.model_validate(state["contract"])
     run_id = run_id_of(config)
     old = state.get("plan") or {"version": 0, "steps": [], "replans": -1}
     results = state.get("results") or {}
-    kept = [s for s in old["steps"] if step_status(s, results) == "done"]
+    stale = _stale_steps(state)
+    kept = [s for s in old["steps"] if step_status(s, results) == "done" and s["id"] not in stale]
     done = {s["id"] for s in kept}
     turn = int(state.get("turn", 0)) + 1
     turn_id = f"t{turn}"
     trigger = state.get("trigger")
+    answered = list(old.get("answered", []))
+    causes = [(k, m) for k, m in _causes(state) if k not in answered]
     instruction = "Plan the task as tool steps. Available tools:\n" + _tool_catalog(contract, deps)
     if trigger:
         summary = ", ".join(sorted(done)) or "none"
         instruction += f"\n\nReplanning because: {trigger}. Finished steps kept: {summary}."
+        also = [m for _, m in causes if m != trigger]
+        if also:
+            instruction += "\nAlso open: " + "; ".join(also) + "."
+    if stale:
+        instruction += (
+            "\n\nObservations now out of date (plan them again if still needed):\n"
+            + "\n".join(f"- step {i}: {_seen(*what)}" for i, what in stale.items())
+        )
     seen = [
         f"step {s['id']}: {observation_text(results[s['call_id']], deps.observation_chars)}"
         for s in kept
@@ -168,13 +212,15 @@ def plan(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str,
         stop = stop_update(state, contract, deps, RunStatus.FAILED, "the planner aborted")
         return merge([update, stop])  # the planner's events and the stop's both counted
     version = int(old["version"]) + 1
-    steps = kept + [{**s.model_dump(), "call_id": f"p{version}.{s.id}"} for s in result.parsed]
+    added = [{**s.model_dump(), "call_id": f"p{version}.{s.id}"} for s in result.parsed]
     new_plan = {
         "version": version,
-        "steps": steps,
+        "steps": kept + added,
         "replans": int(old.get("replans", -1)) + 1,
         "why": trigger,
-        "planned_tool_calls": len(steps),
+        "answered": answered + [k for k, _ in causes],
+        "planned_tool_calls": len(added),
+        "tool_calls_before": used(state).get(BudgetKind.TOOL_CALLS.value, 0),
     }
     return {**update, "plan": new_plan, "phase": "execute", "trigger": None}
 
@@ -212,13 +258,78 @@ def schedule(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[
     return queue_calls(state, deps, calls, f"p{version}", charge_id, steps=steps)
 
 
-def _trigger(state: Mapping[str, Any]) -> str | None:
+def _touched(result: Mapping[str, Any]) -> bool:
+    """True when a call committed a side effect, or nobody can tell that it did not."""
+    return (result.get("side_effect") or {}).get("committed", False) is not False
+
+
+def _changed_by_others(results: Mapping[str, Any], source: str, version: int) -> bool:
+    """True when ``source`` at ``version`` was observed, and by no call of ours that wrote."""
+    makers = [
+        r
+        for r in results.values()
+        if any(
+            e.get("source_id") == source and e.get("version", 1) == version
+            for e in r.get("evidence") or []
+        )
+    ]
+    return bool(makers) and not any(_touched(r) for r in makers)
+
+
+def _stale_steps(state: Mapping[str, Any]) -> dict[str, tuple[str, int, int]]:
+    """Done steps that observed a source the world has since changed:
+    step id -> (source, version seen, version now).
+
+    Changed means a newer version with another value: many tools stamp every observation
+    with the time, so a newer version alone is a re-read, not a change. A step's arguments
+    are fixed when the plan is made, so what it depends on is what it observed. A step
+    that touched the world is never stale: its effect stays on record.
+    """
     results = state.get("results") or {}
-    steps = state["plan"]["steps"]
+    evidence = state.get("evidence") or {}
+    stale: dict[str, tuple[str, int, int]] = {}
+    for step in (state.get("plan") or {}).get("steps", []):
+        result = results.get(step["call_id"])
+        if step_status(step, results) != "done" or result is None or _touched(result):
+            continue
+        for item in result.get("evidence") or []:
+            source = str(item.get("source_id"))
+            current = evidence.get(source)
+            if current is None:
+                continue
+            old, new = int(item.get("version", 1)), int(current.get("version", 1))
+            moved = new > old and current.get("value") != item.get("value")
+            if moved and _changed_by_others(results, source, new):
+                stale[step["id"]] = (source, old, new)
+                break
+    return stale
+
+
+def _seen(source: str, old: int, new: int) -> str:
+    return f"saw {source[:80]} at version {old}, now at version {new}"
+
+
+def _causes(state: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Every replan cause the state shows now, as (key, message), most urgent first.
+
+    The key names the cause itself (a call, a source at a version, a plan version), so
+    a plan can record which causes it answered.
+    """
+    results = state.get("results") or {}
+    current = state.get("plan") or {"version": 0, "steps": []}
+    steps = current["steps"]
+    out: list[tuple[str, str]] = []
     for step in steps:
         if step_status(step, results) == "failed":
-            error = (results[step["call_id"]].get("error") or {}).get("message", "")
-            return f"dependency failed: step {step['id']} ({step['tool']}) {error}".strip()
+            error = results[step["call_id"]].get("error") or {}
+            text = f"step {step['id']} ({step['tool']}) {error.get('message', '')}".strip()
+            if error.get("type") == "StateGuardMismatch":
+                out.append((f"failed:{step['call_id']}", f"environment changed: {text}"))
+            else:
+                out.append((f"failed:{step['call_id']}", f"dependency failed: {text}"))
+    for step_id, (source, old, new) in _stale_steps(state).items():
+        message = f"environment changed: step {step_id} {_seen(source, old, new)}"
+        out.append((f"changed:{source}@{new}", message))
     evidence = state.get("evidence") or {}
     for step in steps:
         if step.get("success") and step_status(step, results) == "done":
@@ -226,14 +337,50 @@ def _trigger(state: Mapping[str, Any]) -> str | None:
             if step["success"] not in kinds and not any(
                 e.get("kind") == step["success"] for e in evidence.values()
             ):
-                return f"evidence gap: step {step['id']} produced no {step['success']} evidence"
-    if any(e.get("conflict") for e in evidence.values()):
-        return "contrary evidence: two observations of one source disagree"
-    planned = int(state["plan"].get("planned_tool_calls", len(steps)))
-    spent = used(state).get(BudgetKind.TOOL_CALLS.value, 0)
+                message = f"evidence gap: step {step['id']} produced no {step['success']} evidence"
+                out.append((f"gap:{step['call_id']}:{step['success']}", message))
+    for source, item in evidence.items():
+        if item.get("conflict"):
+            values = sorted({str(v) for v in [item.get("value"), *item.get("conflicts", [])]})
+            digest = hashlib.sha256(json.dumps(values).encode()).hexdigest()[:16]
+            key = f"conflict:{source}@{item.get('version', 1)}:{digest}"  # values may be long
+            message = (
+                f"contrary evidence: {len(values)} observations of {source[:80]} "
+                f"at version {item.get('version', 1)} disagree"
+            )
+            out.append((key, message))
+    planned = int(current.get("planned_tool_calls", len(steps)))
+    spent = used(state).get(BudgetKind.TOOL_CALLS.value, 0) - current.get("tool_calls_before", 0)
     if spent > max(planned * 1.5, planned + 2):
-        return f"budget deviation: {spent:g} tool calls against {planned} planned"
-    return None
+        message = f"budget deviation: {spent:g} tool calls against {planned} planned"
+        out.append((f"budget:v{current['version']}", message))
+    return out
+
+
+def _trigger(state: Mapping[str, Any]) -> str | None:
+    """The first cause no plan has answered yet, or None."""
+    answered = set((state.get("plan") or {}).get("answered", []))
+    return next((m for k, m in _causes(state) if k not in answered), None)
+
+
+def _revised_contract(
+    state: Mapping[str, Any], contract: TaskContract, deps: RunDeps
+) -> tuple[TaskContract, list[str]] | None:
+    """The contract of the run's task when the user changed the task since admission.
+
+    The task is admitted again as of the run's start (so a deadline keeps its origin);
+    the fields that differ name the change. None when the task is what was admitted.
+
+    Raises:
+        AdmissionError: the updated task is refused.
+    """
+    task, started = state.get("task"), state.get("started_at")
+    if not task or started is None:
+        return None
+    revised = build_contract(task, deps, contract.run_id, float(started))
+    revised = revised.model_copy(update={"workspace": contract.workspace})
+    changed = [f for f in TaskContract.model_fields if getattr(revised, f) != getattr(contract, f)]
+    return (revised, changed) if changed else None
 
 
 def assess(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str, Any]:
@@ -241,6 +388,13 @@ def assess(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[st
     if is_terminal(state):
         return {}
     contract = TaskContract.model_validate(state["contract"])
+    try:
+        revision = _revised_contract(state, contract, deps)
+    except AdmissionError as exc:
+        reason = f"the updated task was not admitted: {exc.message}"
+        return stop_update(state, contract, deps, RunStatus.FAILED, reason)
+    if revision is not None:
+        return _goal_changed(contract, *revision, deps)
     current = dict(state.get("plan") or {"steps": []})
     trigger = _trigger(state)
     if trigger:
@@ -248,6 +402,23 @@ def assess(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[st
     results = state.get("results") or {}
     pending = [s for s in current["steps"] if step_status(s, results) == "pending"]
     return {"phase": "execute" if pending else "respond"}
+
+
+def _goal_changed(
+    old: TaskContract, revised: TaskContract, changed: list[str], deps: RunDeps
+) -> dict[str, Any]:
+    """Adopt the revised contract (logged as an admission) and replan for it."""
+    payload = {"goal": revised.goal, "revised": changed}
+    digest = hashlib.sha256(revised.model_dump_json().encode()).hexdigest()[:16]
+    event = make_event(EventType.RUN_ADMITTED, old.run_id, seq=digest, payload=payload)
+    deps.executor.store.append_events([event])
+    what = "goal" if "goal" in changed else "task"
+    return {
+        "contract": revised.model_dump(mode="json"),
+        "trigger": f"goal changed: the user updated the {what} ({', '.join(changed)})",
+        "phase": "replan",
+        "events": {"recent": [event.event_id]},
+    }
 
 
 def _replan(
