@@ -1,5 +1,6 @@
 """What tool code raises reaches the developer (a ``tool.raised`` event, the ``execgraph``
-logger), bounded and scrubbed, and never the model's ToolResult."""
+logger), bounded and scrubbed, and never the model's ToolResult; a ``ToolException`` or a
+``ModelRetry`` is the tool's message *for* the model and passes, bounded."""
 
 from __future__ import annotations
 
@@ -8,12 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.tools import ToolException, tool
 
 from execgraph.nodes.executor.reconcile import in_doubt
 from execgraph.state.contracts import ToolResult
-from execgraph.state.errors import ResponseLostError
+from execgraph.state.errors import MODEL_RETRY_CHARS, ModelRetry, ResponseLostError
 from execgraph.state.events import Event
-from execgraph.tools import AdapterOutput, InvokeContext, tool_spec
+from execgraph.tools import AdapterOutput, InvokeContext, from_langchain, tool_spec
 from tests.support.executor import config, make_deps, make_executor, request
 
 pytestmark = pytest.mark.timeout(60)
@@ -166,6 +168,35 @@ def test_a_credential_in_the_exception_is_scrubbed_from_the_record(tmp_path: Pat
     assert KEY not in str(raised) and "pw-9" not in str(raised)
     assert "https://api.test/v1?api_key=[redacted]" in raised["message"]
     assert "Bearer [redacted]" in raised["message"]
+
+
+def test_a_langchain_tool_exception_is_the_tools_message_for_the_model(tmp_path: Path) -> None:
+    @tool
+    def search(query: str = "") -> str:
+        """Search a catalogue."""
+        raise ToolException("page_size must be at most 100; ask for fewer results")
+
+    result, events = _run(tmp_path, [from_langchain(search)], "search")
+    assert result.error is not None and result.error.type == "ModelRetry"
+    assert result.error.message == "page_size must be at most 100; ask for fewer results"
+    assert result.status == "RETRYABLE_ERROR" and result.error.retryable is True
+    assert result.side_effect.committed is False
+    [raised] = _raised(events)  # the developer still gets the record, traceback included
+    assert raised["type"] == "langchain_core.tools.base.ToolException"
+    assert "in search" in raised["traceback"]
+
+
+def test_model_retry_passes_its_message_bounded(tmp_path: Path) -> None:
+    @tool_spec(effect="read")
+    def lookup() -> str:
+        """Look something up; tell the model how to ask instead."""
+        raise ModelRetry("use an ISO date such as 2024-05-01 " + "y" * 5_000)
+
+    result, events = _run(tmp_path, [lookup], "lookup")
+    assert result.error is not None and result.error.type == "ModelRetry"
+    assert result.error.message.startswith("use an ISO date such as 2024-05-01 yyy")
+    assert len(result.error.message) == MODEL_RETRY_CHARS
+    assert [r["type"] for r in _raised(events)] == ["execgraph.state.errors.ModelRetry"]
 
 
 def test_a_typed_error_is_no_raised_record(tmp_path: Path) -> None:
