@@ -3,7 +3,10 @@
 The model never sees raw state or an ever-growing transcript. Each turn it gets the
 contract (goal, deliverables, checks), the budget left, the verified facts, and a window of
 recent turns whose tool outputs are wrapped as *untrusted data*: nothing inside a tool
-output can change the contract, the policy or the tool set, and the model is told so.
+output can change the contract, the policy or the tool set, and the model is told so. A
+tool's error reads as the runtime's fixed, typed message, except the message a tool wrote
+for the model (``ModelRetry``, ``ToolException``): bounded, marked ``"by": "tool"``, and
+inside the same untrusted wrapper, never in the system message.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from langchain_core.messages import (
 from execgraph.nodes.budget import used
 from execgraph.nodes.deps import RunDeps
 from execgraph.state.contracts import TaskContract
+from execgraph.state.errors import MODEL_RETRY_CHARS, ModelRetry
 
 __all__ = ["observation_text", "project", "transcript"]
 
@@ -46,6 +50,9 @@ def observation_text(result: Mapping[str, Any], limit: int) -> str:
     if result.get("error"):
         error = result["error"]
         body["error"] = {"type": error.get("type"), "message": error.get("message")}
+        if error.get("type") == ModelRetry.__name__:  # the tool's own words, not the runtime's
+            message = str(error.get("message") or "")[:MODEL_RETRY_CHARS]
+            body["error"] = {"type": error.get("type"), "by": "tool", "message": message}
     if result.get("data") is not None:
         body["data"] = result["data"]
     if result.get("truncated"):

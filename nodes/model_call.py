@@ -22,6 +22,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.errors import GraphBubbleUp
 
 from execgraph.nodes.budget import charge
+from execgraph.nodes.diagnostics import describe, http_problem, logger
 from execgraph.state.events import Event, EventType, make_event
 from execgraph.state.store.base import ExecutionStore
 
@@ -38,6 +39,7 @@ Recorded = Callable[[int], Mapping[str, Any] | None]
 """The payload of a turn's ``seq``-th ``model.called`` event, if one was logged."""
 
 _INT64 = 2**63
+_log = logger("model")
 
 T = TypeVar("T")
 
@@ -128,6 +130,27 @@ def _reply(
     return ai, int(meta.get("input_tokens", 0)), int(meta.get("output_tokens", 0))
 
 
+def _provider_failure(exc: Exception, run_id: str, turn_id: str) -> str:
+    """The problem a failed model call ends its turn with: for an HTTP error, its status,
+    the provider's message and the URL without credentials; else the type alone (its text
+    may hold anything). The whole exception, bounded and scrubbed, goes to the logger."""
+    described = describe(exc)
+    _log.error(
+        "the model call of run %s, turn %s raised %s: %s\n%s",
+        run_id,
+        turn_id,
+        described["type"],
+        described["message"],
+        described["traceback"],
+    )
+    problem = http_problem(exc)
+    return (
+        f"the model call failed: {problem}"
+        if problem
+        else f"the model call failed ({type(exc).__name__})"
+    )
+
+
 def call_model(
     bound: Runnable[Any, Any],
     messages: list[BaseMessage],
@@ -143,8 +166,9 @@ def call_model(
     """Call ``bound`` until ``parse`` accepts a reply, up to ``max_repairs`` extra calls.
 
     ``left`` is the model-call budget remaining (None: unlimited); no call exceeds it.
-    A provider exception ends the turn with a problem naming only its type; LangGraph's
-    own signals (``GraphBubbleUp``: an ``interrupt()`` in the model or a callback) pass.
+    A provider exception ends the turn with a problem naming its type (and, for an HTTP
+    error, its status, message and URL without credentials); LangGraph's own signals
+    (``GraphBubbleUp``: an ``interrupt()`` in the model or a callback) pass.
 
     With ``recorded``, a reply this turn already logged is used instead of a new call: a
     node that re-runs after a crash (its checkpoint never written) then makes the same
@@ -161,7 +185,7 @@ def call_model(
         except GraphBubbleUp:
             raise  # interrupt() inside the model or a callback: LangGraph pauses the run
         except Exception as exc:  # a provider failure is reported, never shown raw
-            turn.problem = f"the model call failed ({type(exc).__name__})"
+            turn.problem = _provider_failure(exc, run_id, turn_id)
             break
         turn.ai, turn.tokens_in, turn.tokens_out = (
             ai,

@@ -3,7 +3,9 @@
 Every failure the runtime can name is a subclass of :class:`ExecGraphError`. Each carries
 the pipeline ``phase`` it belongs to, whether a retry may help, and the observation status
 the model will see. Messages are written by execgraph itself, never copied from a foreign
-exception, so no secret or stack trace can reach a model or a user through them::
+exception, so no secret or stack trace can reach a model or a user through them (a foreign
+exception's text goes to the developer instead: the event log and the ``execgraph`` logger).
+Only :class:`ModelRetry` carries a tool's own words: a message written *for* the model::
 
     ExecGraphError
     ├── AdmissionError            task cannot become a contract (no model call spent)
@@ -30,7 +32,8 @@ exception, so no secret or stack trace can reach a model or a user through them:
     │   ├── PermanentError
     │   ├── ResponseLostError     effect may have happened: outcome unknown
     │   ├── ToolCancelled
-    │   └── ToolRaised            a tool raised something unnamed (text withheld)
+    │   ├── ToolRaised            a tool raised something unnamed (text withheld)
+    │   └── ModelRetry            a tool's message for the model: what to change (bounded)
     ├── VerificationError         phase=verify: read-after-write does not hold
     ├── StoreError                phase=commit
     │   └── LockTimeout
@@ -55,6 +58,7 @@ from enum import StrEnum
 from typing import ClassVar
 
 __all__ = [
+    "MODEL_RETRY_CHARS",
     "AdapterError",
     "AdmissionError",
     "ApprovalRejected",
@@ -69,6 +73,7 @@ __all__ = [
     "LockTimeout",
     "ModelConfigError",
     "ModelOutputError",
+    "ModelRetry",
     "ObservationStatus",
     "PathEscapeError",
     "PermanentError",
@@ -275,12 +280,46 @@ class ToolCancelled(AdapterError):
 
 
 class ToolRaised(AdapterError):
-    """A tool raised an exception execgraph cannot name; its text is withheld."""
+    """A tool raised an exception execgraph cannot name; its text is withheld from the model
+    (the developer gets it: the call's ``tool.raised`` event and the ``execgraph`` logger)."""
 
     @classmethod
     def from_exception(cls, exc: BaseException) -> ToolRaised:
         """Wrap a foreign exception, keeping only its type name (never its text)."""
         return cls(f"the tool failed with {type(exc).__name__}; details withheld")
+
+
+MODEL_RETRY_CHARS = 500
+"""The most of a tool's own message (:class:`ModelRetry`, ``ToolException``) a model sees."""
+
+
+class ModelRetry(AdapterError):
+    """Raise this from a tool to tell the model what to change; its message reaches the model.
+
+    Any other exception a tool raises reaches the model as a fixed, typed message, since its
+    text may hold a secret. This one is written for the model, like pydantic-ai's
+    ``ModelRetry``; LangChain's ``ToolException`` is treated the same way. The message is cut
+    to :data:`MODEL_RETRY_CHARS` and shown inside the tool output, as untrusted data. Raise
+    it before the tool acts: like every typed error, it says nothing was committed::
+
+        if page_size > 100:
+            raise ModelRetry("page_size must be at most 100")
+    """
+
+    retryable = True
+    status = ObservationStatus.RETRYABLE_ERROR
+
+    def __init__(self, message: str) -> None:
+        text = str(message)
+        if len(text) > MODEL_RETRY_CHARS:
+            text = text[: MODEL_RETRY_CHARS - 1] + "…"
+        super().__init__(text)
+
+    @classmethod
+    def from_tool_exception(cls, exc: BaseException) -> ModelRetry:
+        """A LangChain ``ToolException``: its first argument is its message for the model,
+        as LangChain's own ``handle_tool_error`` would show it."""
+        return cls(str(exc.args[0]) if exc.args else "the tool reported an error")
 
 
 class VerificationError(ExecGraphError):

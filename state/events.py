@@ -36,6 +36,7 @@ class EventType(StrEnum):
     APPROVAL_RESOLVED = "approval.resolved"
     TOOL_STARTED = "tool.started"
     TOOL_OUTPUT = "tool.output"
+    TOOL_RAISED = "tool.raised"  # for the developer: what tool code raised; never the model
     TOOL_SIDE_EFFECT_OBSERVED = "tool.side_effect_observed"
     TOOL_RECONCILED = "tool.reconciled"
     TOOL_COMPLETED = "tool.completed"

@@ -27,6 +27,7 @@ __all__ = [
     "follow_ups",
     "interrupt_summary",
     "progress_lines",
+    "raised_text",
     "render_final",
     "render_status",
     "render_waiting",
@@ -95,6 +96,14 @@ def _result(result: Mapping[str, Any]) -> list[tuple[str, str] | str]:
     elif effect.get("summary"):
         parts.append(f" — {short(effect['summary'], 80)}")
     return parts
+
+
+def raised_text(payload: Mapping[str, Any]) -> str:
+    """A ``tool.raised`` event for the developer: where, type and message, then the
+    traceback (already bounded by the executor), all as plain text."""
+    head = f"{payload.get('stage')}: {payload.get('type')}: {payload.get('message', '')}"
+    trace = str(payload.get("traceback") or "").rstrip()
+    return f"{head}\n{trace}" if trace else head
 
 
 def progress_lines(node: str, update: Mapping[str, Any] | None) -> list[Text]:

@@ -1,4 +1,8 @@
-"""The ``execgraph trace`` timeline: a run's events per turn, each call's stages grouped."""
+"""The ``execgraph trace`` timeline: a run's events per turn, each call's stages grouped.
+
+A ``tool.raised`` row shows, for the developer, what the tool, its verify check or its
+reconcile probe raised: type, message and (innermost) traceback, as the event log keeps it.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from execgraph.cli.render import call_text, short
+from execgraph.cli.render import call_text, raised_text, short
 
 __all__ = ["trace_table"]
 
@@ -44,6 +48,7 @@ def _event_detail(event: Any) -> str:
             f"committed={p.get('committed')} " + short(p.get("summary", ""), 60)
         ),
         "tool.completed": lambda: f"{p.get('outcome')} / {p.get('status')}",
+        "tool.raised": lambda: raised_text(p),
     }
     render = details.get(str(event.type))
     return render() if render else short(p, 80) if p else ""
@@ -73,7 +78,8 @@ def trace_table(events: Sequence[Any]) -> Table:
 
 def _trace_row(table: Table, event: Any) -> None:
     kind = str(event.type)
-    style = "red" if kind in ("tool.denied", "tool.validation_failed", "run.rejected") else ""
+    failing = ("tool.denied", "tool.validation_failed", "run.rejected", "tool.raised")
+    style = "red" if kind in failing else ""
     if kind == "tool.completed":
         style = "green" if (event.payload or {}).get("status") == "OK" else "yellow"
     table.add_row(

@@ -28,6 +28,7 @@ from execgraph.nodes.executor.gate import Gate
 from execgraph.nodes.executor.invoke import invoke
 from execgraph.nodes.executor.lock import acquire, lock_keys
 from execgraph.nodes.executor.outcome import settle
+from execgraph.nodes.executor.raised import Raised
 from execgraph.nodes.executor.reconcile import in_doubt
 from execgraph.nodes.executor.reserve import (
     claim,
@@ -178,8 +179,9 @@ def run_staged(
         return Finished(committed, tuple(e.event_id for e in events))
     owner = f"{request.run_id}:{request.call_id}"
     ctx = _context(request, deps, attempt_id, key, spec.timeout_s, events)
+    raised = Raised(request, attempt_id, spec.key, events)  # tool.raised: for the developer
     if held.kind == "in_doubt":
-        settled = in_doubt(spec, args, ctx)
+        settled = in_doubt(spec, args, ctx, raised)
         if settled is not None:
             events.append(
                 call_event(
@@ -249,8 +251,10 @@ def run_staged(
         partial(cancel_requested, deps.store, request.run_id),
         on_stop=stopping,
     )
+    if invoked.raised is not None:
+        raised("invoke", invoked.raised)
     settled = settle(spec, invoked, deps.output_budget, ctx.put_artifact)
-    settled = gather_evidence(spec, args, settled, invoked.output, ctx)
+    settled = gather_evidence(spec, args, settled, invoked.output, ctx, raised)
     if settled.side_effect.attempted:
         events.append(
             call_event(

@@ -2,7 +2,9 @@
 
 An HTTP 200 or a returned "ok" is an observation; a read-after-write that finds the
 intended state is evidence. A failed verification turns success into a typed failure
-(the effect is committed but not as intended), never into silence.
+(the effect is committed but not as intended), never into silence. What a ``verify``
+check raises that execgraph cannot name goes to ``report`` (the developer); the model is
+told only that verification could not run.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from langgraph.errors import GraphBubbleUp
 from pydantic import BaseModel
 
 from execgraph.nodes.executor.outcome import error_of
+from execgraph.nodes.executor.raised import Report
 from execgraph.nodes.executor.reconcile import reconcile_settled
 from execgraph.nodes.executor.stages import Settled
 from execgraph.state.contracts import Outcome
@@ -29,9 +32,10 @@ def gather_evidence(
     settled: Settled,
     output: AdapterOutput | None,
     ctx: InvokeContext,
+    report: Report | None = None,
 ) -> Settled:
     """Add read-after-write evidence to a successful write; reconcile an unknown outcome."""
-    settled = reconcile_settled(spec, args, settled, ctx)
+    settled = reconcile_settled(spec, args, settled, ctx, report)
     if (
         settled.outcome is not Outcome.SUCCEEDED
         or spec.verify is None
@@ -44,11 +48,12 @@ def gather_evidence(
     except GraphBubbleUp:
         raise
     except Exception as exc:
-        err = (
-            exc
-            if isinstance(exc, ExecGraphError)
-            else VerificationError("read-after-write verification could not run")
-        )
+        if isinstance(exc, ExecGraphError):
+            err = exc
+        else:
+            err = VerificationError("read-after-write verification could not run")
+            if report is not None:
+                report("verify", exc)
         return replace(
             settled,
             outcome=Outcome.FAILED,

@@ -21,12 +21,14 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Literal
 
+from langchain_core.tools import ToolException
 from langgraph.errors import GraphBubbleUp
 from pydantic import BaseModel
 
 from execgraph.nodes.executor.stages import Invoked
 from execgraph.state.errors import (
     ExecGraphError,
+    ModelRetry,
     ResponseLostError,
     ToolCancelled,
     ToolRaised,
@@ -97,7 +99,9 @@ def invoke(
     cancelled: Callable[[], bool] | None = None,
     on_stop: Callable[[Stop], None] | None = None,
 ) -> Invoked:
-    """Run ``spec`` and capture its output or typed error; foreign exceptions lose their text.
+    """Run ``spec`` and capture its output or typed error; foreign exceptions lose their text
+    (kept as ``Invoked.raised`` for the developer), except a ``ToolException``: its message
+    was meant for the model, and becomes a :class:`ModelRetry`.
 
     ``cancelled`` is polled while the tool runs (a cancel request from another process);
     ``on_stop`` hears at once when the tool is signalled (the call is then *cancelling*).
@@ -127,8 +131,12 @@ def invoke(
         if by_deadline:
             return Invoked(None, None, elapsed(), timed_out=True, stop="deadline")
         return Invoked(None, exc, elapsed(), stop=stop or "cancel")
+    if isinstance(exc, ModelRetry):  # the tool's message for the model; a record for us
+        return Invoked(None, exc, elapsed(), stop=stop, raised=exc)
     if isinstance(exc, ExecGraphError):
         return Invoked(None, exc, elapsed(), stop=stop)
+    if isinstance(exc, ToolException):  # LangChain's ModelRetry
+        return Invoked(None, ModelRetry.from_tool_exception(exc), elapsed(), stop=stop, raised=exc)
     if isinstance(exc, TimeoutError):
         return Invoked(None, _raised_timeout(spec, exc), elapsed(), stop=stop, raised=exc)
     if isinstance(exc, Exception):

@@ -30,7 +30,8 @@ __all__ = ["bound_data", "error_of", "settle"]
 
 
 def error_of(exc: ExecGraphError) -> ToolError:
-    """The ToolError for a typed exception (its message is ours, never foreign text)."""
+    """The ToolError for a typed exception: its message is ours, never foreign text (but a
+    ``ModelRetry``'s, which a tool wrote for the model, bounded)."""
     return ToolError(
         type=exc.type,
         phase=exc.phase,

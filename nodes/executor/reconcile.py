@@ -2,7 +2,8 @@
 
 A tool's ``reconcile`` probe looks at the target (file hash, status endpoint, row) and
 answers committed / not committed / cannot tell. Without a probe, a read is safe to run
-again and a write stays ``unknown`` until a person decides.
+again and a write stays ``unknown`` until a person decides. A probe that raises proves
+nothing either way; what it raised goes to ``report`` (the developer), never the model.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import replace
 from langgraph.errors import GraphBubbleUp
 from pydantic import BaseModel
 
+from execgraph.nodes.executor.raised import Report
 from execgraph.nodes.executor.stages import Settled
 from execgraph.state.contracts import Outcome, SideEffect, ToolError
 from execgraph.state.errors import ObservationStatus, Phase
@@ -21,7 +23,9 @@ from execgraph.tools.spec import ToolSpec
 __all__ = ["in_doubt", "probe", "reconcile_settled"]
 
 
-def probe(spec: ToolSpec, args: BaseModel, ctx: InvokeContext) -> bool | None:
+def probe(
+    spec: ToolSpec, args: BaseModel, ctx: InvokeContext, report: Report | None = None
+) -> bool | None:
     """Ask the tool's probe whether the effect is committed (None: cannot tell)."""
     if spec.reconcile is None:
         return None
@@ -29,13 +33,19 @@ def probe(spec: ToolSpec, args: BaseModel, ctx: InvokeContext) -> bool | None:
         output = spec.reconcile(args, ctx)
     except GraphBubbleUp:
         raise
-    except Exception:
+    except Exception as exc:
+        if report is not None:
+            report("reconcile", exc)
         return None  # a failing probe proves nothing either way
     return None if output is None else output.committed
 
 
 def reconcile_settled(
-    spec: ToolSpec, args: BaseModel, settled: Settled, ctx: InvokeContext
+    spec: ToolSpec,
+    args: BaseModel,
+    settled: Settled,
+    ctx: InvokeContext,
+    report: Report | None = None,
 ) -> Settled:
     """Resolve an ``unknown`` (or cancelled write) settlement through the probe, if possible."""
     unresolved = settled.outcome is Outcome.UNKNOWN or (
@@ -43,7 +53,7 @@ def reconcile_settled(
     )
     if not unresolved:
         return settled
-    committed = probe(spec, args, ctx)
+    committed = probe(spec, args, ctx, report)
     if committed is None:
         return settled
     if committed:
@@ -73,7 +83,9 @@ def reconcile_settled(
     )
 
 
-def in_doubt(spec: ToolSpec, args: BaseModel, ctx: InvokeContext) -> Settled | None:
+def in_doubt(
+    spec: ToolSpec, args: BaseModel, ctx: InvokeContext, report: Report | None = None
+) -> Settled | None:
     """Settle a record that started but never committed (a crash); None means run it again.
 
     Reads and writes the probe proves absent are safe to run again; a proven write is
@@ -81,7 +93,7 @@ def in_doubt(spec: ToolSpec, args: BaseModel, ctx: InvokeContext) -> Settled | N
     """
     if spec.effect == "read":
         return None
-    committed = probe(spec, args, ctx)
+    committed = probe(spec, args, ctx, report)
     if committed is False:
         return None
     if committed:

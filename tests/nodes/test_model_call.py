@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,22 @@ def test_a_provider_failure_is_reported_by_type_only() -> None:
     turn = _call(failing)
     assert turn.problem == "the model call failed (RuntimeError)"
     assert turn.calls == 1 and turn.parsed is None
+
+
+def test_a_provider_failure_is_logged_for_the_developer_scrubbed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def failing(messages: list[BaseMessage]) -> AIMessage:
+        raise RuntimeError("upstream at 10.0.0.9 said: key sk-secret-0123456789 is invalid")
+
+    with caplog.at_level(logging.ERROR, logger="execgraph"):
+        turn = _call(failing)
+    assert turn.problem == "the model call failed (RuntimeError)"  # the user's view: the type
+    [record] = [r for r in caplog.records if r.name == "execgraph.model"]
+    logged = record.getMessage()
+    assert "upstream at 10.0.0.9 said: key [redacted] is invalid" in logged
+    assert "sk-secret-0123456789" not in logged and "in failing" in logged  # the traceback
+    assert "run r, turn t" in logged
 
 
 def test_a_graph_interrupt_is_not_a_provider_failure() -> None:

@@ -177,6 +177,27 @@ def test_tool_raised_from_an_exception_with_a_secret_in_its_type_args() -> None:
     assert FAKE_SECRET not in ToolRaised.from_exception(exc).message
 
 
+# --------------------------------------------------------------------------- ModelRetry
+
+
+def test_model_retry_is_a_tools_bounded_message_for_the_model() -> None:
+    err = errors.ModelRetry("use an ISO date such as 2024-05-01")
+    assert err.message == "use an ISO date such as 2024-05-01"  # the tool's own words
+    assert isinstance(err, AdapterError) and err.phase is Phase.EXECUTE
+    assert err.status is ObservationStatus.RETRYABLE_ERROR and err.retryable is True
+    long = errors.ModelRetry("z" * 10_000)
+    assert len(long.message) == errors.MODEL_RETRY_CHARS and long.message.endswith("…")
+    assert "ModelRetry" in (errors.__doc__ or "")
+
+
+def test_model_retry_from_a_tool_exception_keeps_its_first_argument() -> None:
+    from langchain_core.tools import ToolException
+
+    err = errors.ModelRetry.from_tool_exception(ToolException("query too broad", 42))
+    assert err.message == "query too broad"
+    assert errors.ModelRetry.from_tool_exception(ToolException()).message != ""
+
+
 # --------------------------------------------------------------------------- TransientError
 
 

@@ -142,7 +142,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body
             )
         )
-        if self.path.rstrip("/") != "/v1/chat/completions":
+        if self.path.split("?")[0].rstrip("/") != "/v1/chat/completions":  # a query may ride along
             self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             return
         reply = owner._next(self.path)

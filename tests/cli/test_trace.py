@@ -1,0 +1,24 @@
+"""``execgraph trace`` shows the developer what a tool raised: type, message, traceback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.support.cli_helpers import cli
+from tests.support.cli_raising_tools import BROKEN
+
+
+def test_trace_shows_what_a_tool_raised(tmp_path: Path) -> None:
+    task = tmp_path / "task.json"
+    task.write_text(json.dumps({"goal": "Compare RAG and long context; write report.md"}))
+    tools = "tests.support.cli_raising_tools:raising_demo"
+    run = cli("run", str(task), "--tools", tools, "--run-id", "x1", "--home", str(tmp_path))
+    assert run.status is not None, run
+    assert "details withheld" in run.out and BROKEN not in run.out  # what the model saw
+    trace = cli("trace", "x1", "--home", str(tmp_path))
+    assert trace.code == 0, trace
+    assert "tool.raised" in trace.out
+    assert f"invoke: RuntimeError: {BROKEN}" in trace.out
+    assert "Traceback (most recent call last)" in trace.out
+    assert "in search_corpus" in trace.out and "raise RuntimeError(BROKEN)" in trace.out
