@@ -8,6 +8,7 @@ exit codes and one red line instead of a traceback.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import sys
 import traceback
@@ -47,6 +48,7 @@ EPILOG = (
     "4 FAILED, PARTIAL or BUDGET_EXHAUSTED · 5 CANCELLED · "
     "2 bad input (unknown run, bad task file, unknown architecture, bad model string) · "
     "1 internal error (EXECGRAPH_DEBUG=1 shows the traceback). "
+    "EXECGRAPH_LOG=WARNING prints why tools failed (also: execgraph trace RUN_ID). "
     "Files live under --home (default: $EXECGRAPH_HOME or ./.execgraph)."
 )
 
@@ -84,11 +86,29 @@ CallOpt = Annotated[
 ]
 
 
+def show_logs() -> None:
+    """``EXECGRAPH_LOG=WARNING`` (or ``INFO``, ``DEBUG``; ``EXECGRAPH_DEBUG=1`` means DEBUG)
+    prints the ``execgraph`` logger to stderr: why a tool raised, with its traceback."""
+    level = os.environ.get("EXECGRAPH_LOG") or (
+        "DEBUG" if os.environ.get("EXECGRAPH_DEBUG") == "1" else ""
+    )
+    if not level:
+        return
+    root = logging.getLogger("execgraph")
+    if not any(getattr(h, "_execgraph_cli", False) for h in root.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        handler._execgraph_cli = True  # type: ignore[attr-defined]
+        root.addHandler(handler)
+    root.setLevel(level.upper())
+
+
 def handled(fn: Callable[..., int | None]) -> Callable[..., None]:
     """One red line and a documented exit code for every failure; no raw traceback."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> None:
+        show_logs()
         try:
             code = fn(*args, **kwargs)
         except typer.Exit:

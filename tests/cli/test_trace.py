@@ -22,3 +22,14 @@ def test_trace_shows_what_a_tool_raised(tmp_path: Path) -> None:
     assert f"invoke: RuntimeError: {BROKEN}" in trace.out
     assert "Traceback (most recent call last)" in trace.out
     assert "in search_corpus" in trace.out and "raise RuntimeError(BROKEN)" in trace.out
+
+
+def test_execgraph_log_prints_why_a_tool_failed_while_the_run_goes_on(tmp_path: Path) -> None:
+    task = tmp_path / "task.json"
+    task.write_text(json.dumps({"goal": "Compare RAG and long context; write report.md"}))
+    tools = "tests.support.cli_raising_tools:raising_demo"
+    args = ("run", str(task), "--tools", tools, "--home", str(tmp_path))
+    quiet = cli(*args, "--run-id", "q1")
+    assert BROKEN not in quiet.err  # a library logs nowhere unless asked
+    loud = cli(*args, "--run-id", "l1", EXECGRAPH_LOG="WARNING")
+    assert "WARNING execgraph.executor" in loud.err and BROKEN in loud.err

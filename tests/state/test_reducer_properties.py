@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from execgraph.state.reducers import (
+    REPLAY_WINDOW,
     add_budget,
     budget_batch,
     dedupe_events,
@@ -244,7 +245,13 @@ event_ids = st.lists(st.text(alphabet="abcdef:.0123", min_size=1, max_size=6), m
 
 class TestEventsProperties:
     @PROPS
-    @given(st.lists(st.text(alphabet="abcdef:.0123", min_size=1, max_size=6), unique=True))
+    @given(
+        st.lists(
+            st.text(alphabet="abcdef:.0123", min_size=1, max_size=6),
+            unique=True,
+            max_size=3 * REPLAY_WINDOW,
+        )
+    )
     def test_commutative_and_associative_for_distinct_ids(self, all_ids) -> None:
         third = len(all_ids) // 3
         left_ids, a, b = all_ids[:third], all_ids[third : 2 * third], all_ids[2 * third :]
@@ -252,9 +259,13 @@ class TestEventsProperties:
         ab = dedupe_events(dedupe_events(left, a), b)
         ba = dedupe_events(dedupe_events(left, b), a)
         assert ab["count"] == ba["count"] == len(all_ids)
-        assert sorted(ab["recent"]) == sorted(ba["recent"])
-        # Grouping the two updates first (a dict update) gives the same value exactly.
-        assert ab == dedupe_events(left, dedupe_events(dedupe_events(None, a), b))
+        # The kept tail is the newest REPLAY_WINDOW ids, so it depends on order once more
+        # ids than that arrived; within the window it is the same set either way.
+        if len(all_ids) <= REPLAY_WINDOW:
+            assert sorted(ab["recent"]) == sorted(ba["recent"])
+        # Grouping the two updates first (a dict update, unwindowed) gives the same value.
+        grouped = dedupe_events(dedupe_events(None, a, window=None), b, window=None)
+        assert ab == dedupe_events(left, grouped)
 
     @PROPS
     @given(event_ids, event_ids, st.booleans())
