@@ -19,7 +19,7 @@ from execgraph.nodes.executor.outcome import error_of
 from execgraph.nodes.executor.policy import authorize
 from execgraph.nodes.executor.resolve import resolve
 from execgraph.nodes.executor.stages import Authorized
-from execgraph.nodes.executor.validate import validate
+from execgraph.nodes.executor.validate import refused_at_validate, validate
 from execgraph.state.contracts import ApprovalRequest, ToolExecutionRequest
 from execgraph.state.errors import ApprovalRejected, ApprovalStale, ExecGraphError, PolicyError
 from execgraph.state.events import Event, EventType
@@ -36,7 +36,11 @@ __all__ = [
 
 def _check(request: ToolExecutionRequest, deps: ExecutorDeps) -> Authorized:
     spec = resolve(request, deps.registry)
-    validated = validate(request, spec, normalize(request, spec))
+    try:
+        validated = validate(request, spec, normalize(request, spec))
+    except ExecGraphError as exc:
+        refused_at_validate(exc)  # the tool never ran: the refusal is validate's
+        raise
     return authorize(request, spec, validated, deps.policy, deps.approval_secret)
 
 
