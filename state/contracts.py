@@ -296,7 +296,12 @@ class ToolResult(_Frozen):
 
 
 class ApprovalRequest(_Frozen):
-    """The interrupt payload: exactly what a person is asked to approve."""
+    """The interrupt payload: exactly what a person is asked to approve.
+
+    ``target_state`` is the current state of each target the tool can read (its
+    ``read_state`` of ``ToolSpec.targets``: ``{"file:plan.txt": "<sha256>"}``), read when
+    the person is asked; if it differs when they answer, they are asked again.
+    """
 
     kind: Literal["approval"] = "approval"
     run_id: str
@@ -308,6 +313,7 @@ class ApprovalRequest(_Frozen):
     args_hash: str
     reason: str
     expires_at: float | None = None
+    target_state: dict[str, str] = Field(default_factory=dict)
 
 
 class ApprovalDecision(_Frozen):

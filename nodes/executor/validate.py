@@ -15,6 +15,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from execgraph.nodes.executor.stages import Normalized, Validated
+from execgraph.nodes.executor.targets import read_state
 from execgraph.state.contracts import ToolExecutionRequest
 from execgraph.state.errors import (
     DeadlineExceeded,
@@ -74,7 +75,7 @@ def validate(
     for key, expected in sorted(request.expected_state.items()):
         if spec.read_state is None:
             raise DomainViolation(f"{spec.key} cannot check expected_state {key!r}")
-        current = spec.read_state(key, args, root)
+        current = read_state(spec, key, args, root)
         if current != expected:
             raise StateGuardMismatch(
                 f"expected_state {key!r} no longer holds (the target changed since it was read)"
