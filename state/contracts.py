@@ -206,7 +206,12 @@ class ToolRef(_Frozen):
 
 
 class ToolExecutionRequest(_Frozen):
-    """A normalized candidate action, bound to run, actor, workspace and deadline."""
+    """A normalized candidate action, bound to run, actor, workspace and deadline.
+
+    ``expected_state`` holds compare-and-swap conditions checked at validate (key: a state
+    name or a target's name, value: what ``read_state`` must still report). The run graphs
+    fill it for a write from what the run observed of its targets (``nodes/observed.py``).
+    """
 
     run_id: str
     turn_id: str

@@ -24,11 +24,18 @@ from execgraph.nodes.executor.outcome import error_of
 from execgraph.nodes.executor.policy import authorize
 from execgraph.nodes.executor.reserve import idempotency_key
 from execgraph.nodes.executor.resolve import resolve
-from execgraph.nodes.executor.stages import Authorized
+from execgraph.nodes.executor.stages import Authorized, Validated
 from execgraph.nodes.executor.validate import refused_at_validate, validate
 from execgraph.state.contracts import ApprovalRequest, ToolExecutionRequest
-from execgraph.state.errors import ApprovalRejected, ApprovalStale, ExecGraphError, PolicyError
+from execgraph.state.errors import (
+    ApprovalRejected,
+    ApprovalStale,
+    ExecGraphError,
+    PolicyError,
+    StateGuardMismatch,
+)
 from execgraph.state.events import Event, EventType
+from execgraph.tools.spec import ToolSpec
 
 __all__ = [
     "Gate",
@@ -43,11 +50,24 @@ __all__ = [
 def _check(request: ToolExecutionRequest, deps: ExecutorDeps) -> Authorized:
     spec = resolve(request, deps.registry)
     try:
-        validated = validate(request, spec, normalize(request, spec))
+        validated = _validated(request, spec, deps)
     except ExecGraphError as exc:
         refused_at_validate(exc)  # the tool never ran: the refusal is validate's
         raise
     return authorize(request, spec, validated, deps.policy, deps.approval_secret)
+
+
+def _validated(request: ToolExecutionRequest, spec: ToolSpec, deps: ExecutorDeps) -> Validated:
+    normalized = normalize(request, spec)
+    try:
+        return validate(request, spec, normalized)
+    except StateGuardMismatch:
+        if not _recorded(request, deps):
+            raise
+    # The call passed its guard before and has a record, which decides: a committed result
+    # is returned as is, one in doubt is reconciled. (A node re-run after a crash finds the
+    # target changed by this very call.)
+    return validate(request.model_copy(update={"expected_state": {}}), spec, normalized)
 
 
 def _recorded(request: ToolExecutionRequest, deps: ExecutorDeps) -> bool:
