@@ -17,6 +17,7 @@ from execgraph.nodes.batching import executor_sends
 from execgraph.nodes.budget import charge, remaining
 from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.executor.pipeline import needs_approval
+from execgraph.nodes.observed import guard_writes
 from execgraph.nodes.verify import stop_update
 from execgraph.state.contracts import (
     BudgetKind,
@@ -91,6 +92,8 @@ def queue_calls(
         make_request(contract, d, turn_id, (steps or {}).get(d.call_id or ""), allowed)
         for d in calls
     ]
+    # a write of a target this run has read carries what it saw (compare-and-swap)
+    requests = guard_writes(requests, deps.executor.registry, state.get("evidence"))
     if tokens:
         requests = [
             r.model_copy(update={"approval_token": tokens.get(r.call_id)}) for r in requests

@@ -211,7 +211,12 @@ class ToolRef(_Frozen):
 
 
 class ToolExecutionRequest(_Frozen):
-    """A normalized candidate action, bound to run, actor, workspace and deadline."""
+    """A normalized candidate action, bound to run, actor, workspace and deadline.
+
+    ``expected_state`` holds compare-and-swap conditions checked at validate (key: a state
+    name or a target's name, value: what ``read_state`` must still report). The run graphs
+    fill it for a write from what the run observed of its targets (``nodes/observed.py``).
+    """
 
     run_id: str
     turn_id: str
@@ -302,7 +307,12 @@ class ToolResult(_Frozen):
 
 
 class ApprovalRequest(_Frozen):
-    """The interrupt payload: exactly what a person is asked to approve."""
+    """The interrupt payload: exactly what a person is asked to approve.
+
+    ``target_state`` is the current state of each target the tool can read (its
+    ``read_state`` of ``ToolSpec.targets``: ``{"file:plan.txt": "<sha256>"}``), read when
+    the person is asked; if it differs when they answer, they are asked again.
+    """
 
     kind: Literal["approval"] = "approval"
     run_id: str
@@ -314,6 +324,7 @@ class ApprovalRequest(_Frozen):
     args_hash: str
     reason: str
     expires_at: float | None = None
+    target_state: dict[str, str] = Field(default_factory=dict)
 
 
 class ApprovalDecision(_Frozen):

@@ -47,7 +47,10 @@ def normalize_relpath(raw: str) -> str:
         parts.append(part)
     if not parts:
         raise PathEscapeError("path names the workspace root itself")
-    return "/".join(parts)
+    rel = "/".join(parts)
+    if len(rel) > 1 and rel[1] == ":":  # "./C:/x" drops to a drive-letter form
+        raise PathEscapeError("absolute paths are not allowed; use a workspace-relative path")
+    return rel
 
 
 def confine_path(root: Path, raw: str) -> Path:

@@ -4,7 +4,8 @@ A tool is a name, an exact version, an input model, an effect class (``read``, `
 or ``irreversible``), the resource locks it needs, and optional hooks: ``verify``
 (read-after-write evidence), ``reconcile`` (a probe that tells whether an interrupted or
 unknown call took effect) and ``read_state`` (current values for ``expected_state``
-compare-and-swap checks). :func:`tool_spec` builds one from a plain function.
+compare-and-swap checks, for the ``targets`` the tool names). :func:`tool_spec` builds one
+from a plain function.
 """
 
 from __future__ import annotations
@@ -63,7 +64,13 @@ class ToolSpec:
         aliases: Accepted alternative argument names -> canonical names.
         verify: Read-after-write probe returning evidence.
         reconcile: Probe for an interrupted or unknown call; None from it means "cannot tell".
-        read_state: Current value for an ``expected_state`` key, for compare-and-swap.
+        read_state: Current value for an ``expected_state`` key, for compare-and-swap: a
+            state name (``sha256``) or one of the call's ``targets``; None if it cannot tell.
+        targets: Templates formatted with the normalized arguments (as ``locks`` are) that
+            name what the tool acts on, spelled as the ``source_id`` of the evidence that
+            observes it (``file:{path}``). With ``read_state`` answering those names, an
+            approval shows their state and is asked again if it changes, and a write
+            carries what the run observed of them as its ``expected_state``.
         timeout_s: Default deadline for one call when the request gives none.
         disabled: A disabled tool resolves to an error.
         deprecated: Still resolvable; flagged in resolution events.
@@ -81,6 +88,7 @@ class ToolSpec:
     verify: Verify | None = None
     reconcile: Reconcile | None = None
     read_state: ReadState | None = None
+    targets: tuple[str, ...] = ()
     timeout_s: float | None = None
     disabled: bool = False
     deprecated: bool = False
@@ -234,6 +242,7 @@ def tool_spec(
     verify: Verify | None = None,
     reconcile: Reconcile | None = None,
     read_state: ReadState | None = None,
+    targets: list[str] | tuple[str, ...] = (),
     timeout_s: float | None = None,
     isolation: Isolation = "thread",
 ) -> Any:
@@ -277,6 +286,7 @@ def tool_spec(
             verify=verify,
             reconcile=reconcile,
             read_state=read_state,
+            targets=tuple(targets),
             timeout_s=timeout_s,
         )
 

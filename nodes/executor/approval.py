@@ -1,28 +1,39 @@
 """Stage 4b — approval: what a person is asked, and whether their answer still applies.
 
-The request binds tool version and normalized-args hash. Between asking and answering the
-world may change, so on resume the call is re-resolved and re-validated and must still
-match what was shown: same version, same hash, expected state still holding, not expired.
+The request binds tool version and normalized-args hash and shows the state of each
+target the tool can read. Between asking and answering the world may change, so on resume
+the call is re-resolved and re-validated and must still match what was shown: same
+version, same hash, expected state still holding, not expired — and the same target
+state, or the person is asked again about the target as it is now.
 """
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from execgraph.nodes.executor.stages import Authorized
+from execgraph.nodes.executor.targets import target_state
 from execgraph.state.contracts import ApprovalDecision, ApprovalRequest, ToolExecutionRequest
 from execgraph.state.errors import ApprovalStale
 
-__all__ = ["approval_request", "check_fresh", "parse_decision"]
+__all__ = ["approval_request", "changed_targets", "check_fresh", "parse_decision"]
+
+
+def _target_state(request: ToolExecutionRequest, authorized: Authorized) -> dict[str, str]:
+    validated = authorized.validated
+    root = Path(request.workspace.root)
+    return target_state(authorized.spec, validated.args, validated.normalized.arguments, root)
 
 
 def approval_request(
     request: ToolExecutionRequest, authorized: Authorized, *, ttl_s: float, now: float | None = None
 ) -> ApprovalRequest:
-    """The interrupt payload for ``authorized``; it expires at the TTL or the deadline."""
+    """The interrupt payload for ``authorized``, with its targets' current state; it expires
+    at the TTL or the deadline."""
     current = time.time() if now is None else now
     expires = current + ttl_s
     if request.deadline is not None:
@@ -38,6 +49,7 @@ def approval_request(
         args_hash=normalized.args_hash,
         reason=authorized.decision.reason,
         expires_at=expires,
+        target_state=_target_state(request, authorized),
     )
 
 
@@ -66,3 +78,19 @@ def check_fresh(
         )
     if current.validated.normalized.args_hash != approved.args_hash:
         raise ApprovalStale("the arguments changed after approval was requested")
+
+
+def changed_targets(
+    approved: ApprovalRequest, request: ToolExecutionRequest, current: Authorized
+) -> ApprovalStale | None:
+    """Why the approval no longer fits its targets (one changed while the person decided),
+    or None when each is as they were shown it.
+
+    A change is no silent failure: the caller asks again, showing the new state.
+    """
+    now = _target_state(request, current)
+    if now == approved.target_state:
+        return None
+    shown = approved.target_state
+    names = sorted(k for k in {*now, *shown} if now.get(k) != shown.get(k))
+    return ApprovalStale(f"{', '.join(names)} changed while the approval was pending")

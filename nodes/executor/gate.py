@@ -11,18 +11,31 @@ from dataclasses import dataclass, replace
 
 from langgraph.types import interrupt
 
-from execgraph.nodes.executor.approval import approval_request, check_fresh, parse_decision
+from execgraph.nodes.executor.approval import (
+    approval_request,
+    changed_targets,
+    check_fresh,
+    parse_decision,
+)
 from execgraph.nodes.executor.call_events import call_event
 from execgraph.nodes.executor.deps import ExecutorDeps
 from execgraph.nodes.executor.normalize import normalize
 from execgraph.nodes.executor.outcome import error_of
 from execgraph.nodes.executor.policy import authorize
+from execgraph.nodes.executor.reserve import idempotency_key
 from execgraph.nodes.executor.resolve import resolve
-from execgraph.nodes.executor.stages import Authorized
-from execgraph.nodes.executor.validate import validate
+from execgraph.nodes.executor.stages import Authorized, Validated
+from execgraph.nodes.executor.validate import refused_at_validate, validate
 from execgraph.state.contracts import ApprovalRequest, ToolExecutionRequest
-from execgraph.state.errors import ApprovalRejected, ApprovalStale, ExecGraphError, PolicyError
+from execgraph.state.errors import (
+    ApprovalRejected,
+    ApprovalStale,
+    ExecGraphError,
+    PolicyError,
+    StateGuardMismatch,
+)
 from execgraph.state.events import Event, EventType
+from execgraph.tools.spec import ToolSpec
 
 __all__ = [
     "Gate",
@@ -36,8 +49,30 @@ __all__ = [
 
 def _check(request: ToolExecutionRequest, deps: ExecutorDeps) -> Authorized:
     spec = resolve(request, deps.registry)
-    validated = validate(request, spec, normalize(request, spec))
+    try:
+        validated = _validated(request, spec, deps)
+    except ExecGraphError as exc:
+        refused_at_validate(exc)  # the tool never ran: the refusal is validate's
+        raise
     return authorize(request, spec, validated, deps.policy, deps.approval_secret)
+
+
+def _validated(request: ToolExecutionRequest, spec: ToolSpec, deps: ExecutorDeps) -> Validated:
+    normalized = normalize(request, spec)
+    try:
+        return validate(request, spec, normalized)
+    except StateGuardMismatch:
+        if not _recorded(request, deps):
+            raise
+    # The call passed its guard before and has a record, which decides: a committed result
+    # is returned as is, one in doubt is reconciled. (A node re-run after a crash finds the
+    # target changed by this very call.)
+    return validate(request.model_copy(update={"expected_state": {}}), spec, normalized)
+
+
+def _recorded(request: ToolExecutionRequest, deps: ExecutorDeps) -> bool:
+    """Whether this call already has an execution record (it passed the gate before)."""
+    return deps.store.get(idempotency_key(request)) is not None
 
 
 @dataclass(frozen=True)
@@ -47,8 +82,9 @@ class Gate:
     Exactly one of: ``authorized`` (the resolved spec, validated and normalized arguments
     with their hashes and confined paths, the policy's verdict and rule; ``approved_by``
     names the person when one approved it), ``failure`` (the typed refusal), ``approval``
-    (the question still to ask a person about ``authorized``) or ``edited`` (a person's
-    edit: a new request to authorize from the start).
+    (the question still to ask a person about ``authorized``), ``edited`` (a person's
+    edit: a new request to authorize from the start) or ``stale`` (approved, but a target
+    changed while the person decided: ask again, showing its new state).
     """
 
     events: tuple[Event, ...]
@@ -57,6 +93,7 @@ class Gate:
     failure: ExecGraphError | None = None
     approval: ApprovalRequest | None = None
     edited: ToolExecutionRequest | None = None
+    stale: ApprovalStale | None = None
 
     @property
     def cleared(self) -> Authorized | None:
@@ -121,7 +158,8 @@ def ask_person(
     """Pause for a person; on resume apply approve / reject / edit, re-checking freshness.
 
     Everything logged so far is appended before the pause (idempotent by id), so the store
-    shows a waiting approval; after the answer the caller re-derives the same events.
+    shows a waiting approval; after the answer the caller re-derives the same events. An
+    approval whose targets changed meanwhile comes back ``stale``, to be asked again.
     """
     assert gate.approval is not None
     asked = _asked(deps, request, round_)
@@ -155,6 +193,9 @@ def ask_person(
         # is stale, whatever check noticed it first.
         stale = ApprovalStale(f"the approved call no longer holds: {exc.message}")
         return Gate(events, failure=stale)
+    changed = changed_targets(asked, request, current)
+    if changed is not None and not _recorded(request, deps):
+        return Gate(events, stale=changed)
     return _approved(events, current, decision.approver)
 
 
@@ -182,12 +223,14 @@ def _asked(
 def gate_call(
     request: ToolExecutionRequest, deps: ExecutorDeps
 ) -> tuple[ToolExecutionRequest, Gate]:
-    """Authorize ``request``, asking a person when the policy says so; an edit starts over.
+    """Authorize ``request``, asking a person when the policy says so; an edit starts over,
+    and so does an approval whose target changed meanwhile (asked again, with its new state).
 
     Returns the request that will run (an edited one after an edit) and the final gate.
     """
     round_ = 0
     events: tuple[Event, ...] = ()
+    stale: ApprovalStale | None = None
     while True:
         gate = authorize_call(request, deps, round_)
         gate = replace(gate, events=(*events, *gate.events))
@@ -199,10 +242,14 @@ def gate_call(
                 gate = Gate(gate.events, approval=asked)
         if gate.approval is None:
             return request, gate
+        if stale is not None:  # say why the person is asked again
+            again = f"asked again: {stale.message} ({gate.approval.reason})"
+            gate = replace(gate, approval=gate.approval.model_copy(update={"reason": again}))
         answer = ask_person(request, gate, deps, round_)
-        if answer.edited is None:
+        if answer.edited is None and answer.stale is None:
             return request, answer
-        request, events, round_ = answer.edited, answer.events, round_ + 1
+        request = answer.edited or request
+        events, round_, stale = answer.events, round_ + 1, answer.stale
 
 
 def preview(request: ToolExecutionRequest, deps: ExecutorDeps) -> Authorized:

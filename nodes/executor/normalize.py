@@ -15,7 +15,7 @@ from execgraph.state.errors import SchemaViolation
 from execgraph.tools.paths import normalize_relpath
 from execgraph.tools.spec import ToolSpec
 
-__all__ = ["normalize"]
+__all__ = ["canonical_arguments", "normalize"]
 
 
 def normalize(request: ToolExecutionRequest, spec: ToolSpec) -> Normalized:
@@ -26,9 +26,21 @@ def normalize(request: ToolExecutionRequest, spec: ToolSpec) -> Normalized:
         PathEscapeError: a path argument leaves the workspace.
     """
     raw = request.arguments
+    args, paths = canonical_arguments(raw, spec)
+    return Normalized(
+        arguments=args, hash_before=stable_hash(raw), args_hash=stable_hash(args), paths=paths
+    )
+
+
+def canonical_arguments(raw: Any, spec: ToolSpec) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The normalized arguments and the canonical paths among them, without hashing.
+
+    Raises:
+        SchemaViolation: arguments are not an object, or an alias collides with its target.
+        PathEscapeError: a path argument leaves the workspace.
+    """
     if not isinstance(raw, dict):
         raise SchemaViolation("arguments must be a JSON object")
-    hash_before = stable_hash(raw)
     args: dict[str, Any] = {}
     for key, value in raw.items():
         canonical = spec.aliases.get(key, key)
@@ -45,6 +57,4 @@ def normalize(request: ToolExecutionRequest, spec: ToolSpec) -> Normalized:
             default = field.get_default(call_default_factory=True)
             if default is None or isinstance(default, str | int | float | bool | list | dict):
                 args[name] = default
-    return Normalized(
-        arguments=args, hash_before=hash_before, args_hash=stable_hash(args), paths=tuple(paths)
-    )
+    return args, tuple(paths)

@@ -2,6 +2,9 @@
 
 A schema pass only says the input is well formed; the state guard says the world is still
 what the caller saw (``expected_state``), and the runtime check says there is still time.
+The gate reports whatever refuses a call here or in normalize at this stage (``phase``
+``validate``, see :func:`refused_at_validate`), even an error whose kind usually belongs
+to a tool (a path escape): the tool never ran.
 """
 
 from __future__ import annotations
@@ -12,17 +15,32 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from execgraph.nodes.executor.stages import Normalized, Validated
+from execgraph.nodes.executor.targets import read_state
 from execgraph.state.contracts import ToolExecutionRequest
 from execgraph.state.errors import (
     DeadlineExceeded,
     DomainViolation,
+    ExecGraphError,
+    Phase,
     SchemaViolation,
     StateGuardMismatch,
 )
 from execgraph.tools.paths import confine_path
 from execgraph.tools.spec import ToolSpec
 
-__all__ = ["schema_message", "validate"]
+__all__ = ["refused_at_validate", "schema_message", "validate"]
+
+
+def refused_at_validate(exc: ExecGraphError) -> ExecGraphError:
+    """``exc`` reported at the validate stage that refused the call before it ran.
+
+    A ``PathEscapeError`` is a tool's error by kind (``phase`` execute, where a tool that
+    confines its own paths raises it); caught while normalize or validate confine the
+    arguments, nothing ran, and the result must say which stage refused.
+    """
+    if exc.phase is not Phase.VALIDATE:
+        exc.phase = Phase.VALIDATE  # type: ignore[misc]  # this instance's stage, not its kind's
+    return exc
 
 
 def schema_message(exc: ValidationError, limit: int = 5) -> str:
@@ -57,7 +75,7 @@ def validate(
     for key, expected in sorted(request.expected_state.items()):
         if spec.read_state is None:
             raise DomainViolation(f"{spec.key} cannot check expected_state {key!r}")
-        current = spec.read_state(key, args, root)
+        current = read_state(spec, key, args, root)
         if current != expected:
             raise StateGuardMismatch(
                 f"expected_state {key!r} no longer holds (the target changed since it was read)"

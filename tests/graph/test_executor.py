@@ -339,3 +339,24 @@ def test_a_person_settles_an_unknown_outcome(world: dict[str, Any], happened: bo
     assert world["sent"].effects == ["hi", "hi"]
     with pytest.raises(UsageError, match="not unknown"):
         reconcile(deps.store, "run-1", "call-1", happened=True, decided_by="bob")
+
+
+def test_a_committed_call_is_returned_as_is_though_its_guard_no_longer_holds(
+    world: dict[str, Any],
+) -> None:
+    """Replayed after its commit (a node re-run), the call finds its target changed by
+    itself: the record decides, not the guard."""
+    target = world["root"] / "a.txt"
+    target.write_text("v1")
+    guard = {"sha256": _sha(target)}
+    deps = make_deps(world["tmp"], world["tools"])
+    app = make_executor(deps)
+    req = request("write_note", {"path": "a.txt", "text": "mine"}, root=world["root"])
+    first = _result(app.invoke({"request": {**req, "expected_state": guard}}, config("a")))
+    assert first.outcome == "succeeded" and target.read_text() == "mine"
+    again = _result(app.invoke({"request": {**req, "expected_state": guard}}, config("b")))
+    assert again == first and len(world["writes"]) == 1
+    other = {**req, "call_id": "call-2", "expected_state": guard}  # a new call: guarded
+    refused = _result(app.invoke({"request": other}, config("c")), "call-2")
+    assert refused.error is not None and refused.error.type == "StateGuardMismatch"
+    assert len(world["writes"]) == 1

@@ -13,6 +13,9 @@ from typing import Any
 import httpx
 import pytest
 
+from execgraph.state.errors import PathEscapeError
+from execgraph.state.events import EventType
+from execgraph.tools import tool_spec
 from execgraph.tools.adapters import DatabaseAdapter, FileAdapter, HttpAdapter, ProcessAdapter
 from tests.reliability.security_helpers import _refused, _result, _run
 from tests.support.executor import config, make_deps, make_executor, request
@@ -59,6 +62,36 @@ def test_path_traversal_is_refused_and_writes_nothing(
     assert not (tmp_path / "escape.txt").exists()
     assert sorted(p.name for p in ws.iterdir()) == ["link"]
     assert deps.store.pending() == []
+
+
+@pytest.mark.parametrize("case", sorted(TRAVERSALS))
+@pytest.mark.parametrize("tool", ["write_file", "read_file"])
+def test_a_path_escape_is_refused_at_validate_before_the_tool_runs(
+    sandbox: tuple[Path, Path], tmp_path: Path, case: str, tool: str
+) -> None:
+    ws, outside = sandbox
+    deps = make_deps(tmp_path, [FileAdapter(ws)])
+    args = {"path": TRAVERSALS[case].format(outside=outside)}
+    if tool == "write_file":
+        args["content"] = "pwned"
+    out = make_executor(deps).invoke({"request": request(tool, args, root=ws)}, config())
+    result = _result(out)
+    _refused(result, "PathEscapeError")
+    assert result.error is not None and result.error.phase == "validate"  # the stage that refused
+    types = [e.type for e in deps.store.events("run-1", call_id="call-1")]
+    assert EventType.TOOL_VALIDATION_FAILED in types and EventType.TOOL_STARTED not in types
+    assert deps.store.get("run-1:call-1") is None  # nothing reserved: nothing ran
+
+
+def test_a_path_escape_the_tool_itself_finds_is_reported_at_execute(tmp_path: Path) -> None:
+    @tool_spec(effect="write")
+    def move(name: str) -> str:
+        """A tool that confines its own paths (its argument is not declared a path)."""
+        raise PathEscapeError("the destination resolves outside the workspace")
+
+    result = _run(tmp_path, [move], "move", {"name": "x"})
+    _refused(result, "PathEscapeError")
+    assert result.error is not None and result.error.phase == "execute"
 
 
 def test_symlink_read_does_not_leak_outside_content(

@@ -59,6 +59,8 @@ def test_normalize_accepts_and_canonicalizes(raw: str, expected: str) -> None:
         "\\\\server\\share\\x",  # UNC
         "C:\\Windows\\x",
         "c:x",
+        "./c:x",  # the drive-letter form behind a leading "./"
+        ".\\0:",
         "a\x00b",
         "\x00",
         "a.txt\x00.png",

@@ -321,15 +321,21 @@ class FileAdapter:
         return None
 
     def _read_state(self, key: str, args: BaseModel, root: Path) -> str | None:
-        """``sha256`` of the ``path`` argument's file (or ``absent``), for compare-and-swap."""
-        if key != "sha256" or not hasattr(args, "path"):
+        """sha256 of the ``path`` argument's file (or ``absent``), for compare-and-swap.
+
+        Asked as ``sha256`` or by the file's target name, ``file:<path>``: the source id
+        of the ``file_hash`` evidence a read (or a verified write) reports, whose value is
+        this same hash. So a write of a file the run has read is guarded by what it read.
+        """
+        path = getattr(args, "path", None)
+        if not isinstance(path, str) or key not in ("sha256", f"file:{normalize_relpath(path)}"):
             return None
         try:
-            return file_state(confine_path(root or self.root, args.path))[0]
+            return file_state(confine_path(root or self.root, path))[0]
         except IsADirectoryError:
             return None
         except OSError as exc:
-            raise os_error(exc, normalize_relpath(args.path), "read") from None
+            raise os_error(exc, normalize_relpath(path), "read") from None
 
     # ------------------------------------------------------------------ adapter
 
@@ -338,6 +344,7 @@ class FileAdapter:
         hooks: dict[str, Any] = {"path_args": ("path",), "read_state": self._read_state}
         writes = {
             **hooks,
+            "targets": ("file:{path}",),
             "locks": ("file:{path}",),
             "verify": self._verify,
             "reconcile": self._reconcile,

@@ -31,6 +31,7 @@ def test_tool_specs_declare_effects_locks_and_hooks(adapter: FileAdapter) -> Non
         assert specs[name].path_args == ("path",)
         assert specs[name].verify is not None and specs[name].reconcile is not None
         assert specs[name].read_state is not None
+        assert specs[name].targets == ("file:{path}",)  # named as a read's evidence names it
     assert specs["read_file"].read_state is not None
     with pytest.raises(ValidationError):
         specs["write_file"].input_model.model_validate({"path": "a", "content": "", "mode": 1})
@@ -127,3 +128,18 @@ def test_read_state_reports_sha256_or_absent(adapter: FileAdapter, root: Path) -
     assert s.read_state("etag", a, root) is None
     with pytest.raises(PathEscapeError):
         s.read_state("sha256", args(adapter, "write_file", path="../x", content=""), root)
+
+
+def test_read_state_answers_the_files_target_name_with_its_read_evidence_value(
+    adapter: FileAdapter, root: Path
+) -> None:
+    (root / "cas.txt").write_text("v1")
+    read = spec(adapter, "read_file").run(
+        args(adapter, "read_file", path="./cas.txt"), ctx_for(root)
+    )
+    [observed] = [e for e in read.evidence if e.source_id == "file:cas.txt"]
+    s = spec(adapter, "write_file")
+    assert s.read_state is not None
+    a = args(adapter, "write_file", path="./cas.txt", content="new")
+    assert s.read_state("file:cas.txt", a, root) == observed.value == sha("v1")
+    assert s.read_state("file:other.txt", a, root) is None  # another file is not this call's
