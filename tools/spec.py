@@ -13,6 +13,7 @@ import asyncio
 import copy
 import functools
 import inspect
+import math
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -63,6 +64,8 @@ class ToolSpec:
         reconcile: Probe for an interrupted or unknown call; None from it means "cannot tell".
         read_state: Current value for an ``expected_state`` key, for compare-and-swap.
         timeout_s: Default deadline for one call when the request gives none.
+        cost_usd: What one call costs in USD (a paid API), charged to the run's
+            ``cost_usd`` budget when the call runs; a refused call costs nothing.
         disabled: A disabled tool resolves to an error.
         deprecated: Still resolvable; flagged in resolution events.
     """
@@ -80,6 +83,7 @@ class ToolSpec:
     reconcile: Reconcile | None = None
     read_state: ReadState | None = None
     timeout_s: float | None = None
+    cost_usd: float = 0.0
     disabled: bool = False
     deprecated: bool = False
 
@@ -88,6 +92,8 @@ class ToolSpec:
             raise ToolDeclarationError(f"effect must be one of {_EFFECTS}, got {self.effect!r}")
         if not self.name.isidentifier():
             raise ToolDeclarationError(f"tool name must be an identifier, got {self.name!r}")
+        if not (isinstance(self.cost_usd, int | float) and 0 <= self.cost_usd < math.inf):
+            raise ToolDeclarationError(f"cost_usd must be a number >= 0, got {self.cost_usd!r}")
 
     @property
     def key(self) -> str:
@@ -213,6 +219,7 @@ def tool_spec(
     reconcile: Reconcile | None = None,
     read_state: ReadState | None = None,
     timeout_s: float | None = None,
+    cost_usd: float = 0.0,
 ) -> Any:
     """Declare a plain function as a tool; usable bare or with arguments.
 
@@ -245,6 +252,7 @@ def tool_spec(
             reconcile=reconcile,
             read_state=read_state,
             timeout_s=timeout_s,
+            cost_usd=cost_usd,
         )
 
     return build(func) if func is not None else build
