@@ -1,8 +1,9 @@
 """Dispatch: admitted tool decisions -> one executor request each, budget reserved first.
 
-A batch is reserved whole against the tool-call budget before any call starts, so
-parallel calls can never overshoot it: a batch that does not fit stops the run with
-BUDGET_EXHAUSTED and nothing of it runs. The fan-out is ``execgraph.nodes.batching``'s.
+A batch is reserved whole before any call starts, so parallel calls can never overshoot
+a budget: it must fit the tool calls left and the cost left (what its tools declare), or
+the run stops with BUDGET_EXHAUSTED and nothing of it runs. The fan-out is
+``execgraph.nodes.batching``'s.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from langgraph.types import Send
 
 from execgraph.nodes.admission import run_id_of
 from execgraph.nodes.batching import executor_sends
-from execgraph.nodes.budget import charge, remaining
+from execgraph.nodes.budget import batch_misfit, charge, declared_cost
 from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.executor.pipeline import needs_approval
 from execgraph.nodes.verify import stop_update
@@ -74,16 +75,18 @@ def queue_calls(
     steps: dict[str, str] | None = None,
     allowed: list[str] | None = None,
 ) -> dict[str, Any]:
-    """Reserve the tool-call budget for ``calls`` (all or none) and queue their requests.
+    """Reserve the budget for ``calls`` (all or none) and queue their requests.
 
     ``tokens`` maps call ids to signed approval tokens given before dispatch; ``steps``
     maps call ids to plan step ids; ``allowed`` is the step's offered tools (None: the
     whole contract).
     """
     contract = TaskContract.model_validate(state["contract"])
-    left = remaining(contract, state, BudgetKind.TOOL_CALLS)
-    if left is not None and len(calls) > left:
-        reason = f"a batch of {len(calls)} tool calls does not fit the {left:g} left"
+    cost = 0.0
+    if BudgetKind.COST_USD in contract.budgets:
+        cost = declared_cost((d.tool_name or "" for d in calls), deps.executor.registry)
+    reason = batch_misfit(contract, state, len(calls), cost)
+    if reason is not None:
         stop = stop_update(state, contract, deps, RunStatus.BUDGET_EXHAUSTED, reason)
         return merge([stop, {"pending": []}])
     requests = [
