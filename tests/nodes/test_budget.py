@@ -1,12 +1,14 @@
-"""Budget arithmetic: whether a batch fits, what a call that ran costs."""
+"""Budget arithmetic: the run's deadline, whether a batch fits, what a call that ran costs."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from execgraph.nodes.budget import batch_misfit, tool_charge
+from execgraph.nodes.budget import batch_misfit, run_deadline, tool_charge
 from execgraph.state.contracts import (
     Actor,
     BudgetKind,
@@ -34,6 +36,21 @@ def _contract(tmp_path: Path, deadline: float | None = None, **budgets: float) -
         data_scope=[],
         workspace=Workspace(id="ws", root=str(tmp_path)),
     )
+
+
+def test_the_runs_deadline_is_the_earlier_of_wall_time_and_the_contracts(tmp_path: Path) -> None:
+    state: dict[str, Any] = {"started_at": 1000.0}
+    assert run_deadline(_contract(tmp_path), state) is None
+    assert run_deadline(_contract(tmp_path, wall_time_s=5), state) == 1005.0
+    assert run_deadline(_contract(tmp_path, 1003.0, wall_time_s=5), state) == 1003.0
+    assert run_deadline(_contract(tmp_path, 1009.0, wall_time_s=5), state) == 1005.0
+
+
+def test_a_batch_does_not_start_without_time_left(tmp_path: Path) -> None:
+    contract = _contract(tmp_path, wall_time_s=2)
+    assert batch_misfit(contract, {"started_at": time.time()}, 3) is None
+    reason = batch_misfit(contract, {"started_at": time.time() - 3}, 3)
+    assert reason is not None and "wall time" in reason
 
 
 @pytest.mark.parametrize(("spent", "declared", "fits"), [(0.5, 0.5, True), (0.5, 0.6, False)])
