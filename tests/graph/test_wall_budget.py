@@ -22,6 +22,8 @@ from execgraph.nodes.executor.invoke import CANCEL_GRACE_S
 from execgraph.nodes.models import ScriptedChatModel
 from execgraph.state.errors import ToolCancelled
 from execgraph.tools import InvokeContext, ToolSpec, tool_spec
+from execgraph.tools.adapters.fake import FakeAdapter
+from tests.reliability.scenarios import ARCHS, STAGES, TASK, budget_tool_calls
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -138,3 +140,30 @@ def test_the_deadline_a_tool_sees_is_the_runs(tmp_path: Path) -> None:
     out, _ = _run(tmp_path, probe, 1, 30.0, abort)
     assert out["status"] == "FAILED"
     assert seen and seen[0] is not None and 0 < seen[0] <= 30.0  # not the tool's 600 s
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_every_architecture_stops_a_hanging_call_at_the_wall_budget(
+    tmp_path: Path, arch: str
+) -> None:
+    """The first lookup hangs (it stops only when told); the run's 1 s ends it."""
+    fake = FakeAdapter()
+    fake.tool("lookup", effect="read", behaviour="hang")
+    fake.tool("save", effect="write", verify="pass")
+    app = build_graph(
+        arch,
+        model=ScriptedChatModel(budget_tool_calls(arch).replies),
+        tools=fake.tools(),
+        checkpointer=InMemorySaver(),
+        home=tmp_path,
+        stages=STAGES,
+    )
+    task = {**TASK, "budgets": {**TASK["budgets"], "wall_time_s": 1.0}}
+    started = time.monotonic()
+    try:
+        out = app.invoke({"task": task}, {"configurable": {"thread_id": f"wall-{arch}"}})
+    finally:
+        fake.close()
+    assert time.monotonic() - started < 1.0 + CANCEL_GRACE_S + SLACK_S
+    assert out["status"] == "BUDGET_EXHAUSTED"
+    assert fake.call_count("lookup") == 1 and fake.call_count("save") == 0
