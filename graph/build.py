@@ -26,6 +26,7 @@ from execgraph.graph.workflow import Stage, build_workflow
 from execgraph.nodes.deps import CheckFn, RunDeps
 from execgraph.nodes.executor.deps import ExecutorDeps
 from execgraph.nodes.models.select import resolve_model
+from execgraph.nodes.prices import PRICES_KEY, price_table
 from execgraph.state.errors import UsageError
 from execgraph.state.store.base import ExecutionStore
 from execgraph.state.store.sqlite import SqliteExecutionStore
@@ -89,6 +90,7 @@ def build_graph(
     approval_secret: bytes | None = None,
     name: str | None = None,
     model_kwargs: Mapping[str, Any] | None = None,
+    prices: Mapping[str, Mapping[str, float]] | None = None,
     **settings: Any,
 ) -> RunGraph:
     """Compile one of the four architectures over the same executor and state.
@@ -109,13 +111,20 @@ def build_graph(
         name: Graph name (default: ``arch``).
         model_kwargs: Passed to ``init_chat_model`` when ``model`` is a string
             (``base_url``, ``api_key``, ``temperature``, ...).
+        prices: USD per million tokens by the model name a reply reports, for the
+            ``cost_usd`` budget: ``{"gpt-4o-mini": {"input_per_mtok": 0.15,
+            "output_per_mtok": 0.60}}`` (see :mod:`execgraph.nodes.prices`). A reply of a
+            model without a price costs 0 and is counted in
+            ``budget["used"]["unpriced_model_calls"]``. Tools declare their own cost
+            (``tool_spec(cost_usd=...)``).
         **settings: RunDeps settings (max_repairs, loop_threshold, history_turns, ...).
 
     Raises:
-        UsageError: unknown architecture (also a ValueError).
+        UsageError: unknown architecture, or a malformed price table (also a ValueError).
     """
     if arch not in ARCHITECTURES:
         raise UsageError(f"unknown architecture {arch!r}; choose one of {', '.join(ARCHITECTURES)}")
+    table = price_table(prices or {})
     base = Path(home) if home is not None else default_home()
     root = Path(workspace) if workspace is not None else base / "workspace"
     root.mkdir(parents=True, exist_ok=True)
@@ -147,7 +156,9 @@ def build_graph(
     # re-run), and a write's record is on disk before its tool starts. So the checkpoint
     # is written beside the next step, not before it; ``invoke`` still returns only once it
     # is on disk. ``invoke(..., durability="sync")`` waits at every step instead.
-    return builders[arch](deps, checkpointer=saver, name=name or arch)
+    graph = builders[arch](deps, checkpointer=saver, name=name or arch)
+    # The nodes that call a model read the prices from the run's config.
+    return graph.with_config(configurable={PRICES_KEY: table}) if table else graph
 
 
 def partial_workflow(stages: Iterable[Stage] | None) -> Callable[..., RunGraph]:

@@ -1,18 +1,32 @@
 """Budgets per kind: what is used, what is left, what a step may spend.
 
 Usage lives in the ``budget`` channel (added per kind by its reducer); limits in the
-contract. Wall time is measured from the run's start, not charged.
+contract. Wall time is measured from the run's start, not charged: it reaches a running
+call as its deadline (:func:`run_deadline`), so a call cannot outlive the run's time.
+Cost is charged from a model turn's replies (``ModelTurn.charge``) and, per call that
+ran, from what its tool declares (:func:`tool_charge`).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from execgraph.state.contracts import BudgetKind, TaskContract
+from execgraph.state.contracts import BudgetKind, TaskContract, ToolResult
+from execgraph.state.errors import ExecGraphError
+from execgraph.tools.registry import ToolRegistry
 
-__all__ = ["charge", "exhausted", "remaining", "used"]
+__all__ = [
+    "batch_misfit",
+    "charge",
+    "declared_cost",
+    "exhausted",
+    "remaining",
+    "run_deadline",
+    "tool_charge",
+    "used",
+]
 
 
 def used(state: Mapping[str, Any]) -> dict[str, float]:
@@ -42,6 +56,65 @@ def exhausted(contract: TaskContract, state: Mapping[str, Any]) -> list[str]:
     if contract.deadline is not None and time.time() >= contract.deadline:
         out.append("deadline")
     return out
+
+
+def run_deadline(contract: TaskContract, state: Mapping[str, Any]) -> float | None:
+    """When the run's time is up (epoch seconds; None: never): the earlier of the
+    contract's deadline and the end of the ``wall_time_s`` budget from ``started_at``."""
+    ends = [contract.deadline] if contract.deadline is not None else []
+    limit = contract.budgets.get(BudgetKind.WALL_TIME_S)
+    started = state.get("started_at")
+    if limit is not None and started:
+        ends.append(float(started) + limit)
+    return min(ends) if ends else None
+
+
+def declared_cost(tools: Iterable[str], registry: ToolRegistry) -> float:
+    """What calls of ``tools`` declare they cost (newest version; unknown tools: 0, the
+    executor refuses them)."""
+    total = 0.0
+    for name in tools:
+        try:
+            total += registry.resolve(name).cost_usd
+        except ExecGraphError:
+            continue
+    return total
+
+
+def batch_misfit(
+    contract: TaskContract, state: Mapping[str, Any], calls: int, cost_usd: float = 0.0
+) -> str | None:
+    """Why a batch of ``calls`` declaring ``cost_usd`` may not start now, or None.
+
+    A batch is reserved whole: it fits the tool calls and the cost left, and the run has
+    time left, or none of it starts. Its calls run side by side, each with the run's
+    deadline as its own at the latest, so a batch that starts ends in the run's time.
+    """
+    left = remaining(contract, state, BudgetKind.TOOL_CALLS)
+    if left is not None and calls > left:
+        return f"a batch of {calls} tool calls does not fit the {left:g} left"
+    left = remaining(contract, state, BudgetKind.COST_USD)
+    if left is not None and (cost_usd > left or left < 0):
+        return f"a batch declaring ${cost_usd:g} does not fit the ${max(left, 0):g} of cost left"
+    deadline = run_deadline(contract, state)
+    if deadline is not None and time.time() >= deadline:
+        return "no wall time is left to start a batch of tool calls"
+    return None
+
+
+def tool_charge(result: ToolResult, registry: ToolRegistry) -> dict[str, Any] | None:
+    """The cost a call's tool declares, charged once the call ran (None: nothing to charge).
+
+    A call refused before it could run (resolve .. policy, a lock, a used token) has no
+    adapter attempt and costs nothing; a replayed result charges the same id, once.
+    """
+    if result.attempt_id is None:
+        return None
+    try:
+        cost = registry.resolve(result.tool_name, result.tool_version or None).cost_usd
+    except ExecGraphError:
+        return None
+    return charge(f"{result.call_id}:cost", cost_usd=cost) if cost else None
 
 
 def charge(charge_id: str, **amounts: float) -> dict[str, Any]:

@@ -1,8 +1,13 @@
 """Dispatch: admitted tool decisions -> one executor request each, budget reserved first.
 
-A batch is reserved whole against the tool-call budget before any call starts, so
-parallel calls can never overshoot it: a batch that does not fit stops the run with
-BUDGET_EXHAUSTED and nothing of it runs. The fan-out is ``execgraph.nodes.batching``'s.
+A batch is reserved whole before any call starts, so parallel calls can never overshoot
+a budget: it must fit the tool calls left and the cost left (what its tools declare),
+and the run must have time left, or the run stops with BUDGET_EXHAUSTED and nothing of it
+runs. Each request carries the run's deadline (the contract's, or the end of its
+``wall_time_s`` budget, whichever is first): the batch's calls run side by side, each
+stopped at that deadline at the latest, so a batch that starts ends in the run's time
+(plus the grace a tool that ignores its signal is given). The fan-out is
+``execgraph.nodes.batching``'s.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from langgraph.types import Send
 
 from execgraph.nodes.admission import run_id_of
 from execgraph.nodes.batching import executor_sends
-from execgraph.nodes.budget import charge, remaining
+from execgraph.nodes.budget import batch_misfit, charge, declared_cost, run_deadline
 from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.executor.pipeline import needs_approval
 from execgraph.nodes.observed import guard_writes
@@ -40,11 +45,14 @@ def make_request(
     turn_id: str,
     step_id: str | None = None,
     allowed: list[str] | None = None,
+    deadline: float | None = None,
 ) -> ToolExecutionRequest:
     """The executor request for one tool decision, bound to the contract.
 
     ``allowed`` narrows the contract's actions to what the current step offered (a workflow
     stage, a hybrid phase): a tool the model names outside it is refused, not run.
+    ``deadline`` is the run's (:func:`execgraph.nodes.budget.run_deadline`; default: the
+    contract's).
     """
     return ToolExecutionRequest(
         run_id=contract.run_id,
@@ -56,7 +64,7 @@ def make_request(
         arguments=decision.arguments,
         actor=contract.actor,
         workspace=contract.workspace,
-        deadline=contract.deadline,
+        deadline=deadline if deadline is not None else contract.deadline,
         data_scope=contract.data_scope,
         allowed_actions=contract.allowed_actions
         if allowed is None
@@ -76,20 +84,23 @@ def queue_calls(
     steps: dict[str, str] | None = None,
     allowed: list[str] | None = None,
 ) -> dict[str, Any]:
-    """Reserve the tool-call budget for ``calls`` (all or none) and queue their requests.
+    """Reserve the budget for ``calls`` (all or none) and queue their requests.
 
     ``tokens`` maps call ids to signed approval tokens given before dispatch; ``steps``
     maps call ids to plan step ids; ``allowed`` is the step's offered tools (None: the
     whole contract).
     """
     contract = TaskContract.model_validate(state["contract"])
-    left = remaining(contract, state, BudgetKind.TOOL_CALLS)
-    if left is not None and len(calls) > left:
-        reason = f"a batch of {len(calls)} tool calls does not fit the {left:g} left"
+    cost = 0.0
+    if BudgetKind.COST_USD in contract.budgets:
+        cost = declared_cost((d.tool_name or "" for d in calls), deps.executor.registry)
+    reason = batch_misfit(contract, state, len(calls), cost)
+    if reason is not None:
         stop = stop_update(state, contract, deps, RunStatus.BUDGET_EXHAUSTED, reason)
         return merge([stop, {"pending": []}])
+    deadline = run_deadline(contract, state)
     requests = [
-        make_request(contract, d, turn_id, (steps or {}).get(d.call_id or ""), allowed)
+        make_request(contract, d, turn_id, (steps or {}).get(d.call_id or ""), allowed, deadline)
         for d in calls
     ]
     # a write of a target this run has read carries what it saw (compare-and-swap)

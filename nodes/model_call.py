@@ -1,7 +1,8 @@
 """One model turn: call, parse, and repair malformed output a bounded number of times.
 
-Every call — repairs included — is counted (model calls, tokens) and logged as a
-``model.called`` event with the reply, so a run's model outputs can be replayed.
+Every call — repairs included — is counted (model calls, tokens, cost from the run's price
+table) and logged as a ``model.called`` event with the reply, so a run's model outputs can
+be replayed.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from langgraph.errors import GraphBubbleUp
 
 from execgraph.nodes.budget import charge
 from execgraph.nodes.diagnostics import describe, http_problem, logger
+from execgraph.nodes.prices import Prices, prices_of, reply_cost
 from execgraph.state.events import Event, EventType, make_event
 from execgraph.state.store.base import ExecutionStore
 
@@ -32,6 +34,7 @@ __all__ = [
     "call_model",
     "compact_message",
     "recorded_replies",
+    "reply_model",
     "unstorable",
 ]
 
@@ -46,7 +49,11 @@ T = TypeVar("T")
 
 @dataclass
 class ModelTurn(Generic[T]):
-    """What one turn produced: the accepted reply and its parse, or the last problem."""
+    """What one turn produced: the accepted reply and its parse, or the last problem.
+
+    ``prices`` is the run's price table (:mod:`execgraph.nodes.prices`); the turn's cost
+    is priced from its ``model.called`` events, so a replayed turn costs what it did.
+    """
 
     ai: AIMessage
     parsed: T | None
@@ -55,12 +62,45 @@ class ModelTurn(Generic[T]):
     tokens_in: int = 0
     tokens_out: int = 0
     events: list[Event] = field(default_factory=list)
+    prices: Prices = field(default_factory=dict)
+
+    def cost(self) -> tuple[float, int]:
+        """USD this turn's replies cost, and how many of them had no price (costed 0)."""
+        usd, unpriced = 0.0, 0
+        for event in self.events:
+            if event.type is not EventType.MODEL_CALLED:
+                continue
+            payload = event.payload
+            cost = reply_cost(
+                self.prices,
+                reply_model(payload.get("message") or {}),
+                int(payload.get("tokens_in", 0)),
+                int(payload.get("tokens_out", 0)),
+            )
+            if cost is None:
+                unpriced += 1
+            else:
+                usd += cost
+        return usd, unpriced
 
     def charge(self, charge_id: str) -> dict[str, Any]:
-        """The budget update for this turn."""
+        """The budget update for this turn: calls, tokens and cost (unpriced calls counted)."""
+        usd, unpriced = self.cost()
         return charge(
-            charge_id, model_calls=self.calls, tokens_in=self.tokens_in, tokens_out=self.tokens_out
+            charge_id,
+            model_calls=self.calls,
+            tokens_in=self.tokens_in,
+            tokens_out=self.tokens_out,
+            cost_usd=usd,
+            unpriced_model_calls=unpriced,
         )
+
+
+def reply_model(message: Mapping[str, Any]) -> str | None:
+    """The model a logged reply (``compact_message`` form) says answered it, if any."""
+    meta = (message.get("data") or {}).get("response_metadata") or {}
+    name = meta.get("model_name") or meta.get("model")
+    return name if isinstance(name, str) else None
 
 
 def unstorable(value: Any) -> bool:
@@ -174,7 +214,9 @@ def call_model(
     node that re-runs after a crash (its checkpoint never written) then makes the same
     decisions the event log shows, about calls that may already have run.
     """
-    turn: ModelTurn[T] = ModelTurn(AIMessage(content=""), None, "no model call made")
+    turn: ModelTurn[T] = ModelTurn(
+        AIMessage(content=""), None, "no model call made", prices=prices_of(config)
+    )
     while turn.calls <= max_repairs and (left is None or turn.calls < left):
         turn.calls += 1
         logged = recorded(turn.calls) if recorded is not None else None

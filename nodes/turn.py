@@ -90,7 +90,7 @@ def react_turn(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> Com
             here, _ = split_pausable(queued.get("pending") or [], deps.executor)
     if here:
         # ``pending`` keeps every queued call: the next turn's loop guard observes them all.
-        update = merge([update, calls_update(run_calls(here, deps.executor, log))])
+        update = merge([update, calls_update(run_calls(here, deps.executor, log), deps.executor)])
     else:
         deps.executor.store.append_events(log, durable=False)
     return _next(state, update, deps)

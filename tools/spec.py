@@ -14,6 +14,7 @@ import asyncio
 import copy
 import functools
 import inspect
+import math
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -72,6 +73,8 @@ class ToolSpec:
             approval shows their state and is asked again if it changes, and a write
             carries what the run observed of them as its ``expected_state``.
         timeout_s: Default deadline for one call when the request gives none.
+        cost_usd: What one call costs in USD (a paid API), charged to the run's
+            ``cost_usd`` budget when the call runs; a refused call costs nothing.
         disabled: A disabled tool resolves to an error.
         deprecated: Still resolvable; flagged in resolution events.
     """
@@ -90,6 +93,7 @@ class ToolSpec:
     read_state: ReadState | None = None
     targets: tuple[str, ...] = ()
     timeout_s: float | None = None
+    cost_usd: float = 0.0
     disabled: bool = False
     deprecated: bool = False
 
@@ -98,6 +102,8 @@ class ToolSpec:
             raise ToolDeclarationError(f"effect must be one of {_EFFECTS}, got {self.effect!r}")
         if not self.name.isidentifier():
             raise ToolDeclarationError(f"tool name must be an identifier, got {self.name!r}")
+        if not (isinstance(self.cost_usd, int | float) and 0 <= self.cost_usd < math.inf):
+            raise ToolDeclarationError(f"cost_usd must be a number >= 0, got {self.cost_usd!r}")
 
     @property
     def key(self) -> str:
@@ -244,6 +250,7 @@ def tool_spec(
     read_state: ReadState | None = None,
     targets: list[str] | tuple[str, ...] = (),
     timeout_s: float | None = None,
+    cost_usd: float = 0.0,
     isolation: Isolation = "thread",
 ) -> Any:
     """Declare a plain function as a tool; usable bare or with arguments.
@@ -288,6 +295,7 @@ def tool_spec(
             read_state=read_state,
             targets=tuple(targets),
             timeout_s=timeout_s,
+            cost_usd=cost_usd,
         )
 
     return build(func) if func is not None else build

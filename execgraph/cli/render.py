@@ -195,7 +195,11 @@ def evidence_table(evidence: Mapping[str, Mapping[str, Any]]) -> Table:
 
 
 def budget_table(budget: Mapping[str, Any] | None, limits: Mapping[str, Any] | None) -> Table:
-    """Budget use per kind against the contract's limit."""
+    """Budget use per kind against the contract's limit.
+
+    Under a cost row, the model calls priced at 0 for want of a price: the cost shown
+    leaves them out, and the table says so.
+    """
     used = dict((budget or {}).get("used") or {})
     limits = dict(limits or {})
     table = Table(title="Budget", title_justify="left")
@@ -212,6 +216,9 @@ def budget_table(budget: Mapping[str, Any] | None, limits: Mapping[str, Any] | N
             Text(f"{spent:g}", style="red" if over else ""),
             f"{limit:g}" if limit is not None else "–",
         )
+        unpriced = used.get("unpriced_model_calls", 0)
+        if kind == BudgetKind.COST_USD.value and unpriced:
+            table.add_row("  model calls without a price", Text(f"{unpriced:g}", "yellow"), "–")
     return table
 
 

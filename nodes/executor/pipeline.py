@@ -25,6 +25,7 @@ from contextvars import copy_context
 from functools import partial
 from typing import Any
 
+from execgraph.nodes.budget import tool_charge
 from execgraph.nodes.executor.deps import ExecutorDeps
 from execgraph.nodes.executor.effects import execute, run_staged, stage
 from execgraph.nodes.executor.gate import gate_call, needs_approval, preview
@@ -50,7 +51,7 @@ def _one(raw: dict[str, Any], deps: ExecutorDeps, log: Sequence[Event] = ()) -> 
     return execute(request, gate, deps, log)
 
 
-def _update(finished: Finished) -> dict[str, Any]:
+def _update(finished: Finished, deps: ExecutorDeps) -> dict[str, Any]:
     result = finished.result
     update: dict[str, Any] = {
         "results": {result.call_id: result.model_dump(mode="json")},
@@ -58,14 +59,18 @@ def _update(finished: Finished) -> dict[str, Any]:
     }
     if result.evidence:  # an empty update would still be a checkpoint write
         update["evidence"] = {e.source_id: e.model_dump(mode="json") for e in result.evidence}
+    cost = tool_charge(result, deps.registry)  # a call that ran costs what its tool declares
+    if cost is not None:
+        update["budget"] = cost
     return update
 
 
-def calls_update(finished: Sequence[Finished]) -> dict[str, Any]:
-    """Finished calls as one node update: reducer fields only (results, events, evidence)."""
+def calls_update(finished: Sequence[Finished], deps: ExecutorDeps) -> dict[str, Any]:
+    """Finished calls as one node update: reducer fields only (results, events, evidence,
+    and the budget their tools' declared costs charge)."""
     if len(finished) == 1:
-        return _update(finished[0])
-    return merge((_update(f) for f in finished), ExecutorOutput)
+        return _update(finished[0], deps)
+    return merge((_update(f, deps) for f in finished), ExecutorOutput)
 
 
 def _run_batch(
@@ -113,8 +118,8 @@ def run_calls(
 def executor_node(state: ExecutorInput, *, deps: ExecutorDeps) -> dict[str, Any]:
     """Run one request (or a batch) through every stage; return only reducer fields."""
     if "batch" in state:
-        return calls_update(_run_batch(state["batch"], deps))
-    return _update(_one(state["request"], deps))
+        return calls_update(_run_batch(state["batch"], deps), deps)
+    return _update(_one(state["request"], deps), deps)
 
 
 async def aexecutor_node(state: ExecutorInput, *, deps: ExecutorDeps) -> dict[str, Any]:
@@ -129,6 +134,6 @@ async def aexecutor_node(state: ExecutorInput, *, deps: ExecutorDeps) -> dict[st
     loop = asyncio.get_running_loop()
     if "batch" in state:
         batch = partial(copy_context().run, _run_batch, state["batch"], deps)
-        return calls_update(await loop.run_in_executor(None, batch))
+        return calls_update(await loop.run_in_executor(None, batch), deps)
     one = partial(copy_context().run, _one, state["request"], deps)
-    return _update(await loop.run_in_executor(deps.calls, one))
+    return _update(await loop.run_in_executor(deps.calls, one), deps)
