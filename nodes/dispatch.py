@@ -19,7 +19,7 @@ from langgraph.types import Send
 
 from execgraph.nodes.admission import run_id_of
 from execgraph.nodes.batching import executor_sends
-from execgraph.nodes.budget import batch_misfit, charge, declared_cost, run_deadline
+from execgraph.nodes.budget import batch_misfit, charge, declared_cost, remaining, run_deadline
 from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.executor.pipeline import needs_approval
 from execgraph.nodes.observed import guard_writes
@@ -103,6 +103,10 @@ def queue_calls(
         make_request(contract, d, turn_id, (steps or {}).get(d.call_id or ""), allowed, deadline)
         for d in calls
     ]
+    left = remaining(contract, state, BudgetKind.TOOL_CALLS)
+    if left is not None:  # retries share what the batch leaves, so none overshoots it
+        share = max(0, int(left) - len(calls)) // len(calls)
+        requests = [r.model_copy(update={"retry_allowance": share}) for r in requests]
     # a write of a target this run has read carries what it saw (compare-and-swap)
     requests = guard_writes(requests, deps.executor.registry, state.get("evidence"))
     if tokens:

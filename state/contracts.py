@@ -236,6 +236,8 @@ class ToolExecutionRequest(_Frozen):
     approval_rules: list[dict[str, Any]] = Field(default_factory=list)
     step_id: str | None = None
     decision_id: str | None = None
+    retry_allowance: int | None = Field(default=None, ge=0)
+    """How many retries this call may spend of the run's tool-call budget (None: no limit)."""
 
 
 class ToolError(_Frozen):
@@ -300,6 +302,7 @@ class ToolResult(_Frozen):
     partial: PartialProgress | None = None
     idempotency_key: str | None = None
     attempt_id: str | None = None
+    attempts: int = Field(default=1, ge=1)
     reconciled: bool = False
 
 

@@ -44,6 +44,7 @@ class EventType(StrEnum):
     TOOL_ABANDONED = "tool.abandoned"
     TOOL_ENDED_LATE = "tool.ended_late"
     TOOL_SETTLED = "tool.settled"
+    TOOL_RETRIED = "tool.retried"
     STATE_CHECKPOINTED = "state.checkpointed"
 
 

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, create_model
 from execgraph.state.contracts import Evidence
 from execgraph.state.errors import ToolDeclarationError, ToolTypeError
 from execgraph.tools.invocation import AdapterOutput, InvokeContext
+from execgraph.tools.retry import DEFAULT_READ_RETRY, RetryPolicy
 
 __all__ = [
     "Effect",
@@ -75,6 +76,11 @@ class ToolSpec:
         timeout_s: Default deadline for one call when the request gives none.
         cost_usd: What one call costs in USD (a paid API), charged to the run's
             ``cost_usd`` budget when the call runs; a refused call costs nothing.
+        idempotent: A write that hands the call's ``ctx.idempotency_key`` to the far side,
+            so doing it twice acts once: it may then be retried like a read.
+        retry: How retryable failures are tried again (:mod:`execgraph.tools.retry`).
+            ``"default"``: a small backoff for a read or an idempotent write, none for any
+            other write; None: never retried.
         disabled: A disabled tool resolves to an error.
         deprecated: Still resolvable; flagged in resolution events.
     """
@@ -94,10 +100,21 @@ class ToolSpec:
     targets: tuple[str, ...] = ()
     timeout_s: float | None = None
     cost_usd: float = 0.0
+    idempotent: bool = False
+    retry: RetryPolicy | Literal["default"] | None = "default"
     disabled: bool = False
     deprecated: bool = False
 
     def __post_init__(self) -> None:
+        redo_safe = self.effect == "read" or self.idempotent
+        if self.retry == "default":
+            object.__setattr__(self, "retry", DEFAULT_READ_RETRY if redo_safe else None)
+        elif self.retry is not None and not redo_safe:
+            raise ToolDeclarationError(
+                f"tool {self.name!r}: a {self.effect} is retried only when doing it twice "
+                "acts once: declare idempotent=True (and pass ctx.idempotency_key on) or "
+                "drop retry"
+            )
         if self.effect not in _EFFECTS:
             raise ToolDeclarationError(f"effect must be one of {_EFFECTS}, got {self.effect!r}")
         if not self.name.isidentifier():
@@ -252,6 +269,8 @@ def tool_spec(
     timeout_s: float | None = None,
     cost_usd: float = 0.0,
     isolation: Isolation = "thread",
+    idempotent: bool = False,
+    retry: RetryPolicy | Literal["default"] | None = "default",
 ) -> Any:
     """Declare a plain function as a tool; usable bare or with arguments.
 
@@ -296,6 +315,8 @@ def tool_spec(
             targets=tuple(targets),
             timeout_s=timeout_s,
             cost_usd=cost_usd,
+            idempotent=idempotent,
+            retry=retry,
         )
 
     return build(func) if func is not None else build

@@ -34,6 +34,7 @@ def build_result(
     attempt_id: str,
     queued_ms: int = 0,
     running_ms: int = 0,
+    attempts: int = 1,
 ) -> ToolResult:
     """Assemble the ToolResult for a settled call."""
     return ToolResult(
@@ -51,6 +52,7 @@ def build_result(
         partial=settled.partial,
         idempotency_key=key,
         attempt_id=attempt_id,
+        attempts=attempts,
         reconciled=settled.reconciled,
     )
 

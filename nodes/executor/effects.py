@@ -37,6 +37,7 @@ from execgraph.nodes.executor.reserve import (
     reserved,
     unresolved_twin,
 )
+from execgraph.nodes.executor.retries import retry_delay
 from execgraph.nodes.executor.stages import Authorized, Finished, Locked, Staged
 from execgraph.state.contracts import ToolExecutionRequest, ToolResult
 from execgraph.state.errors import (
@@ -243,17 +244,33 @@ def run_staged(
         events.append(event)
         deps.store.append_events([event])
 
-    invoked = invoke(
-        spec,
-        args,
-        ctx,
-        deps.pool,
-        partial(cancel_requested, deps.store, request.run_id),
-        on_stop=stopping,
-    )
-    if invoked.raised is not None:
-        raised("invoke", invoked.raised)
-    settled = settle(spec, invoked, deps.output_budget, ctx.put_artifact)
+    cancelled = partial(cancel_requested, deps.store, request.run_id)
+    attempts = 1
+    while True:
+        invoked = invoke(spec, args, ctx, deps.pool, cancelled, on_stop=stopping)
+        if invoked.raised is not None:
+            raised("invoke", invoked.raised)
+        settled = settle(spec, invoked, deps.output_budget, ctx.put_artifact)
+        delay = retry_delay(spec, settled, attempts, ctx, request.retry_allowance)
+        if delay is None or invoked.running is not None:
+            break
+        events.append(
+            call_event(
+                request,
+                EventType.TOOL_RETRIED,
+                attempt_id=attempt_id,
+                seq=attempts,
+                payload={
+                    "attempt": attempts,
+                    "after_s": round(delay, 3),
+                    "error": settled.error.type if settled.error else None,
+                },
+            )
+        )
+        time.sleep(delay)
+        if cancelled():
+            break
+        attempts += 1
     settled = gather_evidence(spec, args, settled, invoked.output, ctx, raised)
     if settled.side_effect.attempted:
         events.append(
@@ -281,6 +298,7 @@ def run_staged(
         attempt_id=attempt_id,
         queued_ms=locked.queued_ms,
         running_ms=invoked.running_ms,
+        attempts=attempts,
     )
     if invoked.running is None:
         return _finish(request, deps, key, result, events, locked, authorized)

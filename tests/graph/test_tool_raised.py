@@ -16,6 +16,7 @@ from execgraph.state.contracts import ToolResult
 from execgraph.state.errors import MODEL_RETRY_CHARS, ModelRetry, ResponseLostError
 from execgraph.state.events import Event
 from execgraph.tools import AdapterOutput, InvokeContext, from_langchain, tool_spec
+from execgraph.tools.retry import DEFAULT_READ_RETRY
 from tests.support.executor import config, make_deps, make_executor, request
 
 pytestmark = pytest.mark.timeout(60)
@@ -72,9 +73,11 @@ def test_a_tool_that_raises_timeout_error_is_recorded(tmp_path: Path) -> None:
 
     result, events = _run(tmp_path, [fetch], "fetch")
     assert result.error is not None and result.error.type == "TransientError"
-    [raised] = _raised(events)
-    assert raised["stage"] == "invoke" and raised["type"] == "TimeoutError"
-    assert raised["message"] == "gateway 10.0.0.7 did not answer in 30 s"
+    # a read that timed out is retried (the default policy): every attempt is recorded
+    raised = _raised(events)
+    assert len(raised) == result.attempts == DEFAULT_READ_RETRY.max_attempts
+    assert {(r["stage"], r["type"]) for r in raised} == {("invoke", "TimeoutError")}
+    assert raised[0]["message"] == "gateway 10.0.0.7 did not answer in 30 s"
 
 
 def test_a_verify_check_that_raises_is_recorded(tmp_path: Path) -> None:
