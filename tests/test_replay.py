@@ -35,6 +35,20 @@ def _record(tmp_path: Path, arch: str) -> tuple[SqliteExecutionStore, Path, str]
     return store, tmp_path / "workspace", run_id
 
 
+def _replay_demo(store: Any, ws: Path, run_id: str, arch: str, **kw: Any) -> Any:
+    """Replay a recorded demo run with the demo's tools, stages and checks."""
+    return replay_run(
+        partial(build_graph, arch, stages=DEMO_STAGES),
+        demo_tools(ws),
+        store,
+        run_id,
+        demo_task(),
+        checks=RESEARCH_CHECKS,
+        workspace=ws,
+        **kw,
+    )
+
+
 def _snapshot(root: Path) -> dict[str, bytes]:
     return {
         str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
@@ -45,15 +59,7 @@ def _snapshot(root: Path) -> dict[str, bytes]:
 def test_replay_reproduces_the_run_without_model_or_effects(tmp_path: Path, arch: str) -> None:
     store, ws, run_id = _record(tmp_path, arch)
     before = _snapshot(ws)
-    report = replay_run(
-        partial(build_graph, arch, stages=DEMO_STAGES),
-        demo_tools(ws),
-        store,
-        run_id,
-        demo_task(),
-        checks=RESEARCH_CHECKS,
-        workspace=ws,
-    )
+    report = _replay_demo(store, ws, run_id, arch)
     assert report.same, report.diff
     assert report.replayed_status == report.recorded_status == "COMPLETED"
     assert report.replayed_calls == report.recorded_calls and report.recorded_calls
@@ -62,15 +68,8 @@ def test_replay_reproduces_the_run_without_model_or_effects(tmp_path: Path, arch
 
 def test_a_changed_policy_gives_a_visible_diff(tmp_path: Path) -> None:
     store, ws, run_id = _record(tmp_path, "react")
-    report = replay_run(
-        partial(build_graph, "react", stages=DEMO_STAGES),
-        demo_tools(ws),
-        store,
-        run_id,
-        demo_task(),
-        checks=RESEARCH_CHECKS,
-        workspace=ws,
-        policy=[{"tool": "publish_report", "decision": "deny"}],
+    report = _replay_demo(
+        store, ws, run_id, "react", policy=[{"tool": "publish_report", "decision": "deny"}]
     )
     assert not report.same
     assert any("publish_report" in line or "status" in line for line in report.diff), report.diff
@@ -79,15 +78,7 @@ def test_a_changed_policy_gives_a_visible_diff(tmp_path: Path) -> None:
 
 def test_the_replay_counts_its_model_calls_and_the_effects_it_answered(tmp_path: Path) -> None:
     store, ws, run_id = _record(tmp_path, "react")
-    report = replay_run(
-        partial(build_graph, "react", stages=DEMO_STAGES),
-        demo_tools(ws),
-        store,
-        run_id,
-        demo_task(),
-        checks=RESEARCH_CHECKS,
-        workspace=ws,
-    )
+    report = _replay_demo(store, ws, run_id, "react")
     recorded = sum(1 for e in store.events(run_id) if e.type == EventType.MODEL_CALLED)
     assert report.model_calls == recorded > 0
     # the demo's effects: report.md written (at least once) and published once
