@@ -4,7 +4,7 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-EXTRAS := dev,postgres,browser,openai
+EXTRAS := dev,postgres,browser,openai,mcp
 
 .PHONY: demo test lint typecheck unit system-deps clean
 
