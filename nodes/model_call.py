@@ -78,7 +78,7 @@ class ModelTurn(Generic[T]):
                 int(payload.get("tokens_out", 0)),
             )
             if cost is None:
-                unpriced += 1
+                unpriced += 1 if self.prices else 0  # without a table, nothing is priced
             else:
                 usd += cost
         return usd, unpriced

@@ -80,6 +80,12 @@ def test_an_unpriced_reply_costs_nothing_and_is_counted() -> None:
     assert "cost_usd" not in used and used["unpriced_model_calls"] == 1
 
 
+def test_without_a_price_table_nothing_is_counted_as_unpriced() -> None:
+    """A run that prices nothing reports no cost figures at all, not a count per call."""
+    used = _turn([_reply("gpt-4o-mini", 1000, 100)], {"configurable": {}}).charge("t1")["used"]
+    assert "cost_usd" not in used and "unpriced_model_calls" not in used
+
+
 def test_a_replayed_reply_costs_what_it_did() -> None:
     logged = _reply("gpt-4o-mini", 4000, 400)
     payload = {"message": compact_message(logged), "tokens_in": 4000, "tokens_out": 400}
