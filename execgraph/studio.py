@@ -1,12 +1,26 @@
 """The graphs ``langgraph.json`` exposes to LangGraph Studio and ``langgraph dev``.
 
-Five module-level compiled graphs: the four architectures over the research demo, driven by
-the offline policy so Studio works with no API key, and the executor pipeline alone over
-the demo tools. They are compiled without a checkpointer — the LangGraph server supplies
-persistence (threads, checkpoints, interrupts) — while the execution store (execution
-records, idempotency keys, locks, events, artifacts) stays the embedded SQLite one under
+Five module-level compiled graphs: the four architectures and the executor pipeline alone.
+By default they run the research demo, driven by the offline policy so Studio works with
+no API key. Two environment variables (set them in the ``env`` of your own
+``langgraph.json``, or in ``.env``) serve your own tools instead:
+
+* ``EXECGRAPH_TOOLS=package.module:attr`` — a list of tools (ToolSpecs, LangChain tools,
+  adapters) importable from the server's working directory or ``PYTHONPATH``;
+* ``EXECGRAPH_MODEL=provider:model`` — the chat model (``init_chat_model``; e.g.
+  ``openai:gpt-4o-mini``, configured by the provider's own variables such as
+  ``OPENAI_API_KEY`` and ``OPENAI_BASE_URL``). Required with ``EXECGRAPH_TOOLS``; without
+  it, it replaces the demo's offline policy.
+
+A graph with options these cannot carry (a policy, checks, stages, a model object) is a
+module of your own that calls ``build_graph(..., checkpointer=False)`` at module level,
+named in your ``langgraph.json`` as ``"./agent.py:graph"``.
+
+They are compiled without a checkpointer — the LangGraph server supplies persistence
+(threads, checkpoints, interrupts) — while the execution store (execution records,
+idempotency keys, locks, events, artifacts) stays the embedded SQLite one under
 ``$EXECGRAPH_HOME`` (or ``.execgraph`` in the server's working directory), shared by all
-five graphs, with the demo workspace in its ``workspace/`` folder.
+five graphs, with the workspace in its ``workspace/`` folder.
 
 Why module-level graphs and not factories: the server calls a factory on its event loop for
 every run and state read, where building a graph (directories, SQLite, the approval key)
@@ -17,42 +31,105 @@ when the server imports this module in a worker thread at startup. Reference the
 
 from __future__ import annotations
 
+import importlib
+import os
+from collections.abc import Callable
 from typing import Any
 
 from execgraph.demo.build import build_demo_graph, demo_tools
-from execgraph.graph.build import default_home, home_secret
+from execgraph.graph.build import build_graph, default_home, home_secret
 from execgraph.graph.executor import build_executor
 from execgraph.nodes.executor.deps import ExecutorDeps
+from execgraph.state.errors import UsageError
 from execgraph.state.store.sqlite import SqliteExecutionStore
 from execgraph.tools.policy import PolicyEngine
-from execgraph.tools.registry import ToolRegistry
+from execgraph.tools.registry import ToolLike, ToolRegistry
 
-__all__ = ["executor", "hybrid", "plan_execute", "react", "workflow"]
+__all__ = [
+    "MODEL_ENV",
+    "TOOLS_ENV",
+    "executor",
+    "hybrid",
+    "load_tools",
+    "plan_execute",
+    "react",
+    "workflow",
+]
+
+TOOLS_ENV = "EXECGRAPH_TOOLS"
+MODEL_ENV = "EXECGRAPH_MODEL"
+
+
+def load_tools(ref: str) -> list[ToolLike]:
+    """The tools ``ref`` (``module:attr``) names, as a list.
+
+    Raises:
+        UsageError: a malformed reference, a module or attribute that is not there, or
+            something that is not a list of tools.
+    """
+    module_name, sep, attr = ref.strip().partition(":")
+    if not sep or not module_name or not attr:
+        raise UsageError(f"{TOOLS_ENV}={ref!r} must look like 'package.module:attr'")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise UsageError(f"{TOOLS_ENV}={ref!r}: cannot import {module_name!r}: {exc}") from exc
+    try:
+        value = getattr(module, attr)
+    except AttributeError:
+        raise UsageError(f"{TOOLS_ENV}={ref!r}: {module_name!r} has no {attr!r}") from None
+    # A list, not any iterable: a single LangChain tool is a pydantic model, which iterates.
+    if not isinstance(value, list | tuple):
+        raise UsageError(f"{TOOLS_ENV}={ref!r} is a {type(value).__name__}, not a list of tools")
+    return list(value)
+
+
+def _graphs() -> tuple[Callable[[str], Any], list[ToolLike]]:
+    """How to build one architecture, and the executor graph's tools, from the env."""
+    ref = os.environ.get(TOOLS_ENV, "").strip()
+    model = os.environ.get(MODEL_ENV, "").strip()
+    if not ref:
+        return (
+            lambda arch: build_demo_graph(
+                arch,
+                model=model or "offline",
+                home=_home,
+                workspace=_workspace,
+                store=_store,
+                checkpointer=False,
+            ),
+            demo_tools(_workspace),
+        )
+    tools = load_tools(ref)
+    if not model:
+        raise UsageError(f"{TOOLS_ENV} is set: set {MODEL_ENV} too, e.g. 'openai:gpt-4o-mini'")
+    return (
+        lambda arch: build_graph(
+            arch,
+            model=model,
+            tools=tools,
+            home=_home,
+            workspace=_workspace,
+            store=_store,
+            checkpointer=False,
+        ),
+        tools,
+    )
+
 
 _home = default_home()
 _workspace = _home / "workspace"
 _workspace.mkdir(parents=True, exist_ok=True)
 _store = SqliteExecutionStore(_home / "exec.db")
+_build, _tools = _graphs()
 
-
-def _demo(arch: str) -> Any:
-    return build_demo_graph(
-        arch,
-        model="offline",
-        home=_home,
-        workspace=_workspace,
-        store=_store,
-        checkpointer=False,
-    )
-
-
-workflow = _demo("workflow")
-react = _demo("react")
-plan_execute = _demo("plan_execute")
-hybrid = _demo("hybrid")
+workflow = _build("workflow")
+react = _build("react")
+plan_execute = _build("plan_execute")
+hybrid = _build("hybrid")
 executor = build_executor(
     ExecutorDeps(
-        registry=ToolRegistry(demo_tools(_workspace)),
+        registry=ToolRegistry(_tools),
         policy=PolicyEngine(),
         store=_store,
         approval_secret=home_secret(_home),

@@ -2,26 +2,26 @@
 
 With no store and no checkpointer, a run persists under a local directory (``.execgraph``
 in the working directory, or ``$EXECGRAPH_HOME``): SQLite checkpoints (LangGraph's
-``SqliteSaver``) and the SQLite execution store side by side, plus the approval secret
-that signs out-of-band approval tokens.
+``SqliteSaver``, serving ``invoke`` and ``ainvoke`` alike, see
+:mod:`execgraph.graph.saver`) and the SQLite execution store side by side, plus the
+approval secret that signs out-of-band approval tokens.
 """
 
 from __future__ import annotations
 
 import os
 import secrets
-import sqlite3
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
-from langgraph.checkpoint.sqlite import SqliteSaver
 
 from execgraph.graph.compiled import RunGraph
 from execgraph.graph.hybrid import build_hybrid
 from execgraph.graph.plan_execute import build_plan_execute
 from execgraph.graph.react import build_react
+from execgraph.graph.saver import EmbeddedSqliteSaver, open_embedded_saver
 from execgraph.graph.workflow import Stage, build_workflow
 from execgraph.nodes.deps import CheckFn, RunDeps
 from execgraph.nodes.executor.deps import ExecutorDeps
@@ -68,11 +68,8 @@ def home_secret(home: Path) -> bytes:
     return path.read_text().strip().encode()
 
 
-def _checkpointer(home: Path) -> SqliteSaver:
-    home.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(home / "checkpoints.db", check_same_thread=False)
-    conn.execute("PRAGMA journal_mode=WAL")
-    return SqliteSaver(conn)
+def _checkpointer(home: Path) -> EmbeddedSqliteSaver:
+    return open_embedded_saver(home / "checkpoints.db")
 
 
 def build_graph(
@@ -101,8 +98,9 @@ def build_graph(
         tools: ToolSpecs, LangChain tools, or adapters (all their tools).
         policy: A PolicyEngine, or rules for one (default: effect-based defaults).
         store: Execution store (default: SQLite under ``home``).
-        checkpointer: LangGraph checkpointer (default: SqliteSaver under ``home``;
-            ``False`` compiles without one, as LangGraph Studio wants).
+        checkpointer: LangGraph checkpointer (default: LangGraph's SqliteSaver under
+            ``home``, for sync and async runs alike; ``False`` compiles without one, as
+            LangGraph Studio wants).
         workspace: Directory file paths are confined to (default: ``home/workspace``).
         home: Directory for the embedded defaults (default: :func:`default_home`).
         checks: Extra success-check kinds.

@@ -6,11 +6,17 @@ from typing import TypeAlias
 
 from langgraph.graph.state import CompiledStateGraph
 
-from execgraph.state.schema import ExecutorInput, ExecutorOutput, ExecutorState, RunState
+from execgraph.state.schema import (
+    ExecutorInput,
+    ExecutorOutput,
+    ExecutorState,
+    RunInput,
+    RunState,
+)
 
 __all__ = ["ExecutorGraph", "RunGraph"]
 
-RunGraph: TypeAlias = CompiledStateGraph[RunState, None, RunState, RunState]
+RunGraph: TypeAlias = CompiledStateGraph[RunState, None, RunInput, RunState]
 """A run under one of the four architectures: ``invoke({"task": ...}, config)``."""
 
 ExecutorGraph: TypeAlias = CompiledStateGraph[ExecutorState, None, ExecutorInput, ExecutorOutput]

@@ -24,14 +24,14 @@ from execgraph.nodes.phases import (
     scope,
 )
 from execgraph.nodes.verify import route_verify, verify
-from execgraph.state.schema import RunState
+from execgraph.state.schema import RunInput, RunState
 
 __all__ = ["build_hybrid"]
 
 
 def build_hybrid(deps: RunDeps, *, checkpointer: Any = None, name: str = "hybrid") -> RunGraph:
     """Compile the hybrid graph over ``deps``."""
-    builder = StateGraph(RunState)
+    builder = StateGraph(RunState, input_schema=RunInput)
     builder.add_node("admit", partial(admit, deps=deps))
     builder.add_node("scope", scope)
     phases = {"collect": "read", "analyze": "write", "publish": "irreversible"}

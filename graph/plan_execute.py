@@ -24,7 +24,7 @@ from execgraph.nodes.plan import (
     schedule,
 )
 from execgraph.nodes.verify import route_verify, verify
-from execgraph.state.schema import RunState
+from execgraph.state.schema import RunInput, RunState
 
 __all__ = ["build_plan_execute"]
 
@@ -33,7 +33,7 @@ def build_plan_execute(
     deps: RunDeps, *, checkpointer: Any = None, name: str = "plan_execute"
 ) -> RunGraph:
     """Compile the plan-and-execute graph over ``deps``."""
-    builder = StateGraph(RunState)
+    builder = StateGraph(RunState, input_schema=RunInput)
     builder.add_node("admit", partial(admit, deps=deps))
     builder.add_node("plan", partial(plan, deps=deps))
     builder.add_node("schedule", partial(schedule, deps=deps))

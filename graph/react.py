@@ -20,14 +20,14 @@ from execgraph.nodes.ask import ask_user
 from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.turn import TURN_DESTINATIONS, react_turn
 from execgraph.nodes.verify import route_verify, verify
-from execgraph.state.schema import RunState
+from execgraph.state.schema import RunInput, RunState
 
 __all__ = ["build_react"]
 
 
 def build_react(deps: RunDeps, *, checkpointer: Any = None, name: str = "react") -> RunGraph:
     """Compile the ReAct graph over ``deps``."""
-    builder = StateGraph(RunState)
+    builder = StateGraph(RunState, input_schema=RunInput)
     builder.add_node("admit", partial(admit, deps=deps))
     builder.add_node("decide", partial(react_turn, deps=deps), destinations=TURN_DESTINATIONS)
     builder.add_node("executor", executor(deps.executor))

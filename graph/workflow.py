@@ -24,7 +24,7 @@ from execgraph.nodes.workflow import (
     route_after_stage,
     route_stage,
 )
-from execgraph.state.schema import RunState
+from execgraph.state.schema import RunInput, RunState
 
 __all__ = ["Stage", "build_workflow"]
 
@@ -39,7 +39,7 @@ def build_workflow(
     """Compile a fixed workflow over ``stages`` (default: one stage per tool)."""
     steps = list(stages) if stages else default_stages(deps.executor.registry.names())
     names = [f"stage_{s.name}" for s in steps]
-    builder = StateGraph(RunState)
+    builder = StateGraph(RunState, input_schema=RunInput)
     builder.add_node("admit", partial(admit, deps=deps))
     for node, stage in zip(names, steps, strict=True):
         step = partial(

@@ -13,9 +13,11 @@ window again, so checkpoints stay small and their size does not grow with the ru
 
 from __future__ import annotations
 
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, Literal, Required
 
+from langchain_core.messages import AnyMessage
 from langgraph.channels.delta import DeltaChannel
+from typing_extensions import TypedDict
 
 from execgraph.state.reducers import (
     append_window,
@@ -36,11 +38,17 @@ SNAPSHOT_EVERY = 32
 
 __all__ = [
     "SNAPSHOT_EVERY",
+    "ActorInput",
+    "BudgetsInput",
     "ExecutorInput",
     "ExecutorOutput",
     "ExecutorState",
+    "RunInput",
     "RunState",
     "SharedFields",
+    "StopConditionInput",
+    "SuccessCheckInput",
+    "TaskInput",
 ]
 
 
@@ -112,3 +120,74 @@ class ExecutorOutput(SharedFields, total=False):
 
 class ExecutorState(ExecutorInput, ExecutorOutput, total=False):
     """The executor graph's state when it is compiled alone: a request and what it returns."""
+
+
+# --------------------------------------------------------------------------- run input
+# What a person fills in (LangGraph Studio draws its input form from these; ``typing_
+# extensions.TypedDict``, as pydantic requires on Python 3.11 to describe them). They
+# mirror the contracts of ``execgraph.state.contracts`` field for field, which a test pins;
+# admission still validates the task against ``TaskSpec`` itself.
+
+
+class SuccessCheckInput(TypedDict, total=False):
+    """A :class:`~execgraph.state.contracts.SuccessCheck` as input."""
+
+    kind: Required[str]
+    target: str | None
+    value: str | None
+    description: str
+
+
+class StopConditionInput(TypedDict, total=False):
+    """A :class:`~execgraph.state.contracts.StopCondition` as input."""
+
+    kind: Required[Literal["tool_failed", "unknown_outcome", "denied"]]
+    target: str | None
+    count: int
+
+
+class ActorInput(TypedDict, total=False):
+    """An :class:`~execgraph.state.contracts.Actor` as input."""
+
+    user_id: str
+    agent_id: str
+
+
+class BudgetsInput(TypedDict, total=False):
+    """Budgets by :class:`~execgraph.state.contracts.BudgetKind`; a kind left out keeps its
+    default cap."""
+
+    model_calls: float
+    tool_calls: float
+    tokens_in: float
+    tokens_out: float
+    wall_time_s: float
+    cost_usd: float
+
+
+class TaskInput(TypedDict, total=False):
+    """A :class:`~execgraph.state.contracts.TaskSpec` as input: a goal, optional checks,
+    stop conditions and budgets."""
+
+    goal: Required[str]
+    deliverables: list[str]
+    allowed_actions: list[str] | None
+    success_checks: list[SuccessCheckInput]
+    stop_conditions: list[StopConditionInput]
+    budgets: BudgetsInput
+    deadline_s: float | None
+    approval_rules: list[dict[str, Any]]
+    data_scope: list[str]
+    actor: ActorInput
+    idempotency_key: str | None
+
+
+class RunInput(TypedDict, total=False):
+    """What a run of any of the four architectures takes: a task, or chat messages.
+
+    The graphs' ``input_schema``: only these keys are read from ``invoke``'s input, and
+    LangGraph Studio draws its form (and its chat, for ``messages``) from them.
+    """
+
+    task: TaskInput
+    messages: list[AnyMessage]

@@ -8,6 +8,7 @@ network here but the loopback interface.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -17,6 +18,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,7 @@ from langgraph_sdk.client import SyncLangGraphClient
 
 from execgraph.demo.build import demo_task
 from execgraph.state.store.sqlite import SqliteExecutionStore
+from tests.support.openai_server import OpenAIServer, tool_call, tool_calls
 
 REPO = Path(__file__).resolve().parents[1]
 GRAPHS = {"workflow", "react", "plan_execute", "hybrid", "executor"}
@@ -109,14 +112,13 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
             continue
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """``langgraph dev`` over the repository's ``langgraph.json`` on a free loopback port."""
-    home = tmp_path_factory.mktemp("execgraph-home")
-    cwd = tmp_path_factory.mktemp("langgraph-dev")
+@contextmanager
+def _launch(config: Path, cwd: Path, home: Path, env_extra: dict[str, str]) -> Iterator[Server]:
+    """``langgraph dev`` over ``config``, run in ``cwd``, on a free loopback port."""
     log = cwd / "server.log"
     env = {k: v for k, v in os.environ.items() if not _DROP.match(k)}
     env.update(_QUIET)
+    env.update(env_extra)
     env["EXECGRAPH_HOME"] = str(home)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     argv = [
@@ -125,7 +127,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         "langgraph_cli",
         "dev",
         "--config",
-        str(REPO / "langgraph.json"),
+        str(config),
         "--port",
         str(_free_port()),
         "--host",
@@ -149,6 +151,15 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         _stop(proc)
 
 
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """``langgraph dev`` over the repository's ``langgraph.json`` (the demo)."""
+    home = tmp_path_factory.mktemp("execgraph-home")
+    cwd = tmp_path_factory.mktemp("langgraph-dev")
+    with _launch(REPO / "langgraph.json", cwd, home, {}) as running:
+        yield running
+
+
 def _interrupts(client: SyncLangGraphClient, thread_id: str) -> list[dict[str, Any]]:
     state: Any = client.threads.get_state(thread_id)
     return list(state["interrupts"])
@@ -160,6 +171,33 @@ def test_server_lists_the_five_graphs(server: Server) -> None:
     assert {a["graph_id"] for a in assistants} == GRAPHS
     for graph_id in GRAPHS:
         assert client.assistants.get_graph(graph_id)["nodes"]  # each one draws, as Studio does
+
+
+def _schemas(client: SyncLangGraphClient) -> dict[str, dict[str, Any]]:
+    """Each graph's schemas as the server serves them to Studio, by graph id."""
+    assistants = client.assistants.search(limit=100)
+    return {
+        a["graph_id"]: dict(client.assistants.get_schemas(a["assistant_id"])) for a in assistants
+    }
+
+
+def _assert_a_person_can_fill(schema: dict[str, Any] | None) -> None:
+    """A run graph's input: a task (a goal, optional checks and budgets) or messages."""
+    assert schema is not None
+    assert set(schema["properties"]) == {"task", "messages"}
+    task = schema["$defs"]["TaskInput"]
+    assert task["required"] == ["goal"]
+    assert {"goal", "success_checks", "budgets", "stop_conditions"} <= set(task["properties"])
+    assert schema["properties"]["messages"]["type"] == "array"
+
+
+def test_every_graph_serves_an_input_schema(server: Server) -> None:
+    schemas = _schemas(server.client())
+    assert set(schemas) == GRAPHS
+    for arch in GRAPHS - {"executor"}:
+        _assert_a_person_can_fill(schemas[arch]["input_schema"])
+    executor = schemas["executor"]["input_schema"]
+    assert executor is not None and set(executor["properties"]) == {"request", "batch"}
 
 
 @pytest.mark.parametrize("arch", ["react", "plan_execute", "hybrid"])
@@ -228,3 +266,175 @@ def test_executor_graph_commits_one_search(server: Server) -> None:
         assert record is not None and record.state == "committed"
     finally:
         store.close()
+
+
+# --------------------------------------------------------------------------- your own tools
+# A user's project: their tools module, their own graph module, their langgraph.json (which
+# serves execgraph.studio over their tools through EXECGRAPH_TOOLS / EXECGRAPH_MODEL), and
+# ChatOpenAI configured by OPENAI_BASE_URL / OPENAI_API_KEY, here the scripted server.
+
+_USER_TOOLS = """
+import os
+from pathlib import Path
+
+from langchain_core.tools import tool
+
+from execgraph import from_langchain
+
+
+@tool
+def lookup_order(order_id: str) -> str:
+    \"\"\"Look up an order's status.\"\"\"
+    return f"order {order_id}: delivered, 42.00 EUR"
+
+
+@tool
+def refund_order(order_id: str, amount: float) -> str:
+    \"\"\"Refund an order.\"\"\"
+    with Path(os.environ["REFUNDS_FILE"]).open("a") as out:
+        out.write(f"{order_id} {amount}\\n")
+    return "refunded"
+
+
+tools = [lookup_order, from_langchain(refund_order, effect="irreversible")]
+"""
+
+_USER_GRAPH = """
+from langchain_openai import ChatOpenAI
+
+from execgraph import build_graph
+from my_tools import tools
+
+graph = build_graph(
+    "react", model=ChatOpenAI(model="gpt-4o-mini", max_retries=0), tools=tools, checkpointer=False
+)
+"""
+
+_USER_CONFIG = {
+    "dependencies": ["."],
+    "graphs": {"shop": "./agent.py:graph", "react": "execgraph.studio:react"},
+    "env": {"EXECGRAPH_TOOLS": "my_tools:tools", "EXECGRAPH_MODEL": "openai:gpt-4o-mini"},
+}
+
+
+@dataclass(frozen=True)
+class UserServer:
+    """``langgraph dev`` over a user's project, its scripted model, where refunds land."""
+
+    server: Server
+    model: OpenAIServer
+    refunds: Path
+
+
+@pytest.fixture(scope="module")
+def user_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UserServer]:
+    home = tmp_path_factory.mktemp("user-home")
+    project = tmp_path_factory.mktemp("user-project")
+    (project / "my_tools.py").write_text(_USER_TOOLS)
+    (project / "agent.py").write_text(_USER_GRAPH)
+    (project / "langgraph.json").write_text(json.dumps(_USER_CONFIG))
+    refunds = home / "refunds.txt"
+    with OpenAIServer() as model:
+        env = {
+            "OPENAI_BASE_URL": model.base_url,
+            "OPENAI_API_KEY": "sk-test-key",
+            "REFUNDS_FILE": str(refunds),
+            "NO_PROXY": "127.0.0.1,localhost",
+            "no_proxy": "127.0.0.1,localhost",
+        }
+        with _launch(project / "langgraph.json", project, home, env) as running:
+            yield UserServer(server=running, model=model, refunds=refunds)
+        assert model.unexpected == []
+
+
+def _refund_task() -> dict[str, Any]:
+    checks = [{"kind": "tool_succeeded", "target": "refund_order"}]
+    return {"goal": "Refund order A-1", "success_checks": checks, "budgets": {"model_calls": 5}}
+
+
+def test_studio_serves_your_tools_and_their_input_schema(user_server: UserServer) -> None:
+    client = user_server.server.client()
+    schemas = _schemas(client)
+    assert set(schemas) == {"shop", "react"}
+    for graph_id in schemas:
+        _assert_a_person_can_fill(schemas[graph_id]["input_schema"])
+    drawn = {node["id"] for node in client.assistants.get_graph("react")["nodes"]}
+    assert {"admit", "decide", "executor", "verify"} <= drawn
+
+
+def test_a_paused_call_of_your_tool_is_approved_from_the_sdk(user_server: UserServer) -> None:
+    user_server.model.add(
+        tool_calls(tool_call("refund_order", {"order_id": "A-1", "amount": 42.0})),
+        tool_calls(tool_call("finish", {"output": "Refunded A-1."})),
+    )
+    client = user_server.server.client()
+    thread_id = client.threads.create()["thread_id"]
+
+    paused: Any = client.runs.wait(thread_id, "react", input={"task": _refund_task()})
+
+    assert paused.get("status") == "WAITING"
+    assert client.threads.get(thread_id)["status"] == "interrupted"
+    [pause] = _interrupts(client, thread_id)
+    assert pause["value"]["tool"] == "refund_order"
+    assert not user_server.refunds.exists()  # nothing refunded before the approval
+
+    run = client.runs.create(
+        thread_id, "react", command={"resume": {pause["id"]: {"action": "approve"}}}
+    )
+    final: Any = client.runs.join(thread_id, run["run_id"])
+
+    assert final["status"] == "COMPLETED", final.get("error")
+    assert final["output"] == "Refunded A-1."
+    assert user_server.refunds.read_text() == "A-1 42.0\n"
+    assert client.threads.get(thread_id)["status"] == "idle"
+
+
+def test_your_own_graph_module_runs_your_langchain_tool(user_server: UserServer) -> None:
+    user_server.model.add(
+        tool_calls(tool_call("lookup_order", {"order_id": "B-7"})),
+        tool_calls(tool_call("finish", {"output": "B-7 was delivered."})),
+    )
+    client = user_server.server.client()
+    thread_id = client.threads.create()["thread_id"]
+    checks = [{"kind": "tool_succeeded", "target": "lookup_order"}]
+    task = {"goal": "Where is order B-7?", "success_checks": checks}
+
+    out: Any = client.runs.wait(thread_id, "shop", input={"task": task})
+
+    assert out["status"] == "COMPLETED", out.get("error")
+    [result] = [r for r in out["results"].values() if r["tool_name"] == "lookup_order"]
+    assert result["data"] == "order B-7: delivered, 42.00 EUR"
+
+
+@pytest.mark.parametrize(
+    ("env", "says"),
+    [
+        ({"EXECGRAPH_TOOLS": "my_tools"}, "must look like 'package.module:attr'"),
+        ({"EXECGRAPH_TOOLS": "my_tools:tools"}, "set EXECGRAPH_MODEL too"),
+        ({"EXECGRAPH_TOOLS": "no_such_module:tools", "EXECGRAPH_MODEL": "openai:m"}, "import"),
+        ({"EXECGRAPH_TOOLS": "my_tools:refund", "EXECGRAPH_MODEL": "openai:m"}, "has no"),
+        (
+            {"EXECGRAPH_TOOLS": "my_tools:lookup_order", "EXECGRAPH_MODEL": "openai:m"},
+            "is a StructuredTool, not a list of tools",
+        ),
+    ],
+)
+def test_a_misconfigured_studio_says_what_to_fix(
+    tmp_path: Path, env: dict[str, str], says: str
+) -> None:
+    (tmp_path / "my_tools.py").write_text(_USER_TOOLS)
+    child = {k: v for k, v in os.environ.items() if not k.startswith("EXECGRAPH_")}
+    child.update(env, EXECGRAPH_HOME=str(tmp_path / "home"))
+    child["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), str(tmp_path)]))
+    done = subprocess.run(
+        [sys.executable, "-c", "import execgraph.studio"],
+        cwd=tmp_path,
+        env=child,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("execgraph.state.errors.UsageError:"), last
+    assert says in last, last
