@@ -2,7 +2,10 @@
 
 Results and evidence were already merged into state by their reducers as each executor
 call returned; what is left is to judge the turn as a whole (did anything new happen?)
-and clear the queue.
+and clear the queue. Every successful call left evidence (an ordinary tool's is an
+``observation`` whose value is its data), but the guard counts an evidence *fact* by kind
+and value only, so a repeated identical call that saw the same data moves nothing, while
+new data — a new page, a poll that changed — is progress.
 """
 
 from __future__ import annotations

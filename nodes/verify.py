@@ -6,6 +6,16 @@ only when every success check holds on evidence; otherwise the rejection and its
 go back to the model. Then, in order: abort, loop guard, budgets and deadline, and the
 task's stop conditions decide whether the run stops (FAILED, BUDGET_EXHAUSTED with the
 confirmed partial result and the open items) or goes on.
+
+What a finish is accepted on. With success checks, on every one of them holding over the
+run's whole record. With none (a bare goal, ``{"messages": [...]}`` as with
+``create_agent``), on *some* evidence: at least one item in the run's record, verified or
+not. Every successful tool call leaves one (an ordinary ``@tool_spec`` function or
+LangChain tool an unverified ``observation``, see :mod:`execgraph.nodes.executor.evidence`),
+so a result the run looked something up for is accepted, and a finish with nothing
+observed behind it is not. That is a floor, not a judgement of the answer: a task that
+needs more says so with checks — ``min_evidence`` (at least N items, optionally verified
+ones, seed 002 §13), ``evidence`` of a kind, ``output_contains``, its own kinds.
 """
 
 from __future__ import annotations
@@ -47,9 +57,9 @@ def evaluate(
 ) -> tuple[list[str], list[str]]:
     """Success checks on ``view`` -> (passed descriptions, failure reasons).
 
-    With no checks in the contract, a result still needs some evidence behind it. The
-    checks see the run's whole record (:func:`execgraph.nodes.run_record.full_view`), not
-    state's window.
+    With no checks in the contract, a result still needs some evidence behind it (one
+    item, verified or not). The checks see the run's whole record
+    (:func:`execgraph.nodes.run_record.full_view`), not state's window.
     """
     view = full_view(view, contract.run_id, deps)
     if not contract.success_checks:
@@ -58,8 +68,10 @@ def evaluate(
     checks = {**BUILTIN_CHECKS, **deps.checks}
     for check in contract.success_checks:
         reason = checks[check.kind](check, view, contract)
-        label = (
-            check.description or f"{check.kind} {check.target or ''} {check.value or ''}".strip()
+        label = check.description or " ".join(
+            str(part)
+            for part in (check.kind, check.count, check.target, check.value)
+            if part is not None and part != ""
         )
         if reason is None:
             passed.append(label)

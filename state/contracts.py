@@ -117,14 +117,18 @@ class SuccessCheck(_Frozen):
 
     Built-in kinds: ``tool_succeeded`` (a call of tool ``target`` succeeded), ``evidence``
     (evidence of kind ``target`` exists; ``value="verified"`` demands read-after-write),
-    ``file_contains`` (workspace file ``target`` holds ``value``), ``output_contains``
-    (the final output holds ``value``). ``build_graph(checks=...)`` adds kinds; admission
-    rejects a kind nobody registered.
+    ``min_evidence`` (the seed's count check: at least ``count`` evidence items, of kind
+    ``target`` if given, verified ones if ``value="verified"``), ``file_contains``
+    (workspace file ``target`` holds ``value``), ``output_contains`` (the final output
+    holds ``value``). ``build_graph(checks=...)`` adds kinds; admission rejects a kind
+    nobody registered.
     """
 
     kind: str = Field(min_length=1)
     target: str | None = None
     value: str | None = None
+    count: int | None = Field(default=None, ge=1)
+    """How many items a counting check needs (``min_evidence``; None: one)."""
     description: str = ""
 
 
@@ -259,7 +263,13 @@ class SideEffect(_Frozen):
 
 
 class Evidence(_Frozen):
-    """A fact observed about the world, keyed by ``source_id`` (newer version wins)."""
+    """What a tool observed about the world, keyed by ``source_id`` (newer version wins).
+
+    An observation is not the fact (seed 002 §7.2): ``verified`` is True only where the
+    runtime checked it (a read-after-write, a hash it computed itself). Its text fields
+    (``source_id``, ``kind``, ``value``, ``ref``) are a tool's words, so the model sees
+    evidence only as untrusted tool output, never in a system message.
+    """
 
     source_id: str
     kind: str

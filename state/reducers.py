@@ -22,6 +22,7 @@ __all__ = [
     "budget_batch",
     "dedupe_events",
     "events_batch",
+    "evidence_batch",
     "fold_progress",
     "history_batch",
     "latest_batch",
@@ -236,6 +237,7 @@ def _batched(reducer: Callable[[Any, Any], Any], name: str) -> Callable[[Any, Se
 results_batch = _batched(merge_results, "results_batch")
 budget_batch = _batched(add_budget, "budget_batch")
 events_batch = _batched(dedupe_events, "events_batch")
+evidence_batch = _batched(merge_evidence, "evidence_batch")
 history_batch = _batched(append_window, "history_batch")
 progress_batch = _batched(fold_progress, "progress_batch")
 

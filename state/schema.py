@@ -23,9 +23,9 @@ from execgraph.state.reducers import (
     append_window,
     budget_batch,
     events_batch,
+    evidence_batch,
     history_batch,
     latest_batch,
-    merge_evidence,
     progress_batch,
     replace_plan_if_newer,
     results_batch,
@@ -58,7 +58,9 @@ class SharedFields(TypedDict, total=False):
     results: Annotated[
         dict[str, dict[str, Any]], DeltaChannel(results_batch, snapshot_frequency=SNAPSHOT_EVERY)
     ]
-    evidence: Annotated[dict[str, dict[str, Any]], merge_evidence]
+    evidence: Annotated[
+        dict[str, dict[str, Any]], DeltaChannel(evidence_batch, snapshot_frequency=SNAPSHOT_EVERY)
+    ]
     budget: Annotated[dict[str, Any], DeltaChannel(budget_batch, snapshot_frequency=SNAPSHOT_EVERY)]
     events: Annotated[dict[str, Any], DeltaChannel(events_batch, snapshot_frequency=SNAPSHOT_EVERY)]
 

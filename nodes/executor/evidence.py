@@ -1,29 +1,49 @@
-"""Stage 9 — evidence: collect what the adapter observed and verify writes by reading back.
+"""Stage 9 — evidence: what a call observed, and read-after-write for writes.
 
-An HTTP 200 or a returned "ok" is an observation; a read-after-write that finds the
-intended state is evidence. A failed verification turns success into a typed failure
-(the effect is committed but not as intended), never into silence. What a ``verify``
-check raises that execgraph cannot name goes to ``report`` (the developer); the model is
-told only that verification could not run.
+Every successful call leaves evidence. An adapter names its own (a file hash, an HTTP
+status, a document); a call whose tool named none — a plain ``@tool_spec`` function, a
+LangChain tool — still observed something, so it leaves one *unverified* item of kind
+``observation`` (:func:`observation_evidence`): its value is the bounded data the tool
+returned, its key ``<tool>:<source_id>`` when that data is an object naming a string
+``source_id``, else ``<tool>:<hash of the normalized arguments>``. An observation is not
+the fact (seed 002 §7.2): it is what one tool returned at one time; only a check the
+runtime made itself — a read-after-write that finds the intended state — is *verified*.
+The same call seeing the same data again leaves the same item (the loop guard reads it
+as no progress); new data is a newer version of it.
+
+A failed verification turns success into a typed failure (the effect is committed but
+not as intended), never into silence. What a ``verify`` check raises that execgraph
+cannot name goes to ``report`` (the developer); the model is told only that
+verification could not run.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any
 
 from langgraph.errors import GraphBubbleUp
 from pydantic import BaseModel
 
+from execgraph.nodes.executor.hashing import canonical_json, stable_hash
 from execgraph.nodes.executor.outcome import error_of
 from execgraph.nodes.executor.raised import Report
 from execgraph.nodes.executor.reconcile import reconcile_settled
 from execgraph.nodes.executor.stages import Settled
-from execgraph.state.contracts import Outcome
+from execgraph.state.contracts import Evidence, Outcome
 from execgraph.state.errors import ExecGraphError, ObservationStatus, VerificationError
 from execgraph.tools.invocation import AdapterOutput, InvokeContext
 from execgraph.tools.spec import ToolSpec
 
-__all__ = ["gather_evidence"]
+__all__ = ["OBSERVATION", "gather_evidence", "observation_evidence"]
+
+OBSERVATION = "observation"
+"""The kind of the evidence a call leaves when its tool named none."""
+
+_VALUE_CHARS = 500  # an observation's value is a preview: state holds refs, not pages
+_SOURCE_CHARS = 200
 
 
 def gather_evidence(
@@ -34,30 +54,60 @@ def gather_evidence(
     ctx: InvokeContext,
     report: Report | None = None,
 ) -> Settled:
-    """Add read-after-write evidence to a successful write; reconcile an unknown outcome."""
+    """Add read-after-write evidence to a successful write, or an observation to a
+    success that names no evidence; reconcile an unknown outcome."""
     settled = reconcile_settled(spec, args, settled, ctx, report)
-    if (
-        settled.outcome is not Outcome.SUCCEEDED
-        or spec.verify is None
-        or output is None
-        or settled.reconciled
-    ):
+    if settled.outcome is not Outcome.SUCCEEDED or output is None or settled.reconciled:
         return settled
-    try:
-        extra = tuple(spec.verify(args, output, ctx))
-    except GraphBubbleUp:
-        raise
-    except Exception as exc:
-        if isinstance(exc, ExecGraphError):
-            err = exc
-        else:
-            err = VerificationError("read-after-write verification could not run")
-            if report is not None:
-                report("verify", exc)
-        return replace(
-            settled,
-            outcome=Outcome.FAILED,
-            status=ObservationStatus.PERMANENT_ERROR,
-            error=error_of(VerificationError(err.message)),
-        )
-    return replace(settled, evidence=settled.evidence + extra)
+    extra: tuple[Evidence, ...] = ()
+    if spec.verify is not None:
+        try:
+            extra = tuple(spec.verify(args, output, ctx))
+        except GraphBubbleUp:
+            raise
+        except Exception as exc:
+            if isinstance(exc, ExecGraphError):
+                err = exc
+            else:
+                err = VerificationError("read-after-write verification could not run")
+                if report is not None:
+                    report("verify", exc)
+            return replace(
+                settled,
+                outcome=Outcome.FAILED,
+                status=ObservationStatus.PERMANENT_ERROR,
+                error=error_of(VerificationError(err.message)),
+            )
+    evidence = settled.evidence + extra
+    if not evidence:
+        evidence = (observation_evidence(spec, args, settled.data, settled.truncated, ctx),)
+    return replace(settled, evidence=evidence)
+
+
+def observation_evidence(
+    spec: ToolSpec, args: BaseModel, data: Any, truncated: bool, ctx: InvokeContext
+) -> Evidence:
+    """The unverified evidence of a successful call whose tool named none.
+
+    ``data`` is the call's bounded data (``truncated``: it may be a stored artifact's
+    ``{"artifact": ref, "preview": ...}``, whose ref the evidence keeps).
+    """
+    ref = None
+    if truncated and isinstance(data, Mapping) and set(data) == {"artifact", "preview"}:
+        ref = str(data["artifact"])
+    source = data.get("source_id") if isinstance(data, Mapping) else None
+    if isinstance(source, str) and source.strip():
+        key = source.strip()[:_SOURCE_CHARS]
+    else:
+        key = stable_hash(args.model_dump(mode="json"))[:16]
+    value = data if isinstance(data, str) else canonical_json(data)
+    return Evidence(
+        source_id=f"{spec.name}:{key}",
+        kind=OBSERVATION,
+        value=value[:_VALUE_CHARS],
+        ref=ref,
+        version=time.time_ns(),  # a newer observation of the same source replaces it
+        call_id=ctx.call_id,
+        verified=False,
+        observed_at=time.time(),
+    )

@@ -22,8 +22,8 @@ from langgraph.types import Send
 from execgraph.state.reducers import (
     budget_batch,
     events_batch,
+    evidence_batch,
     history_batch,
-    merge_evidence,
     progress_batch,
     replace_plan_if_newer,
     results_batch,
@@ -40,7 +40,7 @@ from execgraph.state.schema import (
 
 SHARED = {
     "results": results_batch,
-    "evidence": merge_evidence,
+    "evidence": evidence_batch,
     "budget": budget_batch,
     "events": events_batch,
 }
@@ -94,7 +94,16 @@ def test_executor_output_is_reducer_fields_only() -> None:
 
 def test_channels_written_every_step_are_delta_channels() -> None:
     # A checkpoint stores their update, not their whole window again.
-    every = {"results", "budget", "events", "history", "progress", "decisions", "pending"}
+    every = {
+        "results",
+        "evidence",
+        "budget",
+        "events",
+        "history",
+        "progress",
+        "decisions",
+        "pending",
+    }
     assert _deltas(RunState) == dict.fromkeys(every, SNAPSHOT_EVERY)
 
 

@@ -95,7 +95,8 @@ def test_every_field_folds_with_the_reducer_its_annotation_declares() -> None:
     table = rules(RunState)
     assert set(table) == set(RunState.__annotations__) | set(ExecutorOutput.__annotations__)
     # Plain reducers are used as declared; a DeltaChannel's batch form folds one write.
-    assert table["evidence"].apply is merge_evidence
+    item = {"source_id": "s", "kind": "k", "value": "v"}
+    assert table["evidence"].apply(None, {"s": item}) == merge_evidence(None, {"s": item})
     assert table["status"].apply is sticky_status
     assert table["plan"].apply is replace_plan_if_newer
     assert table["feedback"].apply is append_window
