@@ -138,6 +138,7 @@ class SuccessCheckInput(TypedDict, total=False):
     target: str | None
     value: str | None
     description: str
+    count: int | None
 
 
 class StopConditionInput(TypedDict, total=False):
