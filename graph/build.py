@@ -95,7 +95,10 @@ def build_graph(
     Args:
         arch: ``"workflow"``, ``"react"``, ``"plan_execute"`` or ``"hybrid"``.
         model: A chat model with ``bind_tools``, or a ``"provider:model"`` string.
-        tools: ToolSpecs, LangChain tools, or adapters (all their tools).
+        tools: ToolSpecs, LangChain tools, or adapters (all their tools). A LangChain
+            tool declares its effect in its metadata or tags (``metadata={"effect":
+            "read"}``, :mod:`execgraph.tools.langchain`); one that declares none is
+            ``irreversible``, so every call of it waits for a person.
         policy: A PolicyEngine, or rules for one (default: effect-based defaults).
         store: Execution store (default: SQLite under ``home``).
         checkpointer: LangGraph checkpointer (default: LangGraph's SqliteSaver under

@@ -4,7 +4,9 @@ Several versions of one tool may be registered; a request names a tool and optio
 version. Resolution is exact when the version is registered, otherwise the newest
 registered version of the same major that is at least the requested one; anything else —
 unknown name, disabled tool, incompatible version — is a typed resolution error raised
-before anything happens. LangChain ``BaseTool`` objects and adapters register directly.
+before anything happens. LangChain ``BaseTool`` objects (wrapped by
+:func:`~execgraph.tools.langchain.from_langchain`, which reads what each declares; an
+undeclared one is irreversible) and adapters register directly.
 """
 
 from __future__ import annotations
@@ -12,10 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from functools import lru_cache
-from typing import Any, cast
 
 from langchain_core.tools import BaseTool
-from pydantic import BaseModel
 
 from execgraph.state.errors import (
     IncompatibleVersionError,
@@ -24,8 +24,8 @@ from execgraph.state.errors import (
     UnknownToolError,
 )
 from execgraph.tools.adapters.base import Adapter
-from execgraph.tools.invocation import AdapterOutput, InvokeContext
-from execgraph.tools.spec import Effect, ToolSpec, resolve_awaitable
+from execgraph.tools.langchain import from_langchain
+from execgraph.tools.spec import ToolSpec
 
 __all__ = ["ToolRegistry", "from_langchain"]
 
@@ -35,34 +35,6 @@ def _semver(version: str) -> tuple[int, ...]:
     """Leading numeric parts of a version (``1.2.0-beta`` -> (1, 2, 0)); every call resolves."""
     numbers = re.findall(r"\d+", version.split("-")[0].split("+")[0])
     return tuple(int(n) for n in numbers[:3]) or (0,)
-
-
-def from_langchain(
-    tool: BaseTool, *, effect: Effect = "read", version: str = "1.0.0", **extra: Any
-) -> ToolSpec:
-    """Wrap a LangChain ``BaseTool`` as a ToolSpec (its args schema becomes the input model)."""
-    base = cast(type[BaseModel], tool.get_input_schema())
-    # Unknown arguments are refused, not silently dropped, as for every other tool.
-    schema = type(
-        base.__name__, (base,), {"model_config": {**base.model_config, "extra": "forbid"}}
-    )
-
-    async_only = getattr(tool, "func", None) is None and getattr(tool, "coroutine", None)
-
-    def run(args: BaseModel, ctx: InvokeContext) -> AdapterOutput:
-        payload = args.model_dump()
-        value = resolve_awaitable(tool.ainvoke(payload)) if async_only else tool.invoke(payload)
-        return AdapterOutput(data=value, committed=effect != "read")
-
-    return ToolSpec(
-        name=tool.name,
-        version=version,
-        description=tool.description or tool.name,
-        input_model=schema,
-        effect=effect,
-        run=run,
-        **extra,
-    )
 
 
 ToolLike = ToolSpec | BaseTool | Adapter

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from langgraph.config import get_stream_writer
+from langgraph.errors import GraphInterrupt
 
 from execgraph.nodes.cancel import cancel_requested
 from execgraph.nodes.executor.abandoned import hold_until_ended
@@ -28,6 +29,7 @@ from execgraph.nodes.executor.gate import Gate
 from execgraph.nodes.executor.invoke import invoke
 from execgraph.nodes.executor.lock import acquire, lock_keys
 from execgraph.nodes.executor.outcome import settle
+from execgraph.nodes.executor.paused import mark_paused, resumes_pause
 from execgraph.nodes.executor.raised import Raised
 from execgraph.nodes.executor.reconcile import in_doubt
 from execgraph.nodes.executor.reserve import (
@@ -182,7 +184,8 @@ def run_staged(
     ctx = _context(request, deps, attempt_id, key, spec.timeout_s, events)
     raised = Raised(request, attempt_id, spec.key, events)  # tool.raised: for the developer
     if held.kind == "in_doubt":
-        settled = in_doubt(spec, args, ctx, raised)
+        # A tool that paused the run is resumed from its start, not reconciled (paused.py).
+        settled = None if resumes_pause(held.record) else in_doubt(spec, args, ctx, raised)
         if settled is not None:
             events.append(
                 call_event(
@@ -247,7 +250,11 @@ def run_staged(
     cancelled = partial(cancel_requested, deps.store, request.run_id)
     attempts = 1
     while True:
-        invoked = invoke(spec, args, ctx, deps.pool, cancelled, on_stop=stopping)
+        try:
+            invoked = invoke(spec, args, ctx, deps.pool, cancelled, on_stop=stopping)
+        except GraphInterrupt:  # the tool called interrupt(): paused.py
+            mark_paused(deps.store, key, attempt_id, locked)
+            raise
         if invoked.raised is not None:
             raised("invoke", invoked.raised)
         settled = settle(spec, invoked, deps.output_budget, ctx.put_artifact)

@@ -12,15 +12,33 @@ facts, and on Python 3.11 ``concurrent.futures.TimeoutError`` *is* the builtin
 the wait is told apart by the future's state (``concurrent.futures.wait``), never by an
 exception's type: a tool that raises ``TimeoutError`` has ended, and its timeout is a lost
 response (a write's effect is unknown; a read may be tried again).
+
+The tool runs in a copy of the calling node's ``contextvars`` context, so on its worker
+thread it is still inside the graph's runnable context: ``get_config()``,
+``get_stream_writer()`` and ``interrupt()`` work there as in the node, and the run's
+callbacks hear the call as a tool run (``on_tool_start``, then ``on_tool_end`` or
+``on_tool_error``), a child of the node's run, as under LangGraph's ``ToolNode``. A
+LangChain tool reports itself (it is a Runnable); any other tool is reported here, and
+only when some callback listens. An ``interrupt()`` inside the tool propagates (see
+:mod:`execgraph.nodes.executor.paused`).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from typing import Literal
+from contextvars import copy_context
+from typing import Any, Literal
 
+from langchain_core.callbacks import BaseCallbackManager
+from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import (
+    get_callback_manager_for_config,
+    patch_config,
+    set_config_context,
+    var_child_runnable_config,
+)
 from langchain_core.tools import ToolException
 from langgraph.errors import GraphBubbleUp
 from pydantic import BaseModel
@@ -35,6 +53,7 @@ from execgraph.state.errors import (
     TransientError,
 )
 from execgraph.tools.invocation import AdapterOutput, InvokeContext
+from execgraph.tools.langchain import LangChainRunner
 from execgraph.tools.spec import ToolSpec
 
 __all__ = ["CANCEL_GRACE_S", "POLL_S", "Stop", "invoke"]
@@ -50,6 +69,37 @@ def _call(spec: ToolSpec, args: BaseModel, ctx: InvokeContext) -> AdapterOutput:
     output = spec.run(args, ctx)
     if not isinstance(output, AdapterOutput):
         return AdapterOutput(data=output, committed=spec.effect != "read")
+    return output
+
+
+def _listening(config: Mapping[str, Any]) -> bool:
+    """Whether any callback handler would hear a tool run (cheap: no manager is built)."""
+    callbacks = config.get("callbacks")
+    if isinstance(callbacks, BaseCallbackManager):
+        return bool(callbacks.handlers)
+    return bool(callbacks)
+
+
+def _reported(spec: ToolSpec, args: BaseModel, ctx: InvokeContext) -> AdapterOutput:
+    """Run the tool as a tool run of the node's run (in the node's context, on a worker)."""
+    config: RunnableConfig | None = var_child_runnable_config.get()
+    if config is None or isinstance(spec.run, LangChainRunner) or not _listening(config):
+        return _call(spec, args, ctx)
+    inputs = args.model_dump(mode="json")
+    run = get_callback_manager_for_config(config).on_tool_start(
+        {"name": spec.name, "description": spec.description},
+        str(inputs),
+        inputs=inputs,
+        tool_call_id=ctx.call_id,
+    )
+    try:
+        # What the tool runs in turn (a model, a chain) is a child of its run.
+        with set_config_context(patch_config(config, callbacks=run.get_child())) as context:
+            output = context.run(_call, spec, args, ctx)
+    except BaseException as exc:
+        run.on_tool_error(exc, tool_call_id=ctx.call_id)
+        raise
+    run.on_tool_end(output.data, name=spec.name, tool_call_id=ctx.call_id)
     return output
 
 
@@ -107,7 +157,7 @@ def invoke(
     ``on_stop`` hears at once when the tool is signalled (the call is then *cancelling*).
     """
     start = time.monotonic()
-    future: Future[AdapterOutput] = pool.submit(_call, spec, args, ctx)
+    future: Future[AdapterOutput] = pool.submit(copy_context().run, _reported, spec, args, ctx)
     stop = _wait(future, ctx, cancelled, on_stop)
 
     def elapsed() -> int:

@@ -179,7 +179,7 @@ def test_a_langchain_tool_exception_is_the_tools_message_for_the_model(tmp_path:
         """Search a catalogue."""
         raise ToolException("page_size must be at most 100; ask for fewer results")
 
-    result, events = _run(tmp_path, [from_langchain(search)], "search")
+    result, events = _run(tmp_path, [from_langchain(search, effect="read")], "search")
     assert result.error is not None and result.error.type == "ModelRetry"
     assert result.error.message == "page_size must be at most 100; ask for fewer results"
     assert result.status == "RETRYABLE_ERROR" and result.error.retryable is True

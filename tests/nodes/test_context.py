@@ -129,7 +129,7 @@ def test_the_model_reads_a_tool_exception_but_never_a_foreign_one(tmp_path: Path
     app = build_graph(
         "react",
         model=model,
-        tools=[from_langchain(search), index_stats],
+        tools=[from_langchain(search, effect="read"), index_stats],
         store=store,
         checkpointer=InMemorySaver(),
         home=tmp_path,

@@ -109,6 +109,7 @@ def test_langchain_tool_is_wrapped_and_runs() -> None:
         """Add two integers."""
         return a + b
 
+    add.metadata = {"effect": "read"}  # declared: an undeclared tool is irreversible
     registry = ToolRegistry([add])
     spec = registry.resolve("add")
     assert (spec.key, spec.effect, spec.description) == ("add@1.0.0", "read", "Add two integers.")
@@ -136,7 +137,7 @@ def test_wrapped_langchain_tool_refuses_unknown_arguments() -> None:
         """Add two integers."""
         return a + b
 
-    spec = from_langchain(add)
+    spec = from_langchain(add, effect="read")
     with pytest.raises(ValidationError):
         spec.input_model.model_validate({"a": 1, "b": 2, "rm_rf": True})
 

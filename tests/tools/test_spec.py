@@ -209,7 +209,9 @@ def test_async_tools_are_awaited_not_reported_as_coroutines() -> None:
         await _asyncio.sleep(0)
         return text.upper()
 
-    lc = StructuredTool.from_function(coroutine=shout, name="shout", description="Shout.")
+    lc = StructuredTool.from_function(
+        coroutine=shout, name="shout", description="Shout.", metadata={"effect": "read"}
+    )
     spec = from_langchain(lc)
     assert (
         spec.run(spec.input_model(text="hi"), InvokeContext("r", "c", "a", Path("."))).data == "HI"

@@ -1,0 +1,171 @@
+"""A LangGraph user brings the LangChain tools they already have.
+
+``ChatOpenAI`` against the scripted server, ordinary ``@tool``s and an MCP server's tools,
+the embedded default store under a fresh home, the run's callbacks in its config. What
+the user should find: an undeclared ``send_email`` is not sent without a person; a read
+declared in the tool's metadata just runs; ``InjectedToolCallId`` is hidden from the
+model and filled; a tool's ``interrupt()`` pauses the run and ``get_stream_writer()``
+streams; every tool run reaches the callbacks; an MCP tool runs.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+from uuid import UUID
+
+import pytest
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.tools import InjectedToolCallId, tool
+from langchain_openai import ChatOpenAI
+from langgraph.config import get_stream_writer
+from langgraph.types import Command, interrupt
+
+from execgraph import build_graph
+from execgraph.tools.mcp import mcp_tools
+from tests.support.openai_server import OpenAIServer, tool_call, tool_calls
+
+pytestmark = pytest.mark.timeout(180)
+
+SERVER = Path(__file__).resolve().parents[1] / "support" / "mcp_server.py"
+
+
+class ToolRuns(BaseCallbackHandler):
+    """What a tracer would be told about tool runs."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str]] = []
+        self._names: dict[UUID, str] = {}
+
+    def on_tool_start(
+        self, serialized: dict[str, Any], input_str: str, *, run_id: UUID, **kw: Any
+    ) -> None:
+        self._names[run_id] = serialized["name"]
+        self.events.append(("start", serialized["name"]))
+
+    def on_tool_end(self, output: Any, *, run_id: UUID, **kw: Any) -> None:
+        self.events.append(("end", self._names[run_id]))
+
+    def on_tool_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
+        self.events.append((type(error).__name__, self._names[run_id]))
+
+
+def test_my_langchain_tools_run_as_declared_and_ask_when_undeclared(
+    openai_server: OpenAIServer, chat_model: Callable[..., ChatOpenAI], home: Path
+) -> None:
+    sent: list[str] = []
+    published: list[tuple[str, str]] = []
+
+    @tool
+    def search(query: str) -> str:
+        """Search the knowledge base."""
+        return f"3 results for {query}"
+
+    search.metadata = {"effect": "read"}
+
+    @tool
+    def cite(source: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
+        """Cite a source."""
+        return f"[{source}] (call {tool_call_id})"
+
+    cite.metadata = {"effect": "read"}
+
+    @tool
+    def publish(doc: str) -> str:
+        """Publish a document once the editor agrees."""
+        get_stream_writer()({"publishing": doc})
+        verdict = interrupt({"question": f"Publish {doc}?"})
+        published.append((doc, verdict))
+        return f"{doc}: {verdict}"
+
+    publish.metadata = {"effect": "write"}
+
+    @tool
+    def send_email(to: str, body: str) -> str:
+        """Send an email."""
+        sent.append(to)
+        return "sent"
+
+    openai_server.add(
+        tool_calls(tool_call("search", {"query": "q3 revenue"})),
+        tool_calls(tool_call("cite", {"source": "kb-7"})),
+        tool_calls(tool_call("publish", {"doc": "summary.md"})),
+        tool_calls(tool_call("send_email", {"to": "board@corp.test", "body": "done"})),
+        tool_calls(tool_call("finish", {"output": "summary published, done"})),
+    )
+    app = build_graph(
+        "react", model=chat_model(), tools=[search, cite, publish, send_email]
+    )  # the embedded default store, under $EXECGRAPH_HOME
+    runs = ToolRuns()
+    cfg: dict[str, Any] = {"configurable": {"thread_id": "journey"}, "callbacks": [runs]}
+    task = {
+        "goal": "publish the Q3 summary",
+        "success_checks": [{"kind": "output_contains", "value": "done"}],
+    }
+
+    custom = [
+        chunk
+        for mode, chunk in app.stream({"task": task}, cfg, stream_mode=["custom", "updates"])
+        if mode == "custom"
+    ]
+    assert custom == [{"publishing": "summary.md"}]  # the tool's stream writer
+    [asked] = app.get_state(cfg).interrupts
+    assert asked.value == {"question": "Publish summary.md?"} and published == []
+
+    out = app.invoke(Command(resume="approved by the editor"), cfg)
+    assert published == [("summary.md", "approved by the editor")]
+    [approval] = out["__interrupt__"]  # send_email declared nothing: a person is asked
+    assert (approval.value["tool"], approval.value["effect"]) == ("send_email", "irreversible")
+    assert sent == []
+
+    out = app.invoke(Command(resume={approval.id: {"action": "reject", "reason": "no"}}), cfg)
+    assert out["status"] == "COMPLETED", out.get("error")
+    assert sent == []
+    results = {r["tool_name"]: r for r in out["results"].values()}
+    assert results["search"]["data"] == "3 results for q3 revenue"
+    assert results["cite"]["data"] == f"[kb-7] (call {results['cite']['call_id']})"
+    assert results["send_email"]["status"] != "OK"
+
+    offered = {
+        t["function"]["name"]: t["function"] for t in openai_server.requests[0].body["tools"]
+    }
+    assert set(offered["cite"]["parameters"]["properties"]) == {"source"}  # no tool_call_id
+    assert len(openai_server.requests) == 5 and openai_server.unexpected == []
+    assert runs.events == [
+        ("start", "search"),
+        ("end", "search"),
+        ("start", "cite"),
+        ("end", "cite"),
+        ("start", "publish"),
+        ("GraphInterrupt", "publish"),  # paused ...
+        ("start", "publish"),  # ... and run again with the editor's answer
+        ("end", "publish"),
+    ]
+
+
+def test_an_mcp_servers_tools_in_my_graph(
+    openai_server: OpenAIServer, chat_model: Callable[..., ChatOpenAI], home: Path
+) -> None:
+    notes = home.parent / "notes"
+    notes.mkdir()
+    server = {"transport": "stdio", "command": sys.executable, "args": [str(SERVER), str(notes)]}
+    tools = mcp_tools({"notes": server})
+    openai_server.add(
+        tool_calls(tool_call("put_note", {"name": "todo.txt", "text": "ship it"})),
+        tool_calls(tool_call("read_note", {"name": "todo.txt"})),
+        tool_calls(tool_call("finish", {"output": "the note says ship it"})),
+    )
+    app = build_graph("react", model=chat_model(), tools=tools)
+    task = {
+        "goal": "leave a note",
+        "success_checks": [{"kind": "output_contains", "value": "ship it"}],
+    }
+    out = app.invoke({"task": task}, {"configurable": {"thread_id": "mcp"}})
+    assert out["status"] == "COMPLETED", out.get("error")
+    assert (notes / "todo.txt").read_text() == "ship it"
+    results = {r["tool_name"]: r for r in out["results"].values()}
+    assert results["read_note"]["data"] == "ship it"
+    offered = {t["function"]["name"] for t in openai_server.requests[0].body["tools"]}
+    assert {"read_note", "put_note", "delete_note", "touch"} <= offered

@@ -1,0 +1,54 @@
+"""A small MCP server for the tests, run over stdio: ``python mcp_server.py NOTES_DIR``.
+
+Its tools keep notes as files under ``NOTES_DIR``, so what a call did is visible to the
+test after the server process (one per call) has exited. Each tool carries the MCP
+annotations that decide its effect class in execgraph, or none (``touch``).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from mcp.server.fastmcp import FastMCP
+from mcp.types import ToolAnnotations
+
+NOTES = Path(sys.argv[1] if len(sys.argv) > 1 else ".")
+server = FastMCP("notes", log_level="WARNING")
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def read_note(name: str) -> str:
+    """Read a note by name."""
+    path = NOTES / name
+    if not path.exists():
+        raise ValueError(f"no note named {name!r}")
+    return path.read_text()
+
+
+@server.tool(
+    annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=True)
+)
+def put_note(name: str, text: str) -> str:
+    """Write a note (the same note twice is one note)."""
+    (NOTES / name).write_text(text)
+    return f"saved {name}"
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=True))
+def delete_note(name: str) -> str:
+    """Delete a note."""
+    (NOTES / name).unlink()
+    return f"deleted {name}"
+
+
+@server.tool()
+def touch(name: str, mark: str | None = None) -> str:
+    """Touch a note (no annotations: the server says nothing about its effect)."""
+    with (NOTES / "touched.log").open("a") as log:
+        log.write(f"{name}:{mark}\n")
+    return f"touched {name}"
+
+
+if __name__ == "__main__":
+    server.run("stdio")
