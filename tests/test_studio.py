@@ -279,13 +279,14 @@ from pathlib import Path
 
 from langchain_core.tools import tool
 
-from execgraph import from_langchain
-
 
 @tool
 def lookup_order(order_id: str) -> str:
     \"\"\"Look up an order's status.\"\"\"
     return f"order {order_id}: delivered, 42.00 EUR"
+
+
+lookup_order.metadata = {"effect": "read"}
 
 
 @tool
@@ -296,7 +297,7 @@ def refund_order(order_id: str, amount: float) -> str:
     return "refunded"
 
 
-tools = [lookup_order, from_langchain(refund_order, effect="irreversible")]
+tools = [lookup_order, refund_order]  # refund_order declares nothing: irreversible
 """
 
 _USER_GRAPH = """

@@ -53,8 +53,11 @@ from typing import Annotated, Any, ClassVar, Union, cast, get_args, get_origin, 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId, ToolException
 from langchain_core.tools.base import get_all_basemodel_annotations
-from langgraph._internal._constants import CONF, CONFIG_KEY_READ, CONFIG_KEY_RUNTIME
-from langgraph.config import get_config
+
+# The state a tool sees is read as LangGraph's own ToolNode reads it for a Send: through
+# the task's read function, which LangGraph keeps under a private config key.
+from langgraph._internal._constants import CONFIG_KEY_READ
+from langgraph.config import CONF, CONFIG_KEY_RUNTIME, get_config
 from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 

@@ -20,7 +20,7 @@ from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
-from execgraph import build_graph, from_langchain
+from execgraph import build_graph
 from tests.support.openai_server import OpenAIServer, tool_call, tool_calls
 
 refunded: list[str] = []
@@ -30,6 +30,9 @@ refunded: list[str] = []
 def lookup_order(order_id: str) -> str:
     """Look up an order's status."""
     return f"order {order_id}: delivered"
+
+
+lookup_order.metadata = {"effect": "read"}  # declared: runs without a person
 
 
 @tool
@@ -119,7 +122,7 @@ def test_an_approval_resumed_under_ainvoke(
         tool_calls(tool_call("refund_order", {"order_id": "D-4"})),
         tool_calls(tool_call("finish", {"output": "Refunded D-4."})),
     )
-    tools = [lookup_order, from_langchain(refund_order, effect="irreversible")]
+    tools = [lookup_order, refund_order]  # refund_order declares nothing: a person is asked
     app = build_graph("react", model=chat_model(), tools=tools)
     config = _cfg("d")
 

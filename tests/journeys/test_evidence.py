@@ -27,6 +27,9 @@ def get_weather(city: str) -> str:
     return f"{city}: sunny, 22 °C"
 
 
+get_weather.metadata = {"effect": "read"}  # declared: a read runs without a person
+
+
 def test_a_bare_goal_completes_on_one_langchain_tool(
     openai_server: OpenAIServer, chat_model: Callable[..., ChatOpenAI], home: Path
 ) -> None:
