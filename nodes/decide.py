@@ -16,6 +16,7 @@ from langchain_core.runnables import RunnableConfig
 from execgraph.nodes.admission import run_id_of
 from execgraph.nodes.budget import remaining
 from execgraph.nodes.context import project
+from execgraph.nodes.conversation import ai_message, unanswered
 from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.model_call import (
     ModelTurn,
@@ -231,10 +232,14 @@ def decide(
         "calls": {d.tool_call_id: d.call_id for d in decisions if d.call_id},
     }
     waiting = any(d.kind is DecisionKind.ASK_USER for d in decisions)
+    # The conversation: what answered the last reply's open calls, then this reply.
+    limit = deps.observation_chars
+    conversation = [*unanswered(state, limit), ai_message(ai, run_id, turn_id)]
     return {
         **update,
         "decisions": [d.model_dump(mode="json") for d in decisions],
         "history": [record],
+        "messages": conversation,
         "events": {"recent": [e.event_id for e in events]},
         **({"status": RunStatus.WAITING.value} if waiting else {}),
     }
