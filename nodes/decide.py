@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig
 
 from execgraph.nodes.admission import run_id_of
 from execgraph.nodes.budget import remaining
@@ -25,6 +25,7 @@ from execgraph.nodes.model_call import (
     recorded_replies,
     unstorable,
 )
+from execgraph.nodes.models.streamed import StreamedReplies, streaming_model, wants_tokens
 from execgraph.state.contracts import BudgetKind, Decision, DecisionKind, RunStatus, TaskContract
 from execgraph.state.events import Event, EventType, make_event
 from execgraph.state.schema import RunState
@@ -151,6 +152,16 @@ def _offered(
     return [s.json_schema() for s in specs]
 
 
+def _bound(
+    deps: RunDeps, schemas: list[dict[str, Any]], config: RunnableConfig
+) -> Runnable[Any, Any]:
+    """The model with this turn's tools; streaming its reply when the caller streams tokens
+    (``stream_mode="messages"``), its tool calls still parsed strictly."""
+    if not wants_tokens(config):
+        return deps.model.bind_tools(schemas)
+    return StreamedReplies(streaming_model(deps.model).bind_tools(schemas))
+
+
 def decide(
     state: RunState,
     config: RunnableConfig,
@@ -180,7 +191,7 @@ def decide(
     schemas = offered + [CONTROL_SCHEMAS[c] for c in controls]
     left = remaining(contract, state, BudgetKind.MODEL_CALLS)
     result = call_model(
-        deps.model.bind_tools(schemas),
+        _bound(deps, schemas, config),
         project(
             state,
             contract,
