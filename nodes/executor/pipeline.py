@@ -30,11 +30,13 @@ from execgraph.nodes.executor.deps import ExecutorDeps
 from execgraph.nodes.executor.effects import execute, run_staged, stage
 from execgraph.nodes.executor.gate import gate_call, needs_approval, preview
 from execgraph.nodes.executor.messages import tool_message
+from execgraph.nodes.executor.progress import running
 from execgraph.nodes.executor.reserve import reserve_together
 from execgraph.nodes.executor.stages import Finished, Staged
 from execgraph.state.contracts import ToolExecutionRequest
 from execgraph.state.events import Event
 from execgraph.state.schema import ExecutorInput, ExecutorOutput
+from execgraph.state.store.base import Reservation
 from execgraph.state.updates import merge
 
 __all__ = [
@@ -49,7 +51,15 @@ __all__ = [
 
 def _one(raw: dict[str, Any], deps: ExecutorDeps, log: Sequence[Event] = ()) -> Finished:
     request, gate = gate_call(ToolExecutionRequest.model_validate(raw), deps)
-    return execute(request, gate, deps, log)
+    if gate.cleared is None:  # refused: it never runs
+        return execute(request, gate, deps, log)
+    with running(request):
+        return execute(request, gate, deps, log)
+
+
+def _watched(staged: Staged, deps: ExecutorDeps, reservation: Reservation | None) -> Finished:
+    with running(staged.request):
+        return run_staged(staged, deps, reservation)
 
 
 def _update(finished: Finished, deps: ExecutorDeps) -> dict[str, Any]:
@@ -101,7 +111,7 @@ def _run_batch(
         ready = {i: s for i, s in enumerate(slots) if isinstance(s, Staged)}
         held = reserve_together(deps.store, list(ready.values()), log)
         for (i, staged), reservation in zip(ready.items(), held, strict=True):
-            run = partial(run_staged, staged, deps, reservation)
+            run = partial(_watched, staged, deps, reservation)
             started[i] = deps.calls.submit(copy_context().run, run)
         wait(started.values())
     return [started[i].result() if isinstance(s, Staged) else s for i, s in enumerate(slots)]
