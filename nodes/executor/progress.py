@@ -7,9 +7,9 @@ and again every :data:`TICK_S` seconds until it ends, through LangGraph's stream
 (``stream_mode="custom"``), which the CLI shows as it comes. These chunks are live signals,
 not log entries (no ``event_id``): the log records the call's start and end.
 
-One daemon thread ticks every call in flight; it sleeps while none is, and a call pays a
-registration, not a thread. The writer runs in a copy of the call's context, where
-LangGraph's writer finds its run.
+One daemon thread ticks every call in flight, looking at least every :data:`TICK_S`; a
+call pays a registration, not a thread or a wake-up. The writer runs in a copy of the
+call's context, where LangGraph's writer finds its run.
 """
 
 from __future__ import annotations
@@ -63,6 +63,8 @@ class _Ticker:
         self._thread: threading.Thread | None = None
 
     def add(self, watch: _Watch) -> int:
+        # No wake-up: the ticker looks again within TICK_S, before this call is due, so a
+        # short call costs no thread switch.
         with self._cond:
             key = next(self._ids)
             self._watches[key] = watch
@@ -71,7 +73,6 @@ class _Ticker:
                     target=self._loop, name="execgraph-progress", daemon=True
                 )
                 self._thread.start()
-            self._cond.notify()
         return key
 
     def remove(self, key: int) -> None:
@@ -84,18 +85,16 @@ class _Ticker:
     def _loop(self) -> None:
         while True:
             with self._cond:
-                while not self._watches:
-                    self._cond.wait()
                 now = time.monotonic()
                 due = [w for w in self._watches.values() if w.due <= now]
                 for watch in due:
                     while watch.due <= now:
                         watch.due += watch.period
-                wait = min(w.due for w in self._watches.values()) - now
+                wake = min((w.due for w in self._watches.values()), default=now + TICK_S)
             for watch in due:
                 watch.send(now)
             with self._cond:
-                self._cond.wait(timeout=max(wait, 0.005))
+                self._cond.wait(timeout=max(min(wake - now, TICK_S), 0.005))
 
 
 _TICKER = _Ticker()
