@@ -3,6 +3,18 @@
 A task is rejected when its frame is broken — an allowed action no tool provides, a success
 check of a kind nobody can evaluate, a budget of zero, a deadline already past — so a run
 never spends a model call on a task it cannot finish.
+
+The request is the input's task, or its last human message (:mod:`execgraph.nodes.request`).
+A thread runs one request at a time: while its run is under way (``RUNNING``, ``WAITING``)
+the run keeps its contract, whatever the input. Once it has finished, a new request on
+the thread — the next human message, as with ``create_agent``, or a different task —
+starts the thread's next run: a new contract (the same run id, the thread's), a fresh
+budget, loop guard and plan, while the thread's record stays (its events, results and
+evidence in the store, the bounded windows in state, the conversation and the turns the
+model sees). Turn and call ids keep counting, so nothing of the earlier run is replayed
+or mistaken for the new one's. The same input again brings nothing new: the finished
+state is returned as it is. A thread whose run was cancelled takes no new request: a
+cancel request stands for the thread, so the caller is told to use a new ``thread_id``.
 """
 
 from __future__ import annotations
@@ -10,12 +22,16 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
+from langgraph.types import Overwrite
 from pydantic import ValidationError
 
+from execgraph.nodes.cancel import cancel_requested
 from execgraph.nodes.checks import BUILTIN_CHECKS
 from execgraph.nodes.deps import CONTROL_TOOLS, RunDeps
 from execgraph.nodes.executor.validate import schema_message
+from execgraph.nodes.request import Request, new_request, read_request
 from execgraph.state.contracts import BudgetKind, RunStatus, TaskContract, TaskSpec, Workspace
 from execgraph.state.errors import AdmissionError, UsageError
 from execgraph.state.events import EventType, make_event
@@ -82,34 +98,113 @@ def build_contract(task: dict[str, Any], deps: RunDeps, run_id: str, now: float)
     )
 
 
+def _finished(state: RunState) -> bool:
+    status = state.get("status")
+    return status is not None and RunStatus(status).terminal
+
+
+def _fresh_start(state: RunState) -> dict[str, Any]:
+    """What a thread's next run starts without: the last run's verdict and position, and
+    the counters its limits apply to (budget, loop guard) and its plan, emptied.
+
+    The plan keeps its version with no steps, so the next plan's version (and the ids
+    of its steps' calls) follows the last one's instead of meeting its records again.
+    """
+    plan = state.get("plan")
+    emptied = None if plan is None else {"version": plan.get("version", 0), "steps": []}
+    return {
+        "output": None,
+        "error": None,
+        "verification": None,
+        "open_items": [],
+        "trigger": None,
+        "decisions": [],
+        "pending": [],
+        "offered": None,
+        "plan": Overwrite(emptied),
+        "budget": Overwrite({"used": {}, "charges": []}),
+        "progress": Overwrite({}),
+    }
+
+
 def admit(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str, Any]:
-    """Admit the task; a rejection ends the run FAILED with the reason and no model call."""
-    if state.get("contract"):
-        return {}  # already admitted: a resumed or continued thread keeps its contract
-    run_id = run_id_of(config)
+    """Admit the input's request; a rejection ends the run FAILED with the reason and no
+    model call. A finished thread given a new request starts its next run (see above)."""
+    if state.get("contract") or state.get("admitted"):
+        if not _finished(state):
+            return {}  # a resumed or continued run keeps its contract
+        request = new_request(state)
+        if request is None:
+            return {}  # nothing new asked: the finished run stands
+        return _next_run(state, request, run_id_of(config), deps)
+    return _admit(state, read_request(state), run_id_of(config), deps)
+
+
+def _next_run(state: RunState, request: Request, run_id: str, deps: RunDeps) -> dict[str, Any]:
+    if cancel_requested(deps.executor.store, run_id):
+        reason = (
+            f"run {run_id} was cancelled, and a cancel request stands for its thread: "
+            "send the new request on a new thread_id"
+        )
+        event = _event(EventType.RUN_REJECTED, run_id, request, {"reason": reason})
+        deps.executor.store.append_events([event])
+        return {
+            "error": {"type": AdmissionError.__name__, "message": reason},
+            "admitted": request.admitted,
+            "events": {"recent": [event.event_id]},
+        }
+    update = _admit(state, request, run_id, deps)
+    # A terminal status is sticky (``sticky_status``): the next run overwrites it.
+    update["status"] = Overwrite(update["status"])
+    if update.get("contract") is None:
+        return {**update, "contract": None}
+    if "cursor" in state:
+        update["cursor"] = 0  # a fixed workflow starts again at its first stage
+    return {**_fresh_start(state), **update}
+
+
+def _event(type: EventType, run_id: str, request: Request, payload: dict[str, Any]) -> Any:
+    seq = request.seq if request.seq > 1 else None  # the first run's ids as they always were
+    return make_event(type, run_id, seq=seq, payload=payload)
+
+
+def _admit(state: RunState, request: Request, run_id: str, deps: RunDeps) -> dict[str, Any]:
     now = time.time()
     try:
-        contract = build_contract(state.get("task") or {}, deps, run_id, now)
+        if not request.spec:
+            raise AdmissionError("nothing was asked: give a task with a goal, or a human message")
+        contract = build_contract(request.spec, deps, run_id, now)
     except AdmissionError as exc:
-        event = make_event(EventType.RUN_REJECTED, run_id, payload={"reason": exc.message})
+        event = _event(EventType.RUN_REJECTED, run_id, request, {"reason": exc.message})
         deps.executor.store.append_events([event])
         return {
             "status": RunStatus.FAILED.value,
             "error": {"type": exc.type, "message": exc.message},
             "output": None,
+            "admitted": request.admitted,
             "events": {"recent": [event.event_id]},
         }
-    event = make_event(EventType.RUN_ADMITTED, run_id, payload={"goal": contract.goal})
+    event = _event(EventType.RUN_ADMITTED, run_id, request, {"goal": contract.goal})
     deps.executor.store.append_events([event])
-    return {
+    update: dict[str, Any] = {
         "contract": contract.model_dump(mode="json"),
         "status": RunStatus.RUNNING.value,
         "started_at": now,
-        "turn": 0,
+        "admitted": request.admitted,
         "events": {"recent": [event.event_id]},
     }
+    if "turn" not in state:
+        update["turn"] = 0  # a thread's next run keeps counting turns: ids stay unique
+    if request.from_message:
+        update["task"] = request.spec  # what the run was asked, as a task reads it
+    else:  # the conversation opens with the request, as a human message (not a new one)
+        goal = HumanMessage(contract.goal, id=f"request:{run_id}:{request.seq}")
+        update["messages"] = [goal]
+        update["admitted"] = {**request.admitted, "message": goal.id}
+    return update
 
 
 def route_admitted(state: RunState) -> str:
-    """Run when a contract exists; a rejected task ends at once."""
-    return "run" if state.get("contract") else "end"
+    """Run when a contract is admitted and its run is not over; else end at once (a
+    rejected task, or a finished thread given nothing new)."""
+    return "run" if state.get("contract") and not _finished(state) else "end"

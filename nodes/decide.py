@@ -11,11 +11,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig
 
 from execgraph.nodes.admission import run_id_of
 from execgraph.nodes.budget import remaining
 from execgraph.nodes.context import project
+from execgraph.nodes.conversation import ai_message, unanswered
 from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.model_call import (
     ModelTurn,
@@ -24,6 +25,7 @@ from execgraph.nodes.model_call import (
     recorded_replies,
     unstorable,
 )
+from execgraph.nodes.models.streamed import StreamedReplies, streaming_model, wants_tokens
 from execgraph.state.contracts import BudgetKind, Decision, DecisionKind, RunStatus, TaskContract
 from execgraph.state.events import Event, EventType, make_event
 from execgraph.state.schema import RunState
@@ -150,6 +152,16 @@ def _offered(
     return [s.json_schema() for s in specs]
 
 
+def _bound(
+    deps: RunDeps, schemas: list[dict[str, Any]], config: RunnableConfig
+) -> Runnable[Any, Any]:
+    """The model with this turn's tools; streaming its reply when the caller streams tokens
+    (``stream_mode="messages"``), its tool calls still parsed strictly."""
+    if not wants_tokens(config):
+        return deps.model.bind_tools(schemas)
+    return StreamedReplies(streaming_model(deps.model).bind_tools(schemas))
+
+
 def decide(
     state: RunState,
     config: RunnableConfig,
@@ -179,7 +191,7 @@ def decide(
     schemas = offered + [CONTROL_SCHEMAS[c] for c in controls]
     left = remaining(contract, state, BudgetKind.MODEL_CALLS)
     result = call_model(
-        deps.model.bind_tools(schemas),
+        _bound(deps, schemas, config),
         project(
             state,
             contract,
@@ -231,10 +243,14 @@ def decide(
         "calls": {d.tool_call_id: d.call_id for d in decisions if d.call_id},
     }
     waiting = any(d.kind is DecisionKind.ASK_USER for d in decisions)
+    # The conversation: what answered the last reply's open calls, then this reply.
+    limit = deps.observation_chars
+    conversation = [*unanswered(state, limit), ai_message(ai, run_id, turn_id)]
     return {
         **update,
         "decisions": [d.model_dump(mode="json") for d in decisions],
         "history": [record],
+        "messages": conversation,
         "events": {"recent": [e.event_id for e in events]},
         **({"status": RunStatus.WAITING.value} if waiting else {}),
     }

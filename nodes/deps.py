@@ -7,7 +7,7 @@ plain top-level functions and the compiled graph carries no hidden globals.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -51,3 +51,10 @@ class RunDeps:
     loop_threshold: int = 3
     max_replans: int = 3
     system_prompt: str = ""
+
+    def __post_init__(self) -> None:
+        # The executor writes each call's ToolMessage with the observation text the model
+        # will see, so it bounds that text as the run does.
+        if self.executor.observation_chars != self.observation_chars:
+            executor = replace(self.executor, observation_chars=self.observation_chars)
+            object.__setattr__(self, "executor", executor)

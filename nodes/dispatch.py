@@ -71,6 +71,7 @@ def make_request(
         else [a for a in contract.allowed_actions if a in allowed],
         approval_rules=contract.approval_rules,
         task_key=contract.idempotency_key,
+        tool_call_id=decision.tool_call_id,
     )
 
 

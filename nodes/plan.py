@@ -48,6 +48,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from execgraph.nodes.admission import build_contract, run_id_of
 from execgraph.nodes.budget import remaining, used
 from execgraph.nodes.context import observation_text, project
+from execgraph.nodes.conversation import ai_message, answer, unanswered
 from execgraph.nodes.decide import CONTROL_SCHEMAS, model_failure
 from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.dispatch import queue_calls
@@ -222,7 +223,21 @@ def plan(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str,
         "planned_tool_calls": len(added),
         "tool_calls_before": used(state).get(BudgetKind.TOOL_CALLS.value, 0),
     }
-    return {**update, "plan": new_plan, "phase": "execute", "trigger": None}
+    # The conversation: the planner's reply, its submit_plan call answered by the plan made.
+    steps = ", ".join(f"{s['id']} ({s['tool']})" for s in kept + added) or "none"
+    accepted = f"plan version {version} accepted; steps: {steps}"
+    conversation = [
+        *unanswered(state, deps.observation_chars),
+        ai_message(result.ai, run_id, turn_id),
+        *(answer(str(c["id"]), accepted) for c in result.ai.tool_calls if c.get("id")),
+    ]
+    return {
+        **update,
+        "plan": new_plan,
+        "phase": "execute",
+        "trigger": None,
+        "messages": conversation,
+    }
 
 
 def _parse_or_abort(ai: AIMessage, done: set[str]) -> tuple[Any, str | None]:

@@ -27,6 +27,7 @@ from langgraph.types import Command, Send
 
 from execgraph.nodes.admission import run_id_of
 from execgraph.nodes.batching import executor_sends, split_pausable
+from execgraph.nodes.conversation import NOT_EXECUTED, answer
 from execgraph.nodes.decide import decide
 from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.dispatch import queue_calls, tool_calls
@@ -88,6 +89,9 @@ def react_turn(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> Com
         update = merge([update, queued])
         if update.get("status") not in _TERMINAL:
             here, _ = split_pausable(queued.get("pending") or [], deps.executor)
+        else:  # the batch did not fit the budget: none of it runs, and each call says so
+            unrun = [answer(str(d.tool_call_id), NOT_EXECUTED) for d in calls if d.tool_call_id]
+            update = merge([update, {"messages": unrun}])
     if here:
         # ``pending`` keeps every queued call: the next turn's loop guard observes them all.
         update = merge([update, calls_update(run_calls(here, deps.executor, log), deps.executor)])

@@ -29,6 +29,7 @@ from execgraph.nodes.budget import exhausted
 from execgraph.nodes.cancel import cancel_requested
 from execgraph.nodes.checks import BUILTIN_CHECKS
 from execgraph.nodes.deps import RunDeps
+from execgraph.nodes.request import run_seq
 from execgraph.nodes.run_record import full_view
 from execgraph.state.contracts import Decision, DecisionKind, RunStatus, TaskContract
 from execgraph.state.events import EventType, make_event
@@ -104,9 +105,8 @@ def stop_update(
         output = "Confirmed so far:\n" + ("\n".join(f"- {c}" for c in confirmed) or "- nothing")
         if open_items:
             output += "\nOpen:\n" + "\n".join(f"- {o}" for o in open_items)
-    event = make_event(
-        EventType.RUN_FINISHED, contract.run_id, payload={"status": status.value, "reason": reason}
-    )
+    payload = {"status": status.value, "reason": reason}
+    event = make_event(EventType.RUN_FINISHED, contract.run_id, seq=run_seq(state), payload=payload)
     deps.executor.store.append_events([event])
     update: dict[str, Any] = {
         "status": status.value,

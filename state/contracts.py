@@ -242,6 +242,9 @@ class ToolExecutionRequest(_Frozen):
     decision_id: str | None = None
     retry_allowance: int | None = Field(default=None, ge=0)
     """How many retries this call may spend of the run's tool-call budget (None: no limit)."""
+    tool_call_id: str | None = None
+    """The id the model gave this call in its reply (None for a call no model asked for,
+    such as a plan step): the call's ``ToolMessage`` answers it."""
 
 
 class ToolError(_Frozen):
@@ -314,6 +317,8 @@ class ToolResult(_Frozen):
     attempt_id: str | None = None
     attempts: int = Field(default=1, ge=1)
     reconciled: bool = False
+    tool_call_id: str | None = None
+    """The model's id for the call (``ToolExecutionRequest.tool_call_id``)."""
 
 
 # --------------------------------------------------------------------------- approval

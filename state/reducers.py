@@ -8,16 +8,24 @@ update: a charge, an event or a piece of evidence seen twice counts once.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
+
+from langchain_core.messages import AnyMessage, BaseMessage, RemoveMessage, ToolMessage
+from langchain_core.messages.utils import convert_to_messages
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 __all__ = [
     "EVIDENCE_WINDOW",
     "HISTORY_WINDOW",
+    "MESSAGES_WINDOW",
     "PROGRESS_MEMORY",
     "REPLAY_WINDOW",
     "RESULTS_WINDOW",
     "add_budget",
+    "add_messages_window",
     "append_window",
     "budget_batch",
     "dedupe_events",
@@ -28,6 +36,7 @@ __all__ = [
     "latest_batch",
     "merge_evidence",
     "merge_results",
+    "messages_batch",
     "progress_batch",
     "replace_plan_if_newer",
     "results_batch",
@@ -193,6 +202,69 @@ def append_window(
     return merged[-HISTORY_WINDOW:]
 
 
+#: Messages kept in state's ``messages`` channel: about the turns the model sees
+#: (``HISTORY_WINDOW``) as AI and tool messages. The event log keeps the whole run.
+MESSAGES_WINDOW = 32
+
+_Messages = BaseMessage | Sequence[Any] | Mapping[str, Any] | str
+
+
+def _stable_id(anchor: str, index: int, message: BaseMessage) -> str:
+    """An id for a message that came without one, the same whenever this write is folded.
+
+    LangGraph's ``add_messages`` draws a random id; a delta channel folds a write again
+    when it rebuilds the channel (``get_state``, a new process), which must give the
+    same value, so the id is derived from the message and the one before it instead.
+    """
+    body = json.dumps(message.content, sort_keys=True, default=str)
+    digest = hashlib.sha256(f"{anchor}|{index}|{message.type}|{body}".encode()).hexdigest()
+    return f"{message.type}-{digest[:20]}"
+
+
+def add_messages_window(
+    left: Sequence[BaseMessage] | None,
+    right: _Messages | None,
+    *,
+    window: int | None = MESSAGES_WINDOW,
+) -> list[AnyMessage]:
+    """Merge messages by id as LangGraph's ``add_messages`` does; keep the newest ``window``.
+
+    A message whose id is already present replaces it in place, a ``RemoveMessage``
+    deletes its id (``REMOVE_ALL_MESSAGES`` clears the channel), anything else is
+    appended; dicts, tuples and strings are converted as ``add_messages`` converts them.
+    A message without an id gets a deterministic one (see :func:`_stable_id`), so a
+    replayed write folds to the same value. After the window is cut, tool messages left
+    at its start (their AI message cut away) are dropped too: a window never starts with
+    an answer to a call it does not show.
+    """
+    merged: list[BaseMessage | None] = list(left or [])
+    if right is None:
+        return [m for m in merged if m is not None]  # type: ignore[misc]
+    incoming = right if isinstance(right, list | tuple) else [right]
+    position = {m.id: i for i, m in enumerate(merged) if m is not None}
+    anchor = str(merged[-1].id) if merged and merged[-1] is not None else ""
+    for index, message in enumerate(convert_to_messages(incoming)):  # type: ignore[arg-type]
+        if message.id is None:
+            message = message.model_copy(update={"id": _stable_id(anchor, index, message)})
+        if isinstance(message, RemoveMessage):
+            if message.id == REMOVE_ALL_MESSAGES:
+                merged, position = [], {}
+            elif message.id in position:  # an id the window already let go of: nothing to do
+                merged[position.pop(message.id)] = None
+            continue
+        if message.id in position:
+            merged[position[message.id]] = message
+        else:
+            position[message.id] = len(merged)
+            merged.append(message)
+    kept: list[Any] = [m for m in merged if m is not None]
+    if window is not None and len(kept) > window:
+        kept = kept[-window:]
+        while kept and isinstance(kept[0], ToolMessage):
+            kept.pop(0)
+    return kept
+
+
 #: Action/observation pairs and evidence facts the loop guard remembers: enough to catch
 #: a loop (which repeats recent actions), O(1) in run length.
 PROGRESS_MEMORY = 32
@@ -240,6 +312,7 @@ events_batch = _batched(dedupe_events, "events_batch")
 evidence_batch = _batched(merge_evidence, "evidence_batch")
 history_batch = _batched(append_window, "history_batch")
 progress_batch = _batched(fold_progress, "progress_batch")
+messages_batch = _batched(add_messages_window, "messages_batch")
 
 
 def latest_batch(value: Any, updates: Sequence[Any]) -> Any:

@@ -1,8 +1,10 @@
 """Graph state: one TypedDict per graph, one named reducer per shared field.
 
 Everything in state is JSON-like (dicts of ``model_dump(mode="json")``) so a checkpoint
-written by one process is readable by any other. Bulky outputs live in the execution
-store as artifacts; state keeps refs, so a step costs the same at step 1,000 as at 10.
+written by one process is readable by any other; the one exception is ``messages``, which
+holds LangChain message objects as ``create_agent``'s state does (LangGraph's serializer
+writes and reads them). Bulky outputs live in the execution store as artifacts; state
+keeps refs, so a step costs the same at step 1,000 as at 10.
 
 Every channel is bounded (windows of recent results, turns, event and charge ids), and the
 ones written every step are LangGraph ``DeltaChannel``s: a checkpoint stores only the
@@ -26,6 +28,7 @@ from execgraph.state.reducers import (
     evidence_batch,
     history_batch,
     latest_batch,
+    messages_batch,
     progress_batch,
     replace_plan_if_newer,
     results_batch,
@@ -53,7 +56,14 @@ __all__ = [
 
 
 class SharedFields(TypedDict, total=False):
-    """The fields every graph shares and the executor writes back (reducers merge them)."""
+    """The fields every graph shares and the executor writes back (reducers merge them).
+
+    ``messages`` is the conversation as LangChain messages, the channel ``create_agent``
+    and LangGraph Studio read: the human request, each model reply (``AIMessage`` with its
+    ``tool_calls``) and one ``ToolMessage`` per call (``artifact``: the ToolResult). It is
+    a bounded window merged by message id (:func:`~execgraph.state.reducers.add_messages_window`);
+    the model's input is still projected from the run's state, never from this channel.
+    """
 
     results: Annotated[
         dict[str, dict[str, Any]], DeltaChannel(results_batch, snapshot_frequency=SNAPSHOT_EVERY)
@@ -63,12 +73,18 @@ class SharedFields(TypedDict, total=False):
     ]
     budget: Annotated[dict[str, Any], DeltaChannel(budget_batch, snapshot_frequency=SNAPSHOT_EVERY)]
     events: Annotated[dict[str, Any], DeltaChannel(events_batch, snapshot_frequency=SNAPSHOT_EVERY)]
+    messages: Annotated[
+        list[AnyMessage], DeltaChannel(messages_batch, snapshot_frequency=SNAPSHOT_EVERY)
+    ]
 
 
 class RunState(SharedFields, total=False):
     """State of a run under any of the four architectures.
 
-    ``task`` is the user's input; ``contract`` what admission made of it. ``decisions``
+    ``task`` is the user's input (or, with ``messages`` alone, the request admission read
+    from the last human message); ``contract`` what admission made of it, ``admitted``
+    which request that was (so a new one on a finished thread starts the thread's next
+    run: :mod:`execgraph.nodes.admission`). ``decisions``
     holds the current turn's parsed model proposals and ``pending`` the requests
     dispatched for it; ``history`` is a bounded window of recent turns (the transcript the
     model sees), ``feedback`` the runtime's notes to the model (a rejected finish, a
@@ -78,6 +94,7 @@ class RunState(SharedFields, total=False):
 
     task: dict[str, Any]
     contract: dict[str, Any] | None
+    admitted: dict[str, Any] | None
     status: Annotated[str | None, sticky_status]
     plan: Annotated[dict[str, Any] | None, replace_plan_if_newer]
     output: str | None

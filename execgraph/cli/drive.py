@@ -62,7 +62,8 @@ def answers_for(interrupts: Sequence[Any], answerer: Answerer) -> dict[str, Any]
 
 def _stream(session: Session, inp: Any) -> None:
     # Top-level updates only: one progress line per run-graph node, not per executor stage.
-    # Custom chunks are tools' live output, printed while the tool still runs.
+    # Custom chunks come while a node still runs: a tool's output and which call is
+    # running for how long (LiveOutput), so a long call shows before its node ends.
     live = LiveOutput(out)
     modes = ["updates", "custom"]
     try:

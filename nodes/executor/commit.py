@@ -54,6 +54,7 @@ def build_result(
         attempt_id=attempt_id,
         attempts=attempts,
         reconciled=settled.reconciled,
+        tool_call_id=request.tool_call_id,
     )
 
 
@@ -75,6 +76,7 @@ def failure_result(
         status=status or ObservationStatus.PERMANENT_ERROR,
         error=error,
         side_effect=SideEffect(attempted=False, committed=False, summary="not executed"),
+        tool_call_id=request.tool_call_id,
     )
 
 

@@ -26,6 +26,9 @@ class ExecutorDeps:
     output_budget: int = DEFAULT_OUTPUT_BUDGET
     lock_timeout_s: float = 30.0
     default_timeout_s: float = 300.0
+    observation_chars: int = 2000
+    """Bound on one observation's text, as the model sees it and its ToolMessage holds
+    (the run's ``RunDeps.observation_chars``, which sets it)."""
     pool: ThreadPoolExecutor = field(default_factory=lambda: shared_pool("tool"))
     calls: ThreadPoolExecutor = field(default_factory=lambda: shared_pool("call"))
     """Runs whole pipeline calls under ``ainvoke`` (tools run on ``pool``: separate pools, so

@@ -178,7 +178,8 @@ def run_staged(
         if held.record.call_id != request.call_id or held.record.run_id != request.run_id:
             # The same write of a resubmitted task: its first submission's result, as this
             # call's (it is not done again).
-            committed = committed.model_copy(update={"call_id": request.call_id})
+            update = {"call_id": request.call_id, "tool_call_id": request.tool_call_id}
+            committed = committed.model_copy(update=update)
         return Finished(committed, tuple(e.event_id for e in events))
     owner = f"{request.run_id}:{request.call_id}"
     ctx = _context(request, deps, attempt_id, key, spec.timeout_s, events)

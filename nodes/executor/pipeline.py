@@ -29,11 +29,14 @@ from execgraph.nodes.budget import tool_charge
 from execgraph.nodes.executor.deps import ExecutorDeps
 from execgraph.nodes.executor.effects import execute, run_staged, stage
 from execgraph.nodes.executor.gate import gate_call, needs_approval, preview
+from execgraph.nodes.executor.messages import tool_message
+from execgraph.nodes.executor.progress import running
 from execgraph.nodes.executor.reserve import reserve_together
 from execgraph.nodes.executor.stages import Finished, Staged
 from execgraph.state.contracts import ToolExecutionRequest
 from execgraph.state.events import Event
 from execgraph.state.schema import ExecutorInput, ExecutorOutput
+from execgraph.state.store.base import Reservation
 from execgraph.state.updates import merge
 
 __all__ = [
@@ -48,15 +51,27 @@ __all__ = [
 
 def _one(raw: dict[str, Any], deps: ExecutorDeps, log: Sequence[Event] = ()) -> Finished:
     request, gate = gate_call(ToolExecutionRequest.model_validate(raw), deps)
-    return execute(request, gate, deps, log)
+    if gate.cleared is None:  # refused: it never runs
+        return execute(request, gate, deps, log)
+    with running(request):
+        return execute(request, gate, deps, log)
+
+
+def _watched(staged: Staged, deps: ExecutorDeps, reservation: Reservation | None) -> Finished:
+    with running(staged.request):
+        return run_staged(staged, deps, reservation)
 
 
 def _update(finished: Finished, deps: ExecutorDeps) -> dict[str, Any]:
     result = finished.result
+    dumped = result.model_dump(mode="json")
     update: dict[str, Any] = {
-        "results": {result.call_id: result.model_dump(mode="json")},
+        "results": {result.call_id: dumped},
         "events": {"recent": list(finished.event_ids)},
     }
+    message = tool_message(dumped, deps.observation_chars)
+    if message is not None:  # the model's call, answered as the model will see it
+        update["messages"] = [message]
     if result.evidence:  # an empty update would still be a checkpoint write
         update["evidence"] = {e.source_id: e.model_dump(mode="json") for e in result.evidence}
     cost = tool_charge(result, deps.registry)  # a call that ran costs what its tool declares
@@ -67,7 +82,8 @@ def _update(finished: Finished, deps: ExecutorDeps) -> dict[str, Any]:
 
 def calls_update(finished: Sequence[Finished], deps: ExecutorDeps) -> dict[str, Any]:
     """Finished calls as one node update: reducer fields only (results, events, evidence,
-    and the budget their tools' declared costs charge)."""
+    the budget their tools' declared costs charge, and one ToolMessage per call the model
+    asked for)."""
     if len(finished) == 1:
         return _update(finished[0], deps)
     return merge((_update(f, deps) for f in finished), ExecutorOutput)
@@ -95,7 +111,7 @@ def _run_batch(
         ready = {i: s for i, s in enumerate(slots) if isinstance(s, Staged)}
         held = reserve_together(deps.store, list(ready.values()), log)
         for (i, staged), reservation in zip(ready.items(), held, strict=True):
-            run = partial(run_staged, staged, deps, reservation)
+            run = partial(_watched, staged, deps, reservation)
             started[i] = deps.calls.submit(copy_context().run, run)
         wait(started.values())
     return [started[i].result() if isinstance(s, Staged) else s for i, s in enumerate(slots)]

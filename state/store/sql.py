@@ -22,6 +22,7 @@ from execgraph.state.errors import LockTimeout, StoreError
 from execgraph.state.events import Event
 from execgraph.state.store.base import Claim, ExecutionRecord, OutcomeCount, Reservation
 from execgraph.state.store.dialect import Cursor
+from execgraph.state.store.live import streamed
 from execgraph.state.store.rows import RECORD_COLUMNS, claim_row, record_from_row
 from execgraph.state.store.sql_log import SqlLog
 
@@ -150,7 +151,8 @@ class SqlExecutionStore(SqlLog):
             self._append(cur, log)
             return [self._reserve(cur, values) for values in rows]
 
-        return self._tx("reserve execution records", run, durable=durable)
+        with streamed():
+            return self._tx("reserve execution records", run, durable=durable)
 
     def restart(self, key: str, attempt_id: str) -> ExecutionRecord:
         """Start a new attempt on an uncommitted record (after reconcile proved no effect).
@@ -206,7 +208,8 @@ class SqlExecutionStore(SqlLog):
             self._append(cur, events)
             return settled
 
-        return self._tx("settle an unknown outcome", run)
+        with streamed():
+            return self._tx("settle an unknown outcome", run)
 
     def get(self, key: str) -> ExecutionRecord | None:
         """The record for ``key``, if any."""
@@ -305,7 +308,8 @@ class SqlExecutionStore(SqlLog):
             self._release(cur, release, owner)
             return record
 
-        return self._tx("commit an execution record", run, durable=durable)
+        with streamed():
+            return self._tx("commit an execution record", run, durable=durable)
 
     # -- locks ----------------------------------------------------------------------
 

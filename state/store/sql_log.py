@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Self, TypeVar
 
 from execgraph.state.events import Event
 from execgraph.state.store.dialect import Cursor, Dialect
+from execgraph.state.store.live import note_appended, streamed
 from execgraph.state.store.rows import (
     EVENT_COLUMNS,
     EVENT_SELECT,
@@ -76,10 +77,13 @@ class SqlLog(ABC):
             )
             params = [value for event in chunk for value in event_to_row(event)]
             new = {row[0] for row in cur.execute(sql + " RETURNING event_id", params).fetchall()}
+            fresh = []
             for event in chunk:  # RETURNING's order is unspecified; an id repeated counts once
                 if event.event_id in new:
                     new.discard(event.event_id)
                     added.append(event.event_id)
+                    fresh.append(event)
+            note_appended(fresh)  # streamed once the transaction commits (see live.py)
         return added
 
     def _insert_stamped(
@@ -102,7 +106,8 @@ class SqlLog(ABC):
         """
         if not events:
             return []
-        return self._tx("append events", lambda cur: self._append(cur, events), durable=durable)
+        with streamed():
+            return self._tx("append events", lambda cur: self._append(cur, events), durable=durable)
 
     def events(self, run_id: str, *, call_id: str | None = None) -> list[Event]:
         """A run's events in append order (optionally one call's)."""

@@ -110,6 +110,61 @@ def test_process_output_is_shown_while_the_tool_runs(
     assert not openai_server.unexpected
 
 
+# Says nothing, and waits (bounded) for a file the test creates once the CLI showed it
+# running for a while.
+QUIET_CHILD = """
+import os, time
+deadline = time.monotonic() + 60
+while not os.path.exists("go") and time.monotonic() < deadline:
+    time.sleep(0.05)
+print("flag seen" if os.path.exists("go") else "gave up waiting", flush=True)
+"""
+
+
+def test_a_quiet_tool_is_shown_running_with_its_elapsed_time(
+    tmp_path: Path, openai_server: OpenAIServer
+) -> None:
+    openai_server.add(
+        tool_calls(tool_call("run_process", {"program": "python", "args": ["-c", QUIET_CHILD]})),
+        tool_calls(tool_call("finish", {"output": "The script ran."})),
+    )
+    task = tmp_path / "task.json"
+    task.write_text('{"goal": "Run the script and say that it ran."}')
+    env = cli_env(tmp_path, OPENAI_BASE_URL=openai_server.base_url, OPENAI_API_KEY="test-key")
+    args = [str(task), "--model", "openai:gpt-test", "--tools", TOOLS, "--run-id", "quiet1"]
+    with (tmp_path / "stderr.txt").open("w") as err:
+        proc = subprocess.Popen(
+            [*executable(), "run", *args, "--home", str(tmp_path)],
+            cwd=REPO,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+        )
+        reader = Reader(proc.stdout)
+        reader.start()
+        try:
+            deadline = time.monotonic() + GUARD_S
+            while "t1.c0 │ run_process still running (2 s)" not in reader.text():
+                assert proc.poll() is None, reader.text()
+                assert time.monotonic() < deadline, reader.text()
+                time.sleep(0.05)
+            seen_while_running = reader.text()
+            (tmp_path / "workspaces" / "quiet1" / "go").touch()
+            code = proc.wait(timeout=GUARD_S)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        reader.join(timeout=GUARD_S)
+    out = reader.text()
+    assert "t1.c0 │ running run_process …" in seen_while_running
+    assert "run_process OK" not in seen_while_running  # shown before the tool ended
+    assert code == 0, (out, (tmp_path / "stderr.txt").read_text())
+    assert "t1.c0 │ flag seen" in out and "status: COMPLETED" in out
+
+
 def render(*chunks: Any, finish: bool = True) -> list[str]:
     """What :class:`LiveOutput` prints for these chunks, line by line, without styles."""
     buffer = io.StringIO()
@@ -154,3 +209,23 @@ def test_truncation_and_other_chunks_are_one_line_each() -> None:
         "c2 │ progress: slow search started",
         'c3 │ metric: {"rows": 3}',
     ]
+
+
+def running(elapsed: float, call_id: str = "c1") -> dict[str, Any]:
+    return {"kind": "tool.running", "call_id": call_id, "tool": "crunch", "elapsed_s": elapsed}
+
+
+def test_a_running_call_is_shown_at_its_start_then_at_doubling_intervals() -> None:
+    ticks = [running(float(s)) for s in range(0, 10)]
+    assert render(*ticks, running(0.0, "c2")) == [
+        "c1 │ running crunch …",
+        "c1 │ crunch still running (2 s)",
+        "c1 │ crunch still running (4 s)",
+        "c1 │ crunch still running (8 s)",
+        "c2 │ running crunch …",
+    ]
+
+
+def test_logged_events_are_left_to_the_node_lines() -> None:
+    event = {"kind": "tool.started", "event_id": "r/c1:tool.started:a", "call_id": "c1"}
+    assert render(event) == []

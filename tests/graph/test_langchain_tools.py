@@ -100,7 +100,7 @@ def test_a_tool_that_interrupts_pauses_the_run_and_runs_again_with_the_answer(
     streamed = [
         chunk
         for mode, chunk in app.stream(_task(), _cfg(), stream_mode=["custom", "updates"])
-        if mode == "custom"
+        if mode == "custom" and "kind" not in chunk  # not the runtime's own live events
     ]
     assert streamed == [{"asking": "report.md"}]
     state = app.get_state(_cfg())
@@ -239,7 +239,7 @@ def test_injected_state_store_and_runtime_are_filled(tmp_path: Path) -> None:
     app = _app(tmp_path, [inspect_run], [_call("inspect_run", "i1", note="n"), _finish()])
     app.store = InMemoryStore()  # as a LangGraph server gives a deployed graph
     chunks = list(app.stream(_task(), _cfg(), stream_mode=["custom", "values"]))
-    custom = [c for mode, c in chunks if mode == "custom"]
+    custom = [c for mode, c in chunks if mode == "custom" and "kind" not in c]
     out = next(c for mode, c in reversed(chunks) if mode == "values")
     assert out["status"] == "COMPLETED", out.get("error")
     [result] = out["results"].values()

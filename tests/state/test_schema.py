@@ -24,6 +24,7 @@ from execgraph.state.reducers import (
     events_batch,
     evidence_batch,
     history_batch,
+    messages_batch,
     progress_batch,
     replace_plan_if_newer,
     results_batch,
@@ -43,6 +44,7 @@ SHARED = {
     "evidence": evidence_batch,
     "budget": budget_batch,
     "events": events_batch,
+    "messages": messages_batch,
 }
 
 
@@ -81,7 +83,7 @@ def test_run_state_adds_status_and_plan_reducers() -> None:
     assert reducers["history"] is history_batch
     assert reducers["progress"] is progress_batch
     # Plain last-write fields stay plain.
-    for name in ("task", "contract", "output", "error"):
+    for name in ("task", "contract", "admitted", "output", "error"):
         assert reducers[name] is None
 
 
@@ -103,6 +105,7 @@ def test_channels_written_every_step_are_delta_channels() -> None:
         "progress",
         "decisions",
         "pending",
+        "messages",
     }
     assert _deltas(RunState) == dict.fromkeys(every, SNAPSHOT_EVERY)
 

@@ -104,7 +104,7 @@ def test_every_field_folds_with_the_reducer_its_annotation_declares() -> None:
     assert table["events"].apply(None, {"recent": ids}) == dedupe_events(None, ids)
     assert table["pending"].apply([1], [2]) == [2]
     assert table["turn"].apply(1, 2) == 2  # a plain field: the last write wins
-    assert rules(ExecutorOutput).keys() == {"results", "evidence", "budget", "events"}
+    assert rules(ExecutorOutput).keys() == {"results", "evidence", "budget", "events", "messages"}
 
 
 def test_updates_of_one_node_fold_into_one_write_without_losing_events() -> None:

@@ -1,0 +1,125 @@
+"""What the input of an ``invoke`` asks for: a task, or the last human message.
+
+As with ``create_agent``, ``invoke({"messages": [HumanMessage("...")]}, cfg)`` asks for
+what the last human message says: it becomes the goal of a task with the default frame.
+A ``task`` is still accepted, and its own ``goal`` wins; a task without a goal takes the
+last human message's.
+
+A thread holds one run at a time. Once its run has finished, an input that brings a new
+request — a new human message (the next turn of the conversation) or a different task —
+starts the thread's next run (:func:`execgraph.nodes.admission.admit`); the same input
+again asks for nothing new. Which request the current run answers is kept in state
+(``admitted``: a digest of the task, the id of the human message, the run's number on
+the thread), so "new" is decided exactly, without re-reading the log.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import BaseMessage, HumanMessage
+
+__all__ = ["Request", "last_human", "new_request", "read_request", "run_seq"]
+
+#: Fields of the previous task a follow-up human message keeps: what the thread may do
+#: and spend. The goal, its deliverables and checks, and its identity are the message's.
+_FRAME = (
+    "allowed_actions",
+    "stop_conditions",
+    "budgets",
+    "deadline_s",
+    "approval_rules",
+    "data_scope",
+    "actor",
+)
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request: the task spec to admit, the key that names it, and its number.
+
+    Attributes:
+        spec: The TaskSpec fields (``task``, or one made from a human message).
+        key: What ``admitted`` records: the task's digest and the human message's id.
+        seq: The run's number on its thread (1 for the first).
+        from_message: The goal is the human message's (no task brought one).
+    """
+
+    spec: dict[str, Any]
+    key: dict[str, Any]
+    seq: int
+    from_message: bool
+
+    @property
+    def admitted(self) -> dict[str, Any]:
+        """The ``admitted`` value of a run answering this request."""
+        return {**self.key, "seq": self.seq}
+
+
+def last_human(messages: Sequence[BaseMessage] | None) -> HumanMessage | None:
+    """The newest human message, if any."""
+    for message in reversed(messages or []):
+        if isinstance(message, HumanMessage):
+            return message
+    return None
+
+
+def _digest(task: Mapping[str, Any] | None) -> str | None:
+    if not task:
+        return None
+    body = json.dumps(task, sort_keys=True, default=str)
+    return hashlib.sha256(body.encode()).hexdigest()[:16]
+
+
+def _key(task: Mapping[str, Any] | None, human: HumanMessage | None) -> dict[str, Any]:
+    return {"task": _digest(task), "message": human.id if human is not None else None}
+
+
+def _from_message(human: HumanMessage, frame: Mapping[str, Any] | None) -> dict[str, Any]:
+    kept = {k: v for k, v in (frame or {}).items() if k in _FRAME}
+    return {**kept, "goal": str(human.text)}
+
+
+def read_request(state: Mapping[str, Any], seq: int = 1) -> Request:
+    """The request of a thread's first input: its task, its goal from the last human
+    message when the task names none."""
+    task = dict(state.get("task") or {})
+    human = last_human(state.get("messages"))
+    if task.get("goal") or human is None:
+        return Request(task, _key(task, human), seq, from_message=False)
+    spec = {**task, "goal": str(human.text)}
+    return Request(spec, _key(spec, human), seq, from_message=True)
+
+
+def new_request(state: Mapping[str, Any]) -> Request | None:
+    """The request an input brings to a thread whose run has finished, or None when it
+    brings nothing new (the same task again, no new human message).
+
+    A changed task is the request (its goal, or the last human message's when it names
+    none). A new human message alone is the next turn of the conversation: its text is
+    the goal, in the frame of the thread's task (what the thread may do and spend; the
+    last goal's deliverables and checks are not the new goal's).
+    """
+    admitted = state.get("admitted")
+    if admitted is None:  # admitted before requests were recorded: keep its contract
+        return None
+    seq = int(admitted.get("seq") or 1) + 1
+    task = state.get("task")
+    human = last_human(state.get("messages"))
+    if _digest(task) != admitted.get("task"):  # the input brought a task: it frames the request
+        return read_request(state, seq)
+    if human is not None and human.id != admitted.get("message"):
+        spec = _from_message(human, task)
+        return Request(spec, _key(spec, human), seq, from_message=True)
+    return None
+
+
+def run_seq(state: Mapping[str, Any]) -> int | None:
+    """The run's number on its thread for the ``seq`` of its run events (None for the
+    first run, whose event ids stay as they always were)."""
+    seq = int((state.get("admitted") or {}).get("seq") or 1)
+    return seq if seq > 1 else None
