@@ -18,6 +18,7 @@ from typing import Any, Literal
 from langchain_core.language_models import BaseChatModel
 
 from execgraph.graph.compiled import RunGraph
+from execgraph.graph.entry import thread_bound
 from execgraph.graph.hybrid import build_hybrid
 from execgraph.graph.plan_execute import build_plan_execute
 from execgraph.graph.react import build_react
@@ -27,11 +28,12 @@ from execgraph.nodes.deps import CheckFn, RunDeps
 from execgraph.nodes.executor.deps import ExecutorDeps
 from execgraph.nodes.models.select import resolve_model
 from execgraph.nodes.prices import PRICES_KEY, price_table
+from execgraph.nodes.toolset import DeclaredRegistry
 from execgraph.state.errors import UsageError
 from execgraph.state.store.base import ExecutionStore
 from execgraph.state.store.sqlite import SqliteExecutionStore
 from execgraph.tools.policy import PolicyEngine, PolicyRule
-from execgraph.tools.registry import ToolLike, ToolRegistry
+from execgraph.tools.registry import ToolLike
 
 __all__ = [
     "ARCHITECTURES",
@@ -131,7 +133,7 @@ def build_graph(
     root.mkdir(parents=True, exist_ok=True)
     engine = policy if isinstance(policy, PolicyEngine) else PolicyEngine(policy or ())
     executor = ExecutorDeps(
-        registry=ToolRegistry(tools),
+        registry=DeclaredRegistry(tools),  # refuses reserved and colliding names
         policy=engine,
         store=store if store is not None else SqliteExecutionStore(base / "exec.db"),
         approval_secret=approval_secret or home_secret(base),
@@ -159,7 +161,7 @@ def build_graph(
     # is on disk. ``invoke(..., durability="sync")`` waits at every step instead.
     graph = builders[arch](deps, checkpointer=saver, name=name or arch)
     # The nodes that call a model read the prices from the run's config.
-    return graph.with_config(configurable={PRICES_KEY: table}) if table else graph
+    return thread_bound(graph.with_config(configurable={PRICES_KEY: table}) if table else graph)
 
 
 def partial_workflow(stages: Iterable[Stage] | None) -> Callable[..., RunGraph]:

@@ -1,7 +1,11 @@
-"""Hybrid: fixed phases (scope → collect → analyze → publish → accept), ReAct inside collect."""
+"""Hybrid: fixed phases (scope → collect → analyze → publish → accept), ReAct inside collect.
+
+Phases without tools the task may use are skipped (see :mod:`execgraph.nodes.phases`).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from functools import partial
 from typing import Any
 
@@ -16,12 +20,13 @@ from execgraph.nodes.dispatch import dispatch, fan_out
 from execgraph.nodes.observe import observe
 from execgraph.nodes.phases import (
     PHASE_INSTRUCTIONS,
+    PHASES,
     approve_publish,
-    phase_tools,
-    reopen,
+    open_phases,
+    phase_step,
+    route_opened,
     route_phase,
     route_phase_decision,
-    scope,
 )
 from execgraph.nodes.verify import route_verify, verify
 from execgraph.state.schema import RunInput, RunState
@@ -33,30 +38,23 @@ def build_hybrid(deps: RunDeps, *, checkpointer: Any = None, name: str = "hybrid
     """Compile the hybrid graph over ``deps``."""
     builder = StateGraph(RunState, input_schema=RunInput)
     builder.add_node("admit", partial(admit, deps=deps))
-    builder.add_node("scope", scope)
-    phases = {"collect": "read", "analyze": "write", "publish": "irreversible"}
+    builder.add_node("scope", partial(open_phases, deps=deps))
+    # A phase's finish leads to the next phase with tools; the last one's is the result.
     exits = {
-        "collect": ["dispatch", "analyze", "verify_finish"],
+        "collect": ["dispatch", "analyze", "publish", "verify_finish"],
         "analyze": ["dispatch", "publish", "verify_finish"],
-        "publish": ["approve", "accept", "verify_finish"],
+        "publish": ["approve", "verify_finish"],
     }
-    for phase, effect in phases.items():
-        step = partial(
-            decide,
-            deps=deps,
-            tools=phase_tools(deps, effect),
-            phase=phase,
-            controls=("finish", "abort"),
-            instruction=PHASE_INSTRUCTIONS[phase],
-        )
-        builder.add_node(phase, step)
-        builder.add_conditional_edges(phase, route_phase_decision, exits[phase])
+    for phase in PHASES:
+        builder.add_node(phase, partial(phase_step, deps=deps, phase=phase))
+        decided = partial(route_phase_decision, deps=deps)
+        builder.add_conditional_edges(phase, decided, exits[phase])
     builder.add_node("approve", partial(approve_publish, deps=deps))
     builder.add_node("dispatch", partial(dispatch, deps=deps))
     builder.add_node("executor", executor(deps.executor))
     builder.add_node("observe", observe)
     # The verifier twice: as the stop controller after each tool turn, and on the result
-    # the accept phase states.
+    # (the last phase's finish, or what the accept phase states after a publish).
     builder.add_node("check_stop", partial(verify, deps=deps))
     builder.add_node(
         "accept",
@@ -69,10 +67,11 @@ def build_hybrid(deps: RunDeps, *, checkpointer: Any = None, name: str = "hybrid
         ),
     )
     builder.add_node("verify_finish", partial(verify, deps=deps))
-    builder.add_node("reopen", reopen)
+    builder.add_node("reopen", partial(open_phases, deps=deps))
     builder.add_edge(START, "admit")
     builder.add_conditional_edges("admit", route_admitted, {"run": "scope", "end": END})
-    builder.add_edge("scope", "collect")
+    opened: dict[Hashable, str] = {p: p for p in (*PHASES, "accept")}
+    builder.add_conditional_edges("scope", route_opened, opened)
     builder.add_conditional_edges("dispatch", partial(fan_out, deps=deps), ["executor", "observe"])
     builder.add_conditional_edges("approve", partial(fan_out, deps=deps), ["executor", "observe"])
     builder.add_edge("executor", "observe")
@@ -84,5 +83,5 @@ def build_hybrid(deps: RunDeps, *, checkpointer: Any = None, name: str = "hybrid
     )
     builder.add_edge("accept", "verify_finish")
     builder.add_conditional_edges("verify_finish", route_verify, {"continue": "reopen", "end": END})
-    builder.add_edge("reopen", "collect")
+    builder.add_conditional_edges("reopen", route_opened, opened)
     return builder.compile(checkpointer=checkpointer, name=name)

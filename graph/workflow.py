@@ -15,6 +15,7 @@ from execgraph.nodes.decide import decide
 from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.dispatch import dispatch, fan_out
 from execgraph.nodes.observe import observe
+from execgraph.nodes.toolset import declaration_order
 from execgraph.nodes.verify import verify
 from execgraph.nodes.workflow import (
     Stage,
@@ -36,8 +37,9 @@ def build_workflow(
     checkpointer: Any = None,
     name: str = "workflow",
 ) -> RunGraph:
-    """Compile a fixed workflow over ``stages`` (default: one stage per tool)."""
-    steps = list(stages) if stages else default_stages(deps.executor.registry.names())
+    """Compile a fixed workflow over ``stages`` (default: one stage per tool, in the order
+    the tools were given)."""
+    steps = list(stages) if stages else default_stages(declaration_order(deps.executor.registry))
     names = [f"stage_{s.name}" for s in steps]
     builder = StateGraph(RunState, input_schema=RunInput)
     builder.add_node("admit", partial(admit, deps=deps))

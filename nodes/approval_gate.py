@@ -1,28 +1,52 @@
-"""A fixed approval node's core: show the exact calls, get one answer, mint tokens.
+"""A fixed approval node's core: show the exact calls, get an answer for each, mint tokens.
 
 Used where an architecture puts approval in its shape (hybrid's publish) rather than
-leaving it to the executor's per-call interrupt. Each approved call gets a signed,
-single-use token bound to its tool version and normalized-args hash; the executor
-verifies it, so what runs is exactly what the person saw.
+leaving it to the executor's per-call interrupt. Each call is decided on its own, as the
+executor decides each call of a batch: an approved call gets a signed, single-use token
+bound to its tool version and normalized-args hash (the executor verifies it, so what runs
+is exactly what the person saw); a rejected call runs nothing and ends as a ``failed``
+result at phase ``policy`` (:func:`rejected_results`), which the model is shown.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from langgraph.types import interrupt
 
 from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.dispatch import make_request
 from execgraph.nodes.executor.approval import approval_request, parse_decision
-from execgraph.nodes.executor.pipeline import preview
+from execgraph.nodes.executor.effects import execute
+from execgraph.nodes.executor.gate import Gate
+from execgraph.nodes.executor.pipeline import calls_update, preview
 from execgraph.nodes.executor.tokens import issue_token
 from execgraph.state.contracts import Decision, TaskContract
-from execgraph.state.errors import ExecGraphError
+from execgraph.state.errors import ApprovalRejected, ExecGraphError
 from execgraph.state.events import EventType, make_event
 from execgraph.state.schema import RunState
 
-__all__ = ["approval_tokens"]
+__all__ = ["GateAnswers", "approval_tokens", "rejected_results"]
 
 _MAX_EDITS = 3
+
+
+@dataclass
+class GateAnswers:
+    """What a person decided about a batch, call by call.
+
+    Attributes:
+        tokens: Approval tokens by call id.
+        approved: The calls to run (as last edited); a call the executor will refuse
+            anyway is here without a token, so the refusal is the executor's.
+        rejected: The calls not to run, each with why (a person's reason).
+    """
+
+    tokens: dict[str, str] = field(default_factory=dict)
+    approved: list[Decision] = field(default_factory=list)
+    rejected: list[tuple[Decision, str]] = field(default_factory=list)
 
 
 def approval_tokens(
@@ -31,23 +55,22 @@ def approval_tokens(
     contract: TaskContract,
     calls: list[Decision],
     turn_id: str,
-) -> tuple[dict[str, str], list[Decision], str]:
-    """Ask about each call in turn; returns (tokens by call id, the calls to run, action).
+) -> GateAnswers:
+    """Ask about each call in turn and keep each answer for that call alone.
 
     Each pause is an ordinary :class:`ApprovalRequest` interrupt, so every client that
     answers the executor's approvals answers these too. An *edit* replaces the call's
-    arguments and is shown again (validated and normalized anew); a rejection of any call
-    stops the whole publication.
+    arguments and is shown again (validated and normalized anew); a rejection rejects that
+    call only, and so does editing one more than ``_MAX_EDITS`` times.
     """
-    tokens: dict[str, str] = {}
-    approved: list[Decision] = []
+    answers = GateAnswers()
     for decision in calls:
         for round_ in range(_MAX_EDITS + 1):
             request = make_request(contract, decision, turn_id, allowed=state.get("offered"))
             try:
                 authorized = preview(request, deps.executor)
             except ExecGraphError:
-                approved.append(decision)  # the executor refuses it with a typed error
+                answers.approved.append(decision)  # the executor refuses it with a typed error
                 break
             ask = approval_request(request, authorized, ttl_s=deps.executor.approval_ttl_s)
             answer = parse_decision(interrupt(ask.model_dump(mode="json")))
@@ -60,18 +83,41 @@ def approval_tokens(
             )
             deps.executor.store.append_events([answered])
             if answer.action == "reject":
-                return {}, [], "reject"
+                why = f"{ask.tool} was rejected" + (f": {answer.reason}" if answer.reason else "")
+                answers.rejected.append((decision, why))
+                break
             if answer.action == "edit":
                 decision = decision.model_copy(update={"arguments": answer.arguments or {}})
                 continue
-            tokens[request.call_id] = issue_token(
+            answers.tokens[request.call_id] = issue_token(
                 deps.executor.approval_secret,
                 tool_key=authorized.spec.key,
                 args_hash=ask.args_hash,
                 ttl_s=deps.executor.approval_ttl_s,
             )
-            approved.append(decision)
+            answers.approved.append(decision)
             break
         else:
-            return {}, [], "reject"  # edited too many times without an approval
-    return tokens, approved, "approve"
+            why = f"{decision.tool_name} was edited {_MAX_EDITS + 1} times without an approval"
+            answers.rejected.append((decision, why))
+    return answers
+
+
+def rejected_results(
+    contract: TaskContract,
+    refused: Sequence[tuple[Decision, str]],
+    turn_id: str,
+    deps: RunDeps,
+) -> dict[str, Any]:
+    """Each refused call's result, as the executor records a call a person rejected: a
+    ``failed`` ToolResult at phase ``policy`` (an :class:`ApprovalRejected`), nothing run,
+    its end logged."""
+    finished = [
+        execute(
+            make_request(contract, decision, turn_id),
+            Gate((), failure=ApprovalRejected(why)),
+            deps.executor,
+        )
+        for decision, why in refused
+    ]
+    return calls_update(finished, deps.executor) if finished else {}

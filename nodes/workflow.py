@@ -39,7 +39,8 @@ class Stage:
 
 
 def default_stages(tool_names: list[str]) -> list[Stage]:
-    """Without explicit stages: one stage per tool, in registration order."""
+    """Without explicit stages: one stage per tool, in the order given (``build_graph``
+    keeps the order its ``tools`` came in, so a write given before a publish runs first)."""
     return [
         Stage(name=n, tools=(n,), instruction=f"Use {n} for this step of the task.")
         for n in tool_names

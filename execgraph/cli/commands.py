@@ -17,6 +17,7 @@ from langgraph.types import Command
 from rich.text import Text
 
 from execgraph.cli.drive import answers_for, drive, out, report
+from execgraph.cli.hints import resume_line
 from execgraph.cli.inspection import COMMANDS as INSPECT_COMMANDS
 from execgraph.cli.options import (
     EPILOG,
@@ -33,8 +34,10 @@ from execgraph.cli.options import (
     handled,
     home_dir,
     interactive,
+    this_run,
 )
-from execgraph.cli.prompts import answer_questions, select_approvals
+from execgraph.cli.prompts import answer_questions, automatic_answer, select_approvals
+from execgraph.cli.python_runs import PythonRun, continue_in_python
 from execgraph.cli.render import STATUS_STYLE, interrupt_summary
 from execgraph.cli.runs import (
     Answerer,
@@ -46,7 +49,7 @@ from execgraph.cli.runs import (
     checkpoint_status,
     ensure_not_driven,
     exit_code,
-    load_meta,
+    known_run,
     load_task,
     new_run_id,
     open_session,
@@ -97,12 +100,13 @@ def _start(
         task = demo_task()
     rid = check_run_id(run_id) if run_id else new_run_id()
     if (base / "runs" / f"{rid}.json").exists():
-        raise CliError(f"run {rid!r} already exists; continue it with: execgraph resume {rid}")
+        raise CliError(f"run {rid!r} already exists; continue it with: {resume_line(rid, base)}")
     workspace = str(base / "workspaces" / rid)
     meta = RunMeta(rid, arch, model, task, time.time(), workspace, tools)
     answerer: Answerer = "approve" if auto_approve else "ask" if interactive(no_input) else "stop"
     session = Session(meta, base, build_app(meta, base), answerer)
     save_meta(base, meta)
+    this_run(rid, base)
     out.print(
         Text(f"run {rid}", style="bold"),
         Text(f"· arch {arch} · model {model} · workspace {workspace}", style="dim"),
@@ -110,7 +114,26 @@ def _start(
     )
     if auto_approve:
         out.print(Text("--auto-approve: every approval request will be approved", style="cyan"))
+    if task_file is not None and model.strip().lower() == "offline":
+        _offline_note(task)
     return drive(session, {"task": task})
+
+
+def _offline_note(task: dict[str, Any]) -> None:
+    """``--model offline`` plays the demo; a task of the user's own gets told so."""
+    from execgraph.demo.build import demo_task
+
+    if task.get("goal") != demo_task()["goal"]:
+        out.print(
+            Text(
+                "note: --model offline is the demo's scripted policy: it can only run the "
+                "demo (search the corpus, read, draft report.md, publish), whatever the "
+                "task's goal says; give --model provider:model (e.g. openai:gpt-4o-mini) "
+                "to run your own task",
+                style="yellow",
+            ),
+            soft_wrap=True,
+        )
 
 
 @app.command(epilog=EPILOG)
@@ -157,6 +180,7 @@ def resume(
     base = home_dir(home)
     ensure_not_driven(base, run_id)
     session = open_session(run_id, base, "ask" if interactive(no_input) else "stop")
+    this_run(run_id, base)
     state = session.graph.get_state(session.config)
     inp: Any = None
     if state.interrupts:
@@ -188,6 +212,7 @@ def _approve_like(
     base = home_dir(home)
     ensure_not_driven(base, run_id)
     session = open_session(run_id, base, "ask" if interactive(no_input) else "stop")
+    this_run(run_id, base)
     state = session.graph.get_state(session.config)
     pending = select_approvals(state, run_id, call, single=single)
     answers = {}
@@ -265,7 +290,7 @@ def reconcile(
     if happened is None:
         raise CliError("say what you found out: --happened or --did-not-happen")
     base = home_dir(home)
-    load_meta(base, run_id)
+    known_run(base, run_id)  # a run started from Python is settled the same way
     with SqliteExecutionStore(base / "exec.db") as store:
         result = settle(
             store, run_id, call_id, happened=happened, decided_by=by or getpass.getuser(), note=note
@@ -283,7 +308,8 @@ def cancel(run_id: RunIdArg, home: HomeOpt = None) -> int:
     from execgraph.state.store.sqlite import SqliteExecutionStore
 
     base = home_dir(home)
-    meta = load_meta(base, run_id)
+    run = known_run(base, run_id)
+    this_run(run_id, base)
     with SqliteExecutionStore(base / "exec.db") as store:
         request_cancel(store, run_id, reason="cancelled from the command line")
     status, waiting = checkpoint_status(base, run_id)
@@ -296,15 +322,28 @@ def cancel(run_id: RunIdArg, home: HomeOpt = None) -> int:
             Text(f"run {run_id} already ended: ") + Text(status, STATUS_STYLE.get(status, ""))
         )
         return exit_code(status)
+    if isinstance(run, PythonRun):
+        out.print(
+            Text(
+                f"cancel requested; run {run_id} was started from Python, so it stops "
+                f"CANCELLED when its graph runs next: {continue_in_python(run_id)}"
+            ),
+            soft_wrap=True,
+        )
+        return 0
     out.print(Text(f"cancel requested; ending run {run_id} now", style="bold"))
-    session = Session(meta, base, build_app(meta, base), "reject")
+    session = Session(run, base, build_app(run, base), "reject")
     state = session.graph.get_state(session.config)
     inp: Any = None
     if state.interrupts:
-        answers = answers_for(state.interrupts, "reject")
+        answers = {}
+        for item in state.interrupts:  # worded as what it is: a cancel, not a person's no
+            answers[item.id] = automatic_answer(item.value, "reject")
+            shown = f"cancelled, not run: {interrupt_summary(item.value)}"
+            out.print(Text(shown, style=STATUS_STYLE["CANCELLED"]), soft_wrap=True)
         inp = Command(resume=answers)
     elif not state.values:
-        inp = {"task": meta.task}
+        inp = {"task": run.task}
     return drive(session, inp)
 
 

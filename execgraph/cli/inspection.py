@@ -6,13 +6,24 @@ the run. :mod:`execgraph.cli` registers them on the app, after the commands that
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 
-from execgraph.cli.drive import out, suffix
+from execgraph.cli.drive import out
+from execgraph.cli.hints import home_flag
 from execgraph.cli.options import HomeOpt, RunIdArg, handled, home_dir
+from execgraph.cli.python_runs import (
+    PYTHON_ARCH,
+    PythonRun,
+    PythonState,
+    continue_in_python,
+    python_state,
+)
 from execgraph.cli.render import render_status, replay_table, runs_table
 from execgraph.cli.runs import (
     build_app,
+    known_run,
     load_meta,
     owner_alive,
     replay_recorded,
@@ -27,24 +38,43 @@ __all__ = ["COMMANDS", "replay", "runs", "status", "trace"]
 
 @handled
 def status(run_id: RunIdArg, home: HomeOpt = None) -> int:
-    """Show a run's status, pending interrupts and budget."""
+    """Show a run's status, pending interrupts and budget (also of a run started from
+    Python under the same home)."""
     base = home_dir(home)
-    meta = load_meta(base, run_id)
-    graph = build_app(meta, base, read_only=True)
-    state = graph.get_state(run_config(run_id))
-    render_status(out, meta, state, owner_alive(base, run_id), suffix(base))
+    run = known_run(base, run_id)
+    if isinstance(run, PythonRun):
+        state: Any = python_state(base, run_id)
+        elsewhere: str | None = continue_in_python(run_id)
+        if not state.values and run.finished:
+            state = PythonState({"status": run.finished})  # ran without a checkpointer
+    else:
+        state = build_app(run, base, read_only=True).get_state(run_config(run_id))
+        elsewhere = None
+    pid = owner_alive(base, run_id)
+    render_status(out, run, state, pid, home_flag(base), elsewhere=elsewhere)
     return 0
 
 
 @handled
 def runs(home: HomeOpt = None) -> int:
-    """List the runs under --home with their current status."""
+    """List the runs under --home with their current status (also those started from
+    Python with the embedded default store: arch ``? (Python)``)."""
     base = home_dir(home)
     rows = run_rows(base)
     if not rows:
         out.print(Text(f"no runs under {base}"))
         return 0
     out.print(runs_table(rows))
+    if any(row[1] == PYTHON_ARCH for row in rows):
+        out.print(
+            Text(
+                f"{PYTHON_ARCH}: started from Python, not by this CLI; its graph is not "
+                "recorded, so status, trace, cancel and reconcile work here, and the graph "
+                "that started it continues it",
+                style="dim",
+            ),
+            soft_wrap=True,
+        )
     return 0
 
 
@@ -52,7 +82,7 @@ def runs(home: HomeOpt = None) -> int:
 def trace(run_id: RunIdArg, home: HomeOpt = None) -> int:
     """Show a run's event timeline from the execution store."""
     base = home_dir(home)
-    load_meta(base, run_id)
+    known_run(base, run_id)
     with SqliteExecutionStore(base / "exec.db") as store:
         events = store.events(run_id)
     if not events:

@@ -13,6 +13,7 @@ import os
 import sys
 import traceback
 from collections.abc import Callable
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -20,6 +21,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from execgraph.cli.hints import resume_line
 from execgraph.cli.render import short
 from execgraph.cli.runs import CliError
 from execgraph.graph.build import default_home
@@ -41,6 +43,7 @@ __all__ = [
     "handled",
     "home_dir",
     "interactive",
+    "this_run",
 ]
 
 EPILOG = (
@@ -53,6 +56,8 @@ EPILOG = (
 )
 
 err = Console(stderr=True, highlight=False)
+
+_current: ContextVar[tuple[str, Path] | None] = ContextVar("execgraph_cli_run", default=None)
 
 HomeOpt = Annotated[
     Path | None,
@@ -109,6 +114,7 @@ def handled(fn: Callable[..., int | None]) -> Callable[..., None]:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> None:
         show_logs()
+        _current.set(None)
         try:
             code = fn(*args, **kwargs)
         except typer.Exit:
@@ -117,7 +123,7 @@ def handled(fn: Callable[..., int | None]) -> Callable[..., None]:
             err.print(Text(f"error: {exc}", style="bold red"), soft_wrap=True)
             raise typer.Exit(getattr(exc, "code", 2)) from None
         except KeyboardInterrupt:
-            err.print(Text("interrupted; continue with: execgraph resume RUN_ID", style="yellow"))
+            err.print(Text(_interrupted(), style="yellow"), soft_wrap=True)
             raise typer.Exit(130) from None
         except Exception as exc:
             if os.environ.get("EXECGRAPH_DEBUG") == "1":
@@ -132,6 +138,21 @@ def handled(fn: Callable[..., int | None]) -> Callable[..., None]:
         raise typer.Exit(code or 0)
 
     return wrapper
+
+
+def this_run(run_id: str, home: Path) -> None:
+    """Name the run this command acts on, for what an interrupt (Ctrl-C) prints."""
+    _current.set((run_id, home))
+
+
+def _interrupted() -> str:
+    current = _current.get()
+    if current is None:
+        return "interrupted"
+    run_id, home = current
+    return (
+        f"interrupted; run {run_id} is kept as it was; continue with: {resume_line(run_id, home)}"
+    )
 
 
 def home_dir(home: Path | None) -> Path:

@@ -14,7 +14,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from execgraph.cli.render import short
+from execgraph.cli.render import CANCELLED, short
 from execgraph.cli.runs import Answerer, CliError
 
 __all__ = [
@@ -107,10 +107,10 @@ def call_ids(value: Any) -> list[str]:
 def automatic_answer(value: Any, answerer: Answerer) -> dict[str, Any] | None:
     """The unattended resume value for one interrupt (None: a person must answer)."""
     kind = interrupt_kind(value)
-    if answerer == "reject":
+    if answerer == "reject":  # a cancel: nothing more is to run
         if kind == "question":
-            return {"answer": "(the run was cancelled)"}
-        return {"action": "reject", "reason": "run cancelled", "approver": "cli"}
+            return {"answer": f"({CANCELLED})"}
+        return {"action": "reject", "reason": CANCELLED, "approver": "execgraph cancel"}
     if answerer == "approve" and kind == "approval":
         return {"action": "approve", "approver": "auto-approve"}
     return None

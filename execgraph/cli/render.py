@@ -20,6 +20,7 @@ from rich.text import Text
 from execgraph.state.contracts import BudgetKind
 
 __all__ = [
+    "CANCELLED",
     "STATUS_STYLE",
     "budget_table",
     "call_text",
@@ -47,6 +48,9 @@ STATUS_STYLE = {
     "CANCELLED": "bold magenta",
 }
 _OBS_STYLE = {"OK": "green", "DENIED": "red", "PERMANENT_ERROR": "red", "UNKNOWN": "yellow"}
+
+CANCELLED = "the run was cancelled"
+"""Why a call ``execgraph cancel`` stopped before it ran (the reason its answer gives)."""
 
 
 def short(value: Any, limit: int = 60) -> str:
@@ -81,9 +85,23 @@ def _decision(decision: Mapping[str, Any]) -> tuple[str, str]:
     return f"{kind}: {content}", styles.get(str(kind), "")
 
 
+def _cancelled_before_running(result: Mapping[str, Any]) -> bool:
+    """A call turned down because the run was cancelled, not by a person's judgement."""
+    error = result.get("error") or {}
+    return error.get("type") == "ApprovalRejected" and str(error.get("message", "")).endswith(
+        CANCELLED
+    )
+
+
 def _result(result: Mapping[str, Any]) -> list[tuple[str, str] | str]:
     status = str(result.get("status"))
     outcome = str(result.get("outcome"))
+    if _cancelled_before_running(result):
+        return [
+            ("✗ ", STATUS_STYLE["CANCELLED"]),
+            f"{result.get('call_id')} {result.get('tool_name')} ",
+            (f"not run — {CANCELLED}", STATUS_STYLE["CANCELLED"]),
+        ]
     parts: list[tuple[str, str] | str] = [
         (f"{'✓' if status == 'OK' else '✗'} ", _OBS_STYLE.get(status, "yellow")),
         f"{result.get('call_id')} {result.get('tool_name')} ",
@@ -244,7 +262,9 @@ def render_final(console: Console, values: Mapping[str, Any], workspace: Path) -
         console.print(Text("output:", style="bold"))
         console.print(Text(str(values["output"])), soft_wrap=True)
     error = values.get("error")
-    if isinstance(error, Mapping) and error.get("message") and status != "COMPLETED":
+    if isinstance(error, Mapping) and error.get("message") and status == "CANCELLED":
+        console.print(Text(f"why: {error['message']}", STATUS_STYLE[status]), soft_wrap=True)
+    elif isinstance(error, Mapping) and error.get("message") and status != "COMPLETED":
         console.print(Text(f"error: {error['message']}", style="red"), soft_wrap=True)
     output = str(values.get("output") or "")
     failed = [item for item in values.get("open_items") or [] if str(item) not in output]
@@ -308,24 +328,38 @@ def follow_ups(run_id: str, values: Sequence[Any], suffix: str = "") -> list[str
 
 
 def render_status(
-    console: Console, meta: Any, state: Any, pid: int | None, suffix: str = ""
+    console: Console,
+    meta: Any,
+    state: Any,
+    pid: int | None,
+    suffix: str = "",
+    *,
+    elsewhere: str | None = None,
 ) -> None:
-    """``execgraph status``: status (and who drives it), output, waits, budget."""
+    """``execgraph status``: status (and who drives it), output, waits, budget.
+
+    ``elsewhere`` says how a run the CLI cannot continue (one started from Python) is
+    continued instead; it replaces the CLI's own follow-up commands.
+    """
     values = state.values
     current = "WAITING" if state.interrupts else values.get("status") or "NOT STARTED"
     console.print(
         Text(f"run {meta.run_id}", style="bold"), f"· arch {meta.arch} · model {meta.model}"
     )
     line = Text("status: ", style="bold") + Text(current, STATUS_STYLE.get(current, ""))
-    if current == "RUNNING":
-        line += Text(f" (process {pid})" if pid else " (no process; execgraph resume continues it)")
-    console.print(line)
+    if current == "RUNNING" and elsewhere is None:
+        resume = f"execgraph resume {meta.run_id}{suffix}"
+        line += Text(f" (process {pid})" if pid else f" (no process; continue with: {resume})")
+    console.print(line, soft_wrap=True)
     if values.get("output"):
         console.print(Text("output: ", style="bold") + Text(short(values["output"], 300)))
     waiting = [item.value for item in state.interrupts]
     for value in waiting:
         console.print(Text(f"  waiting for {interrupt_summary(value)}", style="yellow"))
-    for hint in follow_ups(meta.run_id, waiting, suffix) if waiting else []:
+    hints = follow_ups(meta.run_id, waiting, suffix) if waiting else []
+    if elsewhere is not None:
+        hints = [elsewhere] if current in ("RUNNING", "WAITING") else []
+    for hint in hints:
         console.print(Text(f"  {hint}", style="cyan"), soft_wrap=True)
     table = budget_table(values.get("budget"), (values.get("contract") or {}).get("budgets"))
     if table.row_count:

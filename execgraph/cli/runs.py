@@ -9,14 +9,11 @@ task, workspace and the optional ``--tools`` import path. The run id is the Lang
 
 from __future__ import annotations
 
-import importlib
-import inspect
 import json
 import os
 import re
 import secrets
 import sqlite3
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,6 +23,15 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from execgraph.cli.hints import home_flag, resume_line
+from execgraph.cli.python_runs import (
+    PYTHON_ARCH,
+    PythonRun,
+    continue_in_python,
+    python_run,
+    python_runs,
+)
+from execgraph.cli.tool_source import load_tools, tool_source
 from execgraph.state.contracts import RunStatus, TaskSpec
 from execgraph.state.errors import CliError
 
@@ -40,6 +46,7 @@ __all__ = [
     "checkpoint_status",
     "ensure_not_driven",
     "exit_code",
+    "known_run",
     "list_runs",
     "load_meta",
     "load_task",
@@ -119,7 +126,8 @@ def save_meta(home: Path, meta: RunMeta) -> Path:
             json.dump(asdict(meta), fh, indent=2, sort_keys=True)
     except FileExistsError:
         raise CliError(
-            f"run {meta.run_id!r} already exists; continue it with: execgraph resume {meta.run_id}"
+            f"run {meta.run_id!r} already exists; continue it with: "
+            f"{resume_line(meta.run_id, home)}"
         ) from None
     return path
 
@@ -128,12 +136,28 @@ def load_meta(home: Path, run_id: str) -> RunMeta:
     """The metadata of ``run_id`` under ``home``, or a CliError naming the problem."""
     path = _runs_dir(home) / f"{check_run_id(run_id)}.json"
     if not path.is_file():
-        raise CliError(f"unknown run id {run_id!r} in {home} (list runs with: execgraph runs)")
+        if python_run(home, run_id) is not None:
+            raise CliError(
+                f"run {run_id!r} was started from Python, not by this CLI: its graph "
+                "(architecture, tools, model) is not recorded, so the CLI cannot rebuild it; "
+                f"{continue_in_python(run_id)} (execgraph status and trace show it)"
+            )
+        raise CliError(
+            f"unknown run id {run_id!r} in {home} (list runs with: execgraph runs{home_flag(home)})"
+        )
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
         return RunMeta(**raw)
     except (OSError, ValueError, TypeError) as exc:
         raise CliError(f"run metadata {path} is unreadable ({type(exc).__name__})") from None
+
+
+def known_run(home: Path, run_id: str) -> RunMeta | PythonRun:
+    """The CLI's metadata of ``run_id``, or what the records hold of a run started from
+    Python (for the commands that need no graph: status, trace, cancel, reconcile)."""
+    path = _runs_dir(home) / f"{check_run_id(run_id)}.json"
+    found = None if path.is_file() else python_run(home, run_id)
+    return found if found is not None else load_meta(home, run_id)
 
 
 def list_runs(home: Path) -> list[RunMeta]:
@@ -174,42 +198,6 @@ def load_task(path: Path) -> dict[str, Any]:
             f"task file {str(path)!r} is not a valid TaskSpec: {where}: {first['msg']}{more}"
         ) from None
     return raw
-
-
-def tool_source(spec: str) -> Any:
-    """Import ``module:attr`` and check it names a list of tools or a factory of one.
-
-    The working directory is importable, so ``--tools mytools:TOOLS`` finds ``./mytools.py``.
-    """
-    module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
-        raise CliError(f"--tools {spec!r} must look like 'package.module:attribute'")
-    if str(Path.cwd()) not in sys.path:
-        sys.path.insert(0, str(Path.cwd()))  # a user's own module, as `python -m` would
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise CliError(f"--tools: cannot import {module_name!r} ({exc})") from None
-    try:
-        value = getattr(module, attr)
-    except AttributeError:
-        raise CliError(f"--tools: {module_name!r} has no attribute {attr!r}") from None
-    if not inspect.isfunction(value) and (not isinstance(value, list | tuple) or not value):
-        raise CliError(
-            f"--tools {spec!r} must name a non-empty list of tools, or a function "
-            "(workspace) -> list of tools"
-        )
-    return value
-
-
-def load_tools(spec: str, workspace: Path) -> list[Any]:
-    """The tools ``module:attr`` names: a list of tools/adapters, or a factory's list."""
-    value = tool_source(spec)
-    if inspect.isfunction(value):
-        value = value(workspace)
-    if not isinstance(value, list | tuple) or not value:
-        raise CliError(f"--tools {spec!r}: the factory must return a non-empty list of tools")
-    return list(value)
 
 
 def build_app(meta: RunMeta, home: Path, *, read_only: bool = False) -> Any:
@@ -335,14 +323,23 @@ def ensure_not_driven(home: Path, run_id: str) -> None:
         raise CliError(f"run {run_id!r} is being driven by process {pid}; wait or cancel it")
 
 
+def _created(ts: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts)) if ts else "?"
+
+
 def run_rows(home: Path) -> list[tuple[str, str, str, str, str]]:
-    """(id, arch, model, created, current status) of every recorded run."""
+    """(id, arch, model, created, current status) of every run under ``home``: the CLI's
+    own, then those started from Python (arch ``PYTHON_ARCH``: not rebuildable here)."""
     rows = []
-    for meta in list_runs(home):
+    metas = list_runs(home)
+    for meta in metas:
         status, waiting = checkpoint_status(home, meta.run_id)
         shown = "WAITING" if waiting else status or "NOT STARTED"
-        created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(meta.created))
-        rows.append((meta.run_id, meta.arch, meta.model, created, shown))
+        rows.append((meta.run_id, meta.arch, meta.model, _created(meta.created), shown))
+    for run in python_runs(home, {m.run_id for m in metas}):
+        status, waiting = checkpoint_status(home, run.run_id)
+        shown = "WAITING" if waiting else status or run.finished or "UNKNOWN"
+        rows.append((run.run_id, PYTHON_ARCH, run.model, _created(run.created), shown))
     return rows
 
 

@@ -72,18 +72,12 @@ SCRIPTS: dict[str, dict[str, list[AIMessage]]] = {
         "denied": [plan(S_READ, S_WRITE), ABORT],
         "no_evidence": [plan(S_READ), finish(), ABORT],
     },
+    # A phase without tools is skipped (FileAdapter has no irreversible tool: no publish),
+    # and the last phase's finish is the result.
     "hybrid": {
-        "happy": [READ, finish("collected"), WRITE, finish("written"), finish("nothing"), finish()],
-        "denied": [
-            READ,
-            finish("collected"),
-            WRITE,
-            finish("written"),
-            finish("nothing"),
-            finish(),
-            ABORT,
-        ],
-        "no_evidence": [finish("collected"), finish("written"), finish("nothing"), finish(), ABORT],
+        "happy": [READ, finish("collected"), WRITE, finish()],
+        "denied": [READ, finish("collected"), WRITE, finish(), ABORT],
+        "no_evidence": [finish("collected"), finish(), ABORT],
     },
 }
 

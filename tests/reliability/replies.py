@@ -64,8 +64,10 @@ def step(sid: str, tool: str, after: Sequence[str] = (), **args: Any) -> dict[st
 
 
 def hybrid(collect: list[Any], analyze: list[Any], *tail: Any) -> list[Any]:
-    """Collect replies + finish, analyze replies + finish, publish finish, accept finish."""
-    return [*collect, finish("collected"), *analyze, finish("written"), finish("none"), *tail]
+    """Collect replies + finish, analyze replies, then ``tail``: the matrix has no
+    irreversible tool, so there is no publish phase and the first reply of ``tail`` closes
+    analyze with the run's result."""
+    return [*collect, finish("collected"), *analyze, *tail]
 
 
 def malformed() -> AIMessage:

@@ -10,7 +10,8 @@ but outside the task contract) — and scripts the model for its architecture:
 - workflow: one reply per fixed stage (``collect`` -> lookup, ``write`` -> save), then the
   ``conclude`` finish; a fixed path never loops back, so a stage's lost turn stays lost;
 - plan_execute: ``submit_plan`` (plus replans on a trigger), then ``finish`` in respond;
-- hybrid: collect (reads) / analyze (writes) / publish / accept, each closed by ``finish``.
+- hybrid: collect (reads) / analyze (writes), each closed by ``finish``; with no
+  irreversible tool there is no publish phase, so analyze's ``finish`` is the result.
 
 Where an architecture's expected status differs, ``why`` says why.
 """

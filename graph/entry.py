@@ -1,0 +1,111 @@
+"""A run's entry points refuse a config without a thread id, saying what is missing.
+
+The thread id is the run id: checkpoints, the execution log, idempotency keys and the
+model replies a re-run replays are all filed under it. LangGraph itself, given a
+checkpointer and no ``configurable`` at all, raises ``ValueError("Checkpointer requires one
+or more of the following 'configurable' keys: thread_id, checkpoint_ns, checkpoint_id")``;
+given a ``configurable`` without ``thread_id`` (a ``checkpoint_ns``, a user id, or the
+price table ``build_graph`` binds), it passes it on and the saver fails with a bare
+``KeyError: 'thread_id'``, as do ``get_state``, ``get_state_history`` and
+``update_state``. Without a checkpointer LangGraph needs no thread id, but every such run
+would share one run id and replay each other's logged replies. So every way into a
+compiled run graph — ``invoke``/``stream`` and their async twins (which all go through
+``stream``/``astream``), state reads and state updates — first checks the merged config
+and raises :class:`~execgraph.state.errors.UsageError` (a ``ValueError``, like
+LangGraph's) naming ``{"configurable": {"thread_id": ...}}``.
+
+Time travel forks the same run, so it replays rather than re-decides. A fork —
+``app.invoke(None, config_with_checkpoint_id)``, or ``update_state`` on an old checkpoint
+and then ``invoke`` — re-runs the turns after that checkpoint under the same thread id.
+Each turn's model reply is looked up in the execution log by its deterministic event id
+(run id, turn, attempt: ``execgraph.nodes.model_call.recorded_replies``), exactly as when
+a crash makes a turn run again, and each call's result comes from its execution record.
+So the model is not asked again for a turn it already answered, an effect is not
+repeated, and a state update made on the old checkpoint (a note, a changed value) does
+not change a decision already logged; turns past the last logged one call the model as
+usual. To have the model decide again from some point, start a new thread (a new run
+id) with the task, rather than forking the old one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import merge_configs
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import StateSnapshot, StateUpdate
+
+from execgraph.graph.compiled import RunGraph
+from execgraph.state.errors import UsageError
+from execgraph.state.schema import RunInput, RunState
+
+__all__ = ["MISSING_THREAD", "ThreadBoundGraph", "thread_bound"]
+
+MISSING_THREAD = (
+    'a run needs a thread id (it is the run id): pass config={"configurable": '
+    '{"thread_id": "..."}}, the same id to continue the run'
+)
+
+
+class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
+    """A compiled run graph whose entry points require ``configurable.thread_id``."""
+
+    def _require_thread(self, config: RunnableConfig | None) -> None:
+        merged = merge_configs(self.config, config)
+        if not (merged.get("configurable") or {}).get("thread_id"):
+            raise UsageError(MISSING_THREAD)
+
+    def stream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> Iterator[Any]:
+        """LangGraph's ``stream`` (and so ``invoke``), once the config names a thread."""
+        self._require_thread(config)
+        return super().stream(input, config, **kwargs)
+
+    def astream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        """LangGraph's ``astream`` (and so ``ainvoke``), once the config names a thread."""
+        self._require_thread(config)
+        return super().astream(input, config, **kwargs)
+
+    def get_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> StateSnapshot:
+        self._require_thread(config)
+        return super().get_state(config, subgraphs=subgraphs)
+
+    async def aget_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> StateSnapshot:
+        self._require_thread(config)
+        return await super().aget_state(config, subgraphs=subgraphs)
+
+    def get_state_history(self, config: RunnableConfig, **kwargs: Any) -> Iterator[StateSnapshot]:
+        self._require_thread(config)
+        return super().get_state_history(config, **kwargs)
+
+    def aget_state_history(
+        self, config: RunnableConfig, **kwargs: Any
+    ) -> AsyncIterator[StateSnapshot]:
+        self._require_thread(config)
+        return super().aget_state_history(config, **kwargs)
+
+    def bulk_update_state(
+        self, config: RunnableConfig, supersteps: Sequence[Sequence[StateUpdate]]
+    ) -> RunnableConfig:
+        """LangGraph's ``bulk_update_state`` (and so ``update_state``), once the config
+        names a thread."""
+        self._require_thread(config)
+        return super().bulk_update_state(config, supersteps)
+
+    async def abulk_update_state(
+        self, config: RunnableConfig, supersteps: Sequence[Sequence[StateUpdate]]
+    ) -> RunnableConfig:
+        self._require_thread(config)
+        return await super().abulk_update_state(config, supersteps)
+
+
+def thread_bound(graph: RunGraph) -> RunGraph:
+    """``graph`` as a :class:`ThreadBoundGraph` (the same object graph, as LangGraph's own
+    ``copy`` rebuilds one; ``with_config`` and ``copy`` keep the class)."""
+    attrs = {k: v for k, v in graph.__dict__.items() if k != "__orig_class__"}
+    return ThreadBoundGraph(**attrs)

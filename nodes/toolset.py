@@ -1,0 +1,74 @@
+"""The tools a graph is built over, refused at build time when their names cannot work.
+
+A model names a tool to call it, so a name must mean one thing. ``build_graph`` refuses
+(a :class:`~execgraph.state.errors.ToolDeclarationError`, before any run) a tool named
+like a run-control action (``finish``, ``ask_user``, ``abort``, ``revise_plan``: the model
+would be ending the run, not calling it) and two *different* tools under one
+``name@version`` (say a LangChain ``@tool`` and a ToolSpec both named ``search``, both at
+the default ``1.0.0``): the registry would keep the last one silently. Several versions of
+one tool are what the registry is for and stay allowed, and so does the same tool object
+given twice. The registry also remembers the order the tools were given in, which the
+fixed workflow's default stages follow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from execgraph.nodes.deps import CONTROL_TOOLS
+from execgraph.state.errors import ToolDeclarationError
+from execgraph.tools.registry import ToolLike, ToolRegistry
+from execgraph.tools.spec import ToolSpec
+
+__all__ = ["DeclaredRegistry", "declaration_order"]
+
+
+class DeclaredRegistry(ToolRegistry):
+    """A :class:`ToolRegistry` that refuses ambiguous names and keeps declaration order."""
+
+    def __init__(self, tools: Iterable[ToolLike] = ()) -> None:
+        self._given: set[int] = set()  # top-level objects seen: the same one twice is one
+        self._declared: dict[tuple[str, str], ToolSpec] = {}
+        self._order: list[str] = []
+        super().__init__(tools)
+
+    def register(self, item: ToolLike) -> None:
+        """Add a tool as :meth:`ToolRegistry.register` does, after refusing a name that
+        is reserved or already taken by a different tool at the same version."""
+        if id(item) in self._given:
+            return
+        self._given.add(id(item))
+        if isinstance(item, ToolSpec):
+            self._check(item)
+        super().register(item)
+
+    def _check(self, spec: ToolSpec) -> None:
+        if spec.name in CONTROL_TOOLS:
+            raise ToolDeclarationError(
+                f"tool name {spec.name!r} is reserved for run control "
+                f"({', '.join(CONTROL_TOOLS)}): the model would stop the run instead of "
+                "calling the tool; give the tool another name"
+            )
+        earlier = self._declared.get((spec.name, spec.version))
+        if earlier is not None and earlier != spec:
+            raise ToolDeclarationError(
+                f"two different tools are declared as {spec.key} (a LangChain tool "
+                "registers as version 1.0.0 unless wrapped with from_langchain(version=...)); "
+                "give one another name, or another version if it replaces the other"
+            )
+        self._declared[(spec.name, spec.version)] = spec
+        if spec.name not in self._order:
+            self._order.append(spec.name)
+
+    def in_order(self) -> list[str]:
+        """Names with an enabled version, in the order they were first given."""
+        enabled = set(self.names())
+        return [name for name in self._order if name in enabled]
+
+
+def declaration_order(registry: ToolRegistry) -> list[str]:
+    """The tool names of ``registry`` in the order they were given (a plain registry,
+    which does not remember it, gives them sorted)."""
+    if isinstance(registry, DeclaredRegistry):
+        return registry.in_order()
+    return registry.names()
