@@ -57,8 +57,9 @@ if TYPE_CHECKING:
     from execgraph.tools.adapters.http import HttpAdapter
     from execgraph.tools.adapters.process import ProcessAdapter
     from execgraph.tools.invocation import AdapterOutput, InvokeContext
+    from execgraph.tools.langchain import from_langchain
+    from execgraph.tools.mcp import amcp_tools, mcp_tools
     from execgraph.tools.policy import PolicyEngine, PolicyRule
-    from execgraph.tools.registry import from_langchain
     from execgraph.tools.spec import ToolSpec, tool_spec
 
 __all__ = [
@@ -89,10 +90,12 @@ __all__ = [
     "ToolResult",
     "ToolSpec",
     "__version__",
+    "amcp_tools",
     "build_executor",
     "build_graph",
     "errors",
     "from_langchain",
+    "mcp_tools",
     "open_store",
     "reconcile",
     "request_cancel",
@@ -130,7 +133,9 @@ _WHERE: dict[str, str] = {
     "build_executor": "execgraph.graph.executor",
     "build_graph": "execgraph.graph.build",
     "errors": "execgraph.state.errors",
-    "from_langchain": "execgraph.tools.registry",
+    "amcp_tools": "execgraph.tools.mcp",
+    "from_langchain": "execgraph.tools.langchain",
+    "mcp_tools": "execgraph.tools.mcp",
     "open_store": "execgraph.state.store",
     "reconcile": "execgraph.nodes.executor.settle",
     "request_cancel": "execgraph.nodes.cancel",

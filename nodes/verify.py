@@ -134,11 +134,17 @@ def verify(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[st
             view = full_view(state, contract.run_id, deps)
             passed, failed = evaluate(contract, {**view, "output": d.content}, deps)
             report = {"turn": turn, "passed": passed, "failed": failed, "accepted": not failed}
+            verdict = make_event(
+                EventType.VERIFIER_VERDICT, contract.run_id, turn_id=f"t{turn}", payload=report
+            )
+            deps.executor.store.append_events([verdict])
             if not failed:
                 done = stop_update(
                     view, contract, deps, RunStatus.COMPLETED, "verified", output=d.content
                 )
-                return {**done, "verification": report}
+                recent = [verdict.event_id, *done["events"]["recent"]]
+                return {**done, "events": {"recent": recent}, "verification": report}
+            update["events"] = {"recent": [verdict.event_id]}
             note = "finish rejected: " + "; ".join(failed)
             update["verification"] = report
             update["feedback"] = [
@@ -153,7 +159,10 @@ def verify(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[st
             return stop_update(state, contract, deps, RunStatus.FAILED, f"aborted: {d.content}")
     halt = stop_condition(state, contract, deps, cancel_checked=True)
     if halt is not None:
-        return {**update, **stop_update(state, contract, deps, *halt)}
+        stopped = stop_update(state, contract, deps, *halt)
+        judged = update.get("events", {}).get("recent", [])
+        recent = [*judged, *stopped["events"]["recent"]]
+        return {**update, **stopped, "events": {"recent": recent}}
     return {**update, "decisions": [], "status": RunStatus.RUNNING.value}
 
 

@@ -45,6 +45,7 @@ class EventType(StrEnum):
     TOOL_ENDED_LATE = "tool.ended_late"
     TOOL_SETTLED = "tool.settled"
     TOOL_RETRIED = "tool.retried"
+    VERIFIER_VERDICT = "verifier.verdict"  # a finish judged: accepted, or rejected and why
     STATE_CHECKPOINTED = "state.checkpointed"
 
 

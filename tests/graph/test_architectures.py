@@ -132,7 +132,22 @@ def test_denied_tool_never_executes(tmp_path: Path, arch: str) -> None:
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_finish_without_evidence_is_rejected(tmp_path: Path, arch: str) -> None:
-    out, _, _ = _run(tmp_path, arch, "no_evidence")
+    out, _, store = _run(tmp_path, arch, "no_evidence")
     assert out["status"] in ("FAILED", "PARTIAL")
     assert out["verification"]["accepted"] is False
     assert any("report.txt" in reason for reason in out["verification"]["failed"])
+    # Every judged finish is in the event log, with why it was rejected.
+    verdicts = [e for e in store.events(f"{arch}-no_evidence") if e.type == "verifier.verdict"]
+    assert verdicts and not any(v.payload["accepted"] for v in verdicts)
+    assert verdicts[-1].payload["failed"] == out["verification"]["failed"]
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_an_accepted_finish_is_logged_before_the_run_ends(tmp_path: Path, arch: str) -> None:
+    out, _, store = _run(tmp_path, arch, "happy")
+    kinds = [e.type for e in store.events(f"{arch}-happy")]
+    assert kinds.count("verifier.verdict") >= 1
+    last = max(i for i, k in enumerate(kinds) if k == "verifier.verdict")
+    assert kinds[last + 1 :] == ["run.finished"]
+    [accepted] = [e for e in store.events(f"{arch}-happy") if e.type == "verifier.verdict"][-1:]
+    assert accepted.payload["accepted"] is True and out["status"] == "COMPLETED"

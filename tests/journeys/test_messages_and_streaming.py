@@ -177,6 +177,8 @@ def test_stream_custom_shows_the_runs_events_while_it_goes(
         "tool.resolved",
         "tool.started",
         "tool.completed",
+        "verifier.verdict",
+        "run.finished",
     } <= kinds
     assert {c["call_id"] for c in custom if c["kind"] == "tool.running"} == {"t1.c0", "t1.c1"}
     order = [

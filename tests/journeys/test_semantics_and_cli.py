@@ -35,6 +35,10 @@ def post(message: str) -> str:
     return f"posted: {message}"
 
 
+search.metadata = {"effect": "read"}  # declared, as a user declares a LangChain tool
+post.metadata = {"effect": "write"}
+
+
 TASK = {
     "goal": "Find out who owns the billing service.",
     "success_checks": [{"kind": "tool_succeeded", "target": "search"}],
