@@ -182,6 +182,6 @@ def test_event_is_frozen_and_strict() -> None:
 @pytest.mark.parametrize("member", list(EventType))
 def test_event_type_values_are_dotted_and_stable(member: EventType) -> None:
     area, _, name = member.value.partition(".")
-    assert area in {"run", "model", "decision", "tool", "approval", "state"}
+    assert area in {"run", "model", "decision", "tool", "approval", "verifier", "state"}
     assert name
     assert EventType(member.value) is member
