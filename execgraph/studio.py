@@ -31,7 +31,6 @@ when the server imports this module in a worker thread at startup. Reference the
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Callable
 from typing import Any
@@ -43,6 +42,7 @@ from execgraph.nodes.executor.deps import ExecutorDeps
 from execgraph.state.errors import UsageError
 from execgraph.state.store.sqlite import SqliteExecutionStore
 from execgraph.tools.policy import PolicyEngine
+from execgraph.tools.refs import import_ref, tool_list
 from execgraph.tools.registry import ToolLike, ToolRegistry
 
 __all__ = [
@@ -61,27 +61,13 @@ MODEL_ENV = "EXECGRAPH_MODEL"
 
 
 def load_tools(ref: str) -> list[ToolLike]:
-    """The tools ``ref`` (``module:attr``) names, as a list.
+    """The tools ``ref`` (``module:attr``) names, as a list (one tool, or a list of them).
 
     Raises:
         UsageError: a malformed reference, a module or attribute that is not there, or
-            something that is not a list of tools.
+            something that is not tools.
     """
-    module_name, sep, attr = ref.strip().partition(":")
-    if not sep or not module_name or not attr:
-        raise UsageError(f"{TOOLS_ENV}={ref!r} must look like 'package.module:attr'")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise UsageError(f"{TOOLS_ENV}={ref!r}: cannot import {module_name!r}: {exc}") from exc
-    try:
-        value = getattr(module, attr)
-    except AttributeError:
-        raise UsageError(f"{TOOLS_ENV}={ref!r}: {module_name!r} has no {attr!r}") from None
-    # A list, not any iterable: a single LangChain tool is a pydantic model, which iterates.
-    if not isinstance(value, list | tuple):
-        raise UsageError(f"{TOOLS_ENV}={ref!r} is a {type(value).__name__}, not a list of tools")
-    return list(value)
+    return tool_list(import_ref(ref, source=TOOLS_ENV), source=TOOLS_ENV, ref=ref)
 
 
 def _graphs() -> tuple[Callable[[str], Any], list[ToolLike]]:

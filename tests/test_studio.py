@@ -410,13 +410,13 @@ def test_your_own_graph_module_runs_your_langchain_tool(user_server: UserServer)
 @pytest.mark.parametrize(
     ("env", "says"),
     [
-        ({"EXECGRAPH_TOOLS": "my_tools"}, "must look like 'package.module:attr'"),
+        ({"EXECGRAPH_TOOLS": "my_tools"}, "must look like 'package.module:attribute'"),
         ({"EXECGRAPH_TOOLS": "my_tools:tools"}, "set EXECGRAPH_MODEL too"),
         ({"EXECGRAPH_TOOLS": "no_such_module:tools", "EXECGRAPH_MODEL": "openai:m"}, "import"),
         ({"EXECGRAPH_TOOLS": "my_tools:refund", "EXECGRAPH_MODEL": "openai:m"}, "has no"),
         (
-            {"EXECGRAPH_TOOLS": "my_tools:lookup_order", "EXECGRAPH_MODEL": "openai:m"},
-            "is a StructuredTool, not a list of tools",
+            {"EXECGRAPH_TOOLS": "my_tools:Path", "EXECGRAPH_MODEL": "openai:m"},
+            "must name a non-empty list of tools (or one tool), not a type",
         ),
     ],
 )
