@@ -25,7 +25,7 @@ from execgraph.state.errors import (
     TransientError,
 )
 from execgraph.tools.adapters.netguard import address_forbidden
-from tests.support.hostile_servers import BOMB_DECODED, HostileServer
+from tests.support.hostile_servers import BOMB_DECODED, PLAIN, HostileServer
 from tests.tools.adapters._http_server import LoopbackOnly, _adapter, _call, _ctx
 
 _JOIN_S = 20.0  # generous: the calls below are meant to end within a couple of seconds
@@ -66,7 +66,7 @@ def _in_thread(fn: Any) -> tuple[threading.Thread, dict[str, BaseException]]:
     def body() -> None:
         try:
             fn()
-        except BaseException as exc:  # noqa: BLE001 - the test inspects it
+        except BaseException as exc:
             outcome["error"] = exc
 
     thread = threading.Thread(target=body, daemon=True)
@@ -150,6 +150,31 @@ def test_gzip_gzip_bomb_is_refused_at_the_decoded_cap_with_bounded_memory(
     assert peak < 32 * 1024 * 1024, f"peak {peak} bytes while decoding a {BOMB_DECODED} bomb"
 
 
+@pytest.mark.parametrize("mode", ["gzip", "deflate-raw", "deflate-zlib"])
+def test_honest_encoded_bodies_are_decoded(
+    mode: str, transport: LoopbackOnly, tmp_path: Path
+) -> None:
+    srv = HostileServer(mode)
+    try:
+        out = _call(_adapter(transport), "http_get", _ctx(tmp_path, output_budget=len(PLAIN) * 2),
+                    url=srv.url)  # fmt: skip
+    finally:
+        srv.close()
+    assert out.data["body"].encode() == PLAIN
+    assert not out.truncated
+
+
+def test_an_encoding_the_adapter_cannot_decode_is_refused(
+    transport: LoopbackOnly, tmp_path: Path
+) -> None:
+    srv = HostileServer("br")
+    try:
+        with pytest.raises(PermanentError, match="'br'"):
+            _call(_adapter(transport), "http_get", _ctx(tmp_path), url=srv.url)
+    finally:
+        srv.close()
+
+
 # ---------------------------------------------------------------------- item 13: redirects
 
 
@@ -160,7 +185,15 @@ def test_unparseable_redirect_location_is_a_typed_redirect_error(
     with pytest.raises(PermanentError) as info:
         _call(adapter, "http_get", _ctx(tmp_path), url=bad_redirect.url)
     assert "redirect" in str(info.value).lower()
-    assert "Location" in str(info.value)
+    assert "Location cannot be parsed" in str(info.value)
+
+
+def test_unparseable_redirect_after_a_write_is_unknown_not_failed(
+    bad_redirect: HostileServer, transport: LoopbackOnly, tmp_path: Path
+) -> None:
+    adapter = _adapter(transport)
+    with pytest.raises(ResponseLostError, match="Location cannot be parsed"):
+        _call(adapter, "http_post", _ctx(tmp_path), url=bad_redirect.url, body="x")
 
 
 # ---------------------------------------------------------------------- item 13: SSRF

@@ -7,7 +7,9 @@ answers every connection with one scripted misbehaviour:
   the headers (a per-read timeout never fires; only a total deadline ends it);
 * ``bomb``: a tiny body sent with ``Content-Encoding: gzip, gzip`` that decodes to
   ``BOMB_DECODED`` bytes;
-* ``bad_redirect``: a 302 whose ``Location`` no URL parser accepts.
+* ``bad_redirect``: a 302 whose ``Location`` no URL parser accepts;
+* ``gzip`` / ``deflate-raw`` / ``deflate-zlib`` / ``br``: an honest ``PLAIN`` body in that
+  encoding although the client asked for identity (``br`` is not really brotli).
 
 The server records when a client hung up (``client_gone``), so a test can tell that the
 adapter really closed the connection instead of abandoning a thread that still reads.
@@ -22,10 +24,11 @@ import zlib
 from collections.abc import Callable
 from functools import cache
 
-__all__ = ["BOMB_DECODED", "DRIP_S", "HostileServer", "gzip_gzip_bomb"]
+__all__ = ["BOMB_DECODED", "DRIP_S", "PLAIN", "HostileServer", "gzip_gzip_bomb"]
 
 DRIP_S = 0.2
 BOMB_DECODED = 256 * 1024 * 1024  # 256 MiB of zeros once both gzip layers are undone
+PLAIN = b"an honest, modestly compressed body\n" * 2000
 _GIVE_UP_S = 120.0  # a dripping server stops on its own eventually, whatever the client does
 
 
@@ -39,6 +42,11 @@ def gzip_gzip_bomb() -> bytes:
     return gzip.compress(b"".join(parts), compresslevel=9)
 
 
+def _raw_deflate(data: bytes) -> bytes:
+    z = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)
+    return z.compress(data) + z.flush()
+
+
 class HostileServer:
     """A threaded raw-socket server on 127.0.0.1 that misbehaves in one way (``mode``)."""
 
@@ -47,6 +55,10 @@ class HostileServer:
             "drip": self._drip,
             "bomb": self._bomb,
             "bad_redirect": self._bad_redirect,
+            "gzip": lambda c: self._encoded(c, "gzip", gzip.compress(PLAIN)),
+            "deflate-raw": lambda c: self._encoded(c, "deflate", _raw_deflate(PLAIN)),
+            "deflate-zlib": lambda c: self._encoded(c, "deflate", zlib.compress(PLAIN)),
+            "br": lambda c: self._encoded(c, "br", b"not really brotli"),
         }
         self._handle = handlers[mode]
         self._sock = socket.create_server(("127.0.0.1", 0))
@@ -101,6 +113,13 @@ class HostileServer:
         body = gzip_gzip_bomb()
         head = (
             "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Encoding: gzip, gzip\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+        )
+        conn.sendall(head.encode() + body)
+
+    def _encoded(self, conn: socket.socket, encoding: str, body: bytes) -> None:
+        head = (
+            f"HTTP/1.1 200 OK\r\nContent-Encoding: {encoding}\r\n"
             f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
         )
         conn.sendall(head.encode() + body)

@@ -27,11 +27,11 @@ from execgraph.state.errors import (
 )
 
 __all__ = [
+    "DENIED_IPV4",
+    "DENIED_IPV6",
     "HostPattern",
     "IPAddress",
     "Resolver",
-    "DENIED_IPV4",
-    "DENIED_IPV6",
     "address_forbidden",
     "host_allowed",
     "parse_host_patterns",
@@ -44,6 +44,7 @@ Resolver = Callable[..., list[tuple[Any, ...]]]
 
 _MALFORMED = "the URL's numeric host address is malformed"
 _NUMERIC_PART = re.compile(r"0[xX][0-9a-fA-F]*|[0-9]+")
+
 
 @dataclass(frozen=True)
 class HostPattern:
