@@ -65,10 +65,18 @@ def _sqlite_value(value: Any) -> Any:
     return value
 
 
-def _sqlite_error(exc: sqlite3.Error, ctx: InvokeContext, tool: str) -> ExecGraphError:
+def _sqlite_error(
+    exc: sqlite3.Error, ctx: InvokeContext, tool: str, cell_limit: int | None = None
+) -> ExecGraphError:
     code = getattr(exc, "sqlite_errorcode", None)
     primary = code & 0xFF if isinstance(code, int) else None
     label = getattr(exc, "sqlite_errorname", None) or type(exc).__name__
+    if primary == sqlite3.SQLITE_TOOBIG and cell_limit is not None:
+        return PermanentError(
+            f"{tool} reads a value larger than the cell limit of {cell_limit} bytes; nothing "
+            "past the limit was loaded (raise DatabaseAdapter(max_cell_bytes=...) if it is "
+            "meant to be read)"
+        )
     if primary == sqlite3.SQLITE_INTERRUPT:
         if ctx.cancel.is_set():
             return ToolCancelled(f"{tool} was cancelled; nothing was committed")
@@ -117,7 +125,7 @@ class SqliteBackend:
 
     dialect = "sqlite"
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, max_cell_bytes: int) -> None:
         if not url.startswith("sqlite:///"):
             raise ToolDeclarationError("sqlite url must look like sqlite:///path/to/file.db")
         raw = url[len("sqlite:///") :].split("?", 1)[0]
@@ -125,6 +133,7 @@ class SqliteBackend:
             # Every call opens its own connection, so an in-memory database would be empty.
             raise ToolDeclarationError("in-memory SQLite is not supported; give a file path")
         self._path = Path(raw).absolute()
+        self._max_cell_bytes = max_cell_bytes
 
     def compile(self, sql: str) -> Statement:
         """Validate placeholders; SQLite binds ``:name`` natively."""
@@ -132,7 +141,12 @@ class SqliteBackend:
 
     @contextmanager
     def transaction(self, *, read_only: bool, ctx: InvokeContext, tool: str) -> Iterator[_SqliteTx]:
-        """mode=ro + query_only + authorizer for reads; BEGIN IMMEDIATE for writes."""
+        """mode=ro + query_only + authorizer for reads; BEGIN IMMEDIATE for writes.
+
+        A read also runs under ``SQLITE_LIMIT_LENGTH = max_cell_bytes``: SQLite refuses
+        (SQLITE_TOOBIG) to load any longer string or blob, in a result or a filter, so a
+        300 MB cell is never copied into memory to be dropped by the output budget later.
+        """
         uri = f"{self._path.as_uri()}?mode={'ro' if read_only else 'rw'}"
         remaining = ctx.remaining_s()
         busy_s = 5.0 if remaining is None else min(remaining, 30.0)
@@ -148,16 +162,18 @@ class SqliteBackend:
             # Runs every 1000 VM steps: the only way to interrupt SQLite mid-statement.
             return int(ctx.cancel.is_set() or (deadline is not None and time.time() > deadline))
 
+        cell_limit = self._max_cell_bytes if read_only else None
         try:
             conn.set_progress_handler(stop, 1000)
             if read_only:
+                conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, self._max_cell_bytes)
                 conn.execute("PRAGMA query_only = ON")
                 conn.set_authorizer(_read_only_authorizer)
             # IMMEDIATE takes the write lock up front: busy surfaces before any work.
             conn.execute("BEGIN" if read_only else "BEGIN IMMEDIATE")
             yield _SqliteTx(conn, read_only, ctx, tool)
         except sqlite3.Error as exc:
-            raise _sqlite_error(exc, ctx, tool) from None
+            raise _sqlite_error(exc, ctx, tool, cell_limit) from None
         finally:
             conn.close()  # an uncommitted transaction is rolled back
 

@@ -38,6 +38,7 @@ from execgraph.tools.spec import Effect, ToolSpec
 __all__ = ["DatabaseAdapter"]
 
 _VERIFY_ROW_BUDGET = 16 * 1024
+DEFAULT_MAX_CELL_BYTES = 1024 * 1024
 
 
 def _digest(rows: list[dict[str, Any]]) -> str:
@@ -70,6 +71,9 @@ class DatabaseAdapter:
         url: ``sqlite:///relative.db``, ``sqlite:////absolute.db`` or ``postgresql://...``.
             The URL (and any password in it) never appears in messages or lock keys.
         name: Adapter name; also the database lane lock key ``database:{name}`` of writes.
+        max_cell_bytes: Longest string or blob a read may load (SQLite: in results and in
+            filters alike); a longer one is refused with a PermanentError naming the limit
+            before it is copied into memory.
 
     Example:
         >>> db = DatabaseAdapter("sqlite:////tmp/shop.db")  # doctest: +SKIP
@@ -77,13 +81,21 @@ class DatabaseAdapter:
         ...     sql="SELECT id, item FROM orders WHERE customer = :customer")  # doctest: +SKIP
     """
 
-    def __init__(self, url: str, *, name: str = "database") -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        name: str = "database",
+        max_cell_bytes: int = DEFAULT_MAX_CELL_BYTES,
+    ) -> None:
         if not name.isidentifier():
             raise ToolDeclarationError(f"adapter name must be an identifier, got {name!r}")
+        if max_cell_bytes < 1:
+            raise ToolDeclarationError("max_cell_bytes must be a positive number of bytes")
         self.name = name
         self._backend: Backend
         if url.startswith("sqlite:"):
-            self._backend = SqliteBackend(url)
+            self._backend = SqliteBackend(url, max_cell_bytes)
         elif url.startswith(("postgresql://", "postgres://")):
             self._backend = PostgresBackend(url)
         else:
