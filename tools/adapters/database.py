@@ -32,10 +32,11 @@ from execgraph.state.errors import (
     VerificationError,
 )
 from execgraph.tools.adapters._db_backends import Backend, PostgresBackend, SqliteBackend, Statement
+from execgraph.tools.adapters._pg_read_role import READ_ROLE
 from execgraph.tools.invocation import AdapterOutput, InvokeContext
 from execgraph.tools.spec import Effect, ToolSpec
 
-__all__ = ["DatabaseAdapter"]
+__all__ = ["DEFAULT_MAX_CELL_BYTES", "READ_ROLE", "DatabaseAdapter"]
 
 _VERIFY_ROW_BUDGET = 16 * 1024
 DEFAULT_MAX_CELL_BYTES = 1024 * 1024
@@ -74,6 +75,10 @@ class DatabaseAdapter:
         max_cell_bytes: Longest string or blob a read may load (SQLite: in results and in
             filters alike); a longer one is refused with a PermanentError naming the limit
             before it is copied into memory.
+        read_role: PostgreSQL role read tools run as (``SET LOCAL ROLE``). Unset, a
+            privileged connection (superuser, or allowed to write server files or signal
+            sessions) reads as :data:`READ_ROLE`, created once as a NOLOGIN member of
+            ``pg_read_all_data``; an unprivileged connection reads as itself.
 
     Example:
         >>> db = DatabaseAdapter("sqlite:////tmp/shop.db")  # doctest: +SKIP
@@ -87,6 +92,7 @@ class DatabaseAdapter:
         *,
         name: str = "database",
         max_cell_bytes: int = DEFAULT_MAX_CELL_BYTES,
+        read_role: str | None = None,
     ) -> None:
         if not name.isidentifier():
             raise ToolDeclarationError(f"adapter name must be an identifier, got {name!r}")
@@ -97,7 +103,7 @@ class DatabaseAdapter:
         if url.startswith("sqlite:"):
             self._backend = SqliteBackend(url, max_cell_bytes)
         elif url.startswith(("postgresql://", "postgres://")):
-            self._backend = PostgresBackend(url)
+            self._backend = PostgresBackend(url, read_role)
         else:
             raise ToolDeclarationError("database url must start with sqlite:/// or postgresql://")
         self._tools: list[ToolSpec] = []
@@ -121,6 +127,10 @@ class DatabaseAdapter:
     ) -> ToolSpec:
         """Declare a read tool: ``sql`` runs in a read-only transaction.
 
+        On PostgreSQL ``sql`` must be one SELECT / WITH / VALUES / TABLE / SHOW statement
+        calling no side-effecting function (``dblink*``, ``lo_*``, ``pg_terminate_backend``,
+        ``set_config``, ...), else ToolDeclarationError; it runs as an unprivileged role.
+
         Args:
             name: Tool name the model calls.
             sql: One statement with ``:name`` placeholders (never ``?`` or ``$1``).
@@ -130,7 +140,7 @@ class DatabaseAdapter:
             max_rows: Row cap on top of the call's output budget.
             timeout_s: Default deadline when the request carries none.
         """
-        stmt = self._backend.compile(sql)
+        stmt = self._backend.compile(sql, read=True)
         model = self._checked_model(name, params_model, stmt)
 
         def run(args: BaseModel, ctx: InvokeContext) -> AdapterOutput:
@@ -192,7 +202,7 @@ class DatabaseAdapter:
         if effect == "read":
             raise ToolDeclarationError("write_tool needs effect 'write' or 'irreversible'")
         stmt = self._backend.compile(sql)
-        check = self._backend.compile(verify_sql) if verify_sql else None
+        check = self._backend.compile(verify_sql, read=True) if verify_sql else None
         model = self._checked_model(name, params_model, stmt)
 
         def run(args: BaseModel, ctx: InvokeContext) -> AdapterOutput:
