@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from execgraph.state.errors import (
+    DeadlineExceeded,
     ExecGraphError,
     PermanentError,
     PolicyDenied,
@@ -124,6 +125,27 @@ def test_cancel_ends_a_dripping_request_promptly(
     assert not thread.is_alive(), "a cancelled http_get kept reading"
     assert isinstance(outcome.get("error"), ToolCancelled)
     assert drip.client_gone.wait(_JOIN_S)
+
+
+@pytest.mark.timeout(60)
+def test_a_hung_name_lookup_ends_at_the_deadline(transport: LoopbackOnly, tmp_path: Path) -> None:
+    release = threading.Event()
+
+    def hung_resolver(*args: Any, **kwargs: Any) -> list[tuple[Any, ...]]:
+        release.wait(120)  # a resolver that never answers (until the test ends)
+        raise OSError("gave up")
+
+    adapter = _adapter(transport, allowed_hosts=["*"], resolver=hung_resolver)
+    try:
+        thread, outcome = _in_thread(
+            lambda: _call(adapter, "http_get", _ctx(tmp_path), url="http://slow.test/", timeout_s=1)
+        )
+        thread.join(_JOIN_S)
+        assert not thread.is_alive(), "http_get waited on a hung name lookup past its deadline"
+        assert isinstance(outcome.get("error"), DeadlineExceeded)
+        assert transport.seen == []
+    finally:
+        release.set()
 
 
 # ---------------------------------------------------------------------- item 8: bomb

@@ -3,8 +3,11 @@
 The model never writes SQL. A user declares each tool as a named statement with ``:name``
 placeholders and a pydantic parameter model; the model only fills the parameters, which are
 always bound by the driver, never spliced into the text. Read tools run in read-only
-transactions (so a mis-declared write is refused by the database itself, not by parsing);
-write tools run in one transaction and then read their effect back after the commit, so the
+transactions (so a mis-declared write is refused by the database itself); on PostgreSQL,
+where READ ONLY does not stop server-file, signal or dblink side effects, they also run as an
+unprivileged role and their statement is analysed when declared (``_pg_read_role``,
+``_pg_read_guard``); on SQLite they cannot load a cell longer than ``max_cell_bytes``. Write
+tools run in one transaction and then read their effect back after the commit, so the
 evidence proves what is durable rather than what the statement claimed.
 
 Each call opens its own connection: calls arrive on executor pool threads, and a connection

@@ -15,8 +15,12 @@ what happened                                result
 URL / hop not allowed                        ``PolicyDenied`` (DENIED; nothing sent there)
 cancelled / no time left before sending      ``ToolCancelled`` / ``DeadlineExceeded``
 connect failed (refused, DNS, TLS, timeout)  ``TransientError`` — nothing was sent
-write sent, then connection dropped or       ``ResponseLostError`` (UNKNOWN) — reconcile via
-read timed out before a status arrived       the status endpoint, never retry blindly
+write sent, then connection dropped, read   ``ResponseLostError`` (UNKNOWN) — reconcile via
+timed out, deadline or cancel before status  the status endpoint, never retry blindly
+read: deadline / cancel before the status    ``TransientError`` / ``ToolCancelled``
+redirect Location no parser accepts          ``PermanentError`` (a write: ``ResponseLostError``)
+encoded body decodes past the byte budget,   ``PermanentError`` naming the cap (a write keeps
+or in an encoding other than gzip/deflate    its status; the refusal is in ``data``)
 2xx                                          ``AdapterOutput`` (committed=True for writes)
 404 / 410                                    ``TargetNotFound``
 408 / 425 / 429 / 503                        ``TransientError(retry_after_s=Retry-After)``
@@ -36,9 +40,11 @@ the call is cancelled, so a server dripping its headers cannot hold a pool threa
 ``max_response_bytes`` caps *decoded* bytes while streaming (:mod:`._httpdecode`); an encoded
 body past it is refused, never decoded whole.
 
-Limits: the name lookup itself is not bounded by the deadline; connections are not kept
-alive (the watchdog can cut only sockets it saw opened); a given ``client`` whose transport
-is not httpcore-based keeps only httpx's per-read timeout.
+The name lookup is bounded by the same deadline (:mod:`._bounded_lookup`).
+
+Limits: connections are not kept alive (the watchdog can cut only sockets it saw opened);
+a given ``client`` whose transport is not httpcore-based keeps only httpx's per-read
+timeout.
 """
 
 from __future__ import annotations
@@ -65,6 +71,7 @@ from execgraph.state.errors import (
     ToolDeclarationError,
     TransientError,
 )
+from execgraph.tools.adapters._bounded_lookup import bounded_resolver
 from execgraph.tools.adapters._httpdecode import BoundedDecoder
 from execgraph.tools.adapters._httpresult import (
     REDIRECTS,
@@ -295,10 +302,11 @@ class HttpAdapter:
         redirects: list[str] = []
         origin: tuple[str, str, int] | None = None
         watchdog = Watchdog(cancel, deadline)
+        resolver = bounded_resolver(self._resolver, deadline, cancel)
         try:
             for _ in range(self._max_redirects + 1):
                 target = guard_url(
-                    url, self._patterns, allow_private=self._allow_private, resolver=self._resolver
+                    url, self._patterns, allow_private=self._allow_private, resolver=resolver
                 )
                 if origin is not None and target.origin != origin:
                     # Credentials meant for one origin never follow a redirect to another.
