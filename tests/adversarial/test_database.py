@@ -128,6 +128,33 @@ def test_a_configured_read_role_is_used(pg: str, tmp_path: Path) -> None:
         raw("DROP OWNED BY analyst_t; DROP ROLE analyst_t")
 
 
+def _as_user(dsn: str, user: str) -> str:
+    return dsn.replace("postgresql://postgres@", f"postgresql://{user}@", 1)
+
+
+def test_an_unprivileged_dsn_reads_as_itself(pg: str, tmp_path: Path) -> None:
+    raw = _pg_raw(pg)
+    raw("DROP ROLE IF EXISTS plain_t; CREATE ROLE plain_t LOGIN")
+    try:
+        raw("GRANT SELECT ON orders TO plain_t")
+        spec = _query(_as_user(pg, "plain_t"), "SELECT current_user AS u FROM orders LIMIT 1")
+        assert _run(spec, tmp_path).data["rows"] == [{"u": "plain_t"}]
+    finally:
+        raw("DROP OWNED BY plain_t; DROP ROLE plain_t")
+
+
+def test_a_privileged_dsn_that_cannot_switch_roles_is_refused(pg: str, tmp_path: Path) -> None:
+    raw = _pg_raw(pg)
+    raw("DROP ROLE IF EXISTS signaller_t; CREATE ROLE signaller_t LOGIN")
+    try:
+        raw("GRANT SELECT ON orders TO signaller_t; GRANT pg_signal_backend TO signaller_t")
+        spec = _query(_as_user(pg, "signaller_t"), "SELECT count(*) AS n FROM orders")
+        with pytest.raises(PolicyDenied, match="read_role"):
+            _run(spec, tmp_path)
+    finally:
+        raw("DROP OWNED BY signaller_t; DROP ROLE signaller_t")
+
+
 def test_a_privileged_read_role_is_refused(pg: str, tmp_path: Path) -> None:
     spec = _query(pg, "SELECT count(*) AS n FROM orders", read_role="postgres")
     with pytest.raises(PolicyDenied, match="read_role"):
