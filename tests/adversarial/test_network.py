@@ -26,7 +26,7 @@ from execgraph.state.errors import (
     TransientError,
 )
 from execgraph.tools.adapters.netguard import address_forbidden
-from tests.support.hostile_servers import BOMB_DECODED, PLAIN, HostileServer
+from tests.support.hostile_servers import BOMB_DECODED, PLAIN, HostileServer, gzip_gzip_bomb
 from tests.tools.adapters._http_server import LoopbackOnly, _adapter, _call, _ctx
 
 _JOIN_S = 20.0  # generous: the calls below are meant to end within a couple of seconds
@@ -52,6 +52,7 @@ def drip() -> Iterator[HostileServer]:
 
 @pytest.fixture
 def bomb() -> Iterator[HostileServer]:
+    gzip_gzip_bomb()  # built (and cached) before any test measures memory
     yield from _hostile("bomb")
 
 
