@@ -33,6 +33,8 @@ from execgraph.state.errors import (
     ToolDeclarationError,
     TransientError,
 )
+from execgraph.tools.adapters._pg_read_guard import check_read_statement
+from execgraph.tools.adapters._pg_read_role import prepare_read_role, switch_to_read_role
 from execgraph.tools.adapters._sql_text import Row, Statement, bounded, scan_sql
 from execgraph.tools.invocation import InvokeContext
 
@@ -65,10 +67,18 @@ def _sqlite_value(value: Any) -> Any:
     return value
 
 
-def _sqlite_error(exc: sqlite3.Error, ctx: InvokeContext, tool: str) -> ExecGraphError:
+def _sqlite_error(
+    exc: sqlite3.Error, ctx: InvokeContext, tool: str, cell_limit: int | None = None
+) -> ExecGraphError:
     code = getattr(exc, "sqlite_errorcode", None)
     primary = code & 0xFF if isinstance(code, int) else None
     label = getattr(exc, "sqlite_errorname", None) or type(exc).__name__
+    if primary == sqlite3.SQLITE_TOOBIG and cell_limit is not None:
+        return PermanentError(
+            f"{tool} reads a value larger than the cell limit of {cell_limit} bytes; nothing "
+            "past the limit was loaded (raise DatabaseAdapter(max_cell_bytes=...) if it is "
+            "meant to be read)"
+        )
     if primary == sqlite3.SQLITE_INTERRUPT:
         if ctx.cancel.is_set():
             return ToolCancelled(f"{tool} was cancelled; nothing was committed")
@@ -117,7 +127,7 @@ class SqliteBackend:
 
     dialect = "sqlite"
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, max_cell_bytes: int) -> None:
         if not url.startswith("sqlite:///"):
             raise ToolDeclarationError("sqlite url must look like sqlite:///path/to/file.db")
         raw = url[len("sqlite:///") :].split("?", 1)[0]
@@ -125,14 +135,24 @@ class SqliteBackend:
             # Every call opens its own connection, so an in-memory database would be empty.
             raise ToolDeclarationError("in-memory SQLite is not supported; give a file path")
         self._path = Path(raw).absolute()
+        self._max_cell_bytes = max_cell_bytes
 
-    def compile(self, sql: str) -> Statement:
-        """Validate placeholders; SQLite binds ``:name`` natively."""
+    def compile(self, sql: str, *, read: bool = False) -> Statement:
+        """Validate placeholders; SQLite binds ``:name`` natively.
+
+        A read needs no analysis here: mode=ro, query_only and the authorizer refuse every
+        side effect SQLite has (no server, no other connections, no files but ATTACH).
+        """
         return scan_sql(sql, self.dialect)
 
     @contextmanager
     def transaction(self, *, read_only: bool, ctx: InvokeContext, tool: str) -> Iterator[_SqliteTx]:
-        """mode=ro + query_only + authorizer for reads; BEGIN IMMEDIATE for writes."""
+        """mode=ro + query_only + authorizer for reads; BEGIN IMMEDIATE for writes.
+
+        A read also runs under ``SQLITE_LIMIT_LENGTH = max_cell_bytes``: SQLite refuses
+        (SQLITE_TOOBIG) to load any longer string or blob, in a result or a filter, so a
+        300 MB cell is never copied into memory to be dropped by the output budget later.
+        """
         uri = f"{self._path.as_uri()}?mode={'ro' if read_only else 'rw'}"
         remaining = ctx.remaining_s()
         busy_s = 5.0 if remaining is None else min(remaining, 30.0)
@@ -148,16 +168,18 @@ class SqliteBackend:
             # Runs every 1000 VM steps: the only way to interrupt SQLite mid-statement.
             return int(ctx.cancel.is_set() or (deadline is not None and time.time() > deadline))
 
+        cell_limit = self._max_cell_bytes if read_only else None
         try:
             conn.set_progress_handler(stop, 1000)
             if read_only:
+                conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, self._max_cell_bytes)
                 conn.execute("PRAGMA query_only = ON")
                 conn.set_authorizer(_read_only_authorizer)
             # IMMEDIATE takes the write lock up front: busy surfaces before any work.
             conn.execute("BEGIN" if read_only else "BEGIN IMMEDIATE")
             yield _SqliteTx(conn, read_only, ctx, tool)
         except sqlite3.Error as exc:
-            raise _sqlite_error(exc, ctx, tool) from None
+            raise _sqlite_error(exc, ctx, tool, cell_limit) from None
         finally:
             conn.close()  # an uncommitted transaction is rolled back
 
@@ -242,7 +264,7 @@ def _pg_error(
         return TransientError(f"{tool} exceeded its deadline; nothing was committed")
     if state == "25006":  # read_only_sql_transaction
         return PolicyDenied(f"{tool} runs read-only and may not change the database")
-    if state == "42501":
+    if state in ("42501", "2F003"):  # insufficient privilege; prohibited statement (dblink)
         return PolicyDenied(f"the database role may not run {tool}")
     if state.startswith("23"):
         return PermanentError(f"{tool} violates a database constraint (SQLSTATE {state})")
@@ -255,7 +277,12 @@ def _pg_error(
         return DomainViolation(f"an argument of {tool} is outside what the column accepts")
     if connection_lost:
         return TransientError("the database connection failed; nothing was committed")
-    return PermanentError(f"the database refused {tool} (SQLSTATE {state or 'none'})")
+    if not state:  # the driver failed, not the server: do not claim the server refused
+        return PermanentError(
+            f"the database driver could not run or read {tool} ({type(exc).__name__}); "
+            "its transaction was rolled back"
+        )
+    return PermanentError(f"the database refused {tool} (SQLSTATE {state})")
 
 
 class PostgresBackend:
@@ -263,7 +290,7 @@ class PostgresBackend:
 
     dialect = "postgresql"
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, read_role: str | None = None) -> None:
         try:
             import psycopg
         except ImportError:
@@ -272,14 +299,33 @@ class PostgresBackend:
             ) from None
         self._psycopg = psycopg
         self._url = url
+        self._configured_role = read_role
+        self._read_role: str | None = None
+        self._read_role_known = False
+        self._role_lock = threading.Lock()
 
-    def compile(self, sql: str) -> Statement:
-        """``:name`` → ``%(name)s``, literal ``%`` doubled."""
+    def compile(self, sql: str, *, read: bool = False) -> Statement:
+        """``:name`` → ``%(name)s``, literal ``%`` doubled; a read is analysed first
+        (:func:`check_read_statement`: one read statement, no side-effecting calls)."""
+        if read:
+            check_read_statement(sql)
         return scan_sql(sql, self.dialect)
+
+    def _reader(self, conn: Any) -> str | None:
+        """The role read tools switch to, decided on the first read (may create it)."""
+        with self._role_lock:
+            if not self._read_role_known:
+                self._read_role = prepare_read_role(conn, self._configured_role)
+                self._read_role_known = True
+            return self._read_role
 
     @contextmanager
     def transaction(self, *, read_only: bool, ctx: InvokeContext, tool: str) -> Iterator[_PgTx]:
-        """BEGIN [READ ONLY]; statement_timeout from the deadline; cancel → conn.cancel()."""
+        """BEGIN [READ ONLY]; statement_timeout from the deadline; cancel → conn.cancel().
+
+        A read also runs as an unprivileged role (:mod:`._pg_read_role`): READ ONLY alone
+        leaves a superuser free to write server files or signal other sessions.
+        """
         psycopg = self._psycopg
         from psycopg.rows import dict_row
 
@@ -297,11 +343,19 @@ class PostgresBackend:
         watch = _CancelWatch(ctx.cancel, conn.cancel)
         tx = _PgTx(conn, read_only, ctx, tool)
         try:
+            role = self._reader(conn) if read_only else None
             conn.read_only = read_only  # psycopg then opens with BEGIN READ ONLY
             timeout_ms = 0 if remaining is None else max(1, int(remaining * 1000))
             # Always run this first: it opens the transaction and takes its snapshot, after
             # which PostgreSQL refuses SET TRANSACTION READ WRITE from a read tool's SQL.
-            conn.execute("SELECT set_config('statement_timeout', %s, true)", (str(timeout_ms),))
+            # Standard strings: the read analysis lexes '\' as PostgreSQL's default does.
+            conn.execute(
+                "SELECT set_config('statement_timeout', %s, true), "
+                "set_config('standard_conforming_strings', 'on', true)",
+                (str(timeout_ms),),
+            )
+            if read_only:
+                switch_to_read_role(conn, role, tool)
             yield tx
         except psycopg.Error as exc:
             raise _pg_error(exc, psycopg, ctx, tool, tx.committing) from None

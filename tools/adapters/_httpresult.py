@@ -42,6 +42,7 @@ class Exchange:
     truncated: bool
     redirects: list[str] = field(default_factory=list)
     interrupted: str | None = None  # "cancelled" | "deadline" | "dropped" while reading
+    refused: str | None = None  # why the body was not decoded (over the cap, bad encoding)
 
 
 def build_outcome(ex: Exchange, ctx: InvokeContext, *, write: bool) -> AdapterOutput:
@@ -110,6 +111,10 @@ def build_outcome(ex: Exchange, ctx: InvokeContext, *, write: bool) -> AdapterOu
         )
     retry_after = parse_retry_after(ex.headers.get("retry-after"))
     error = status_error(ex.status, write=write, what=what, retry_after=retry_after)
+    if error is None and not write and ex.refused:
+        error = PermanentError(f"{what}: {ex.refused}")
+    if ex.refused:
+        data["refused"] = ex.refused
     if error is None and not write and ex.interrupted == "cancelled":
         error = ToolCancelled(f"cancelled while reading the response of {what}")
     elif error is None and not write and ex.interrupted:

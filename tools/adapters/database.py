@@ -3,8 +3,11 @@
 The model never writes SQL. A user declares each tool as a named statement with ``:name``
 placeholders and a pydantic parameter model; the model only fills the parameters, which are
 always bound by the driver, never spliced into the text. Read tools run in read-only
-transactions (so a mis-declared write is refused by the database itself, not by parsing);
-write tools run in one transaction and then read their effect back after the commit, so the
+transactions (so a mis-declared write is refused by the database itself); on PostgreSQL,
+where READ ONLY does not stop server-file, signal or dblink side effects, they also run as an
+unprivileged role and their statement is analysed when declared (``_pg_read_role``,
+``_pg_read_guard``); on SQLite they cannot load a cell longer than ``max_cell_bytes``. Write
+tools run in one transaction and then read their effect back after the commit, so the
 evidence proves what is durable rather than what the statement claimed.
 
 Each call opens its own connection: calls arrive on executor pool threads, and a connection
@@ -32,12 +35,14 @@ from execgraph.state.errors import (
     VerificationError,
 )
 from execgraph.tools.adapters._db_backends import Backend, PostgresBackend, SqliteBackend, Statement
+from execgraph.tools.adapters._pg_read_role import READ_ROLE
 from execgraph.tools.invocation import AdapterOutput, InvokeContext
 from execgraph.tools.spec import Effect, ToolSpec
 
-__all__ = ["DatabaseAdapter"]
+__all__ = ["DEFAULT_MAX_CELL_BYTES", "READ_ROLE", "DatabaseAdapter"]
 
 _VERIFY_ROW_BUDGET = 16 * 1024
+DEFAULT_MAX_CELL_BYTES = 1024 * 1024
 
 
 def _digest(rows: list[dict[str, Any]]) -> str:
@@ -70,6 +75,13 @@ class DatabaseAdapter:
         url: ``sqlite:///relative.db``, ``sqlite:////absolute.db`` or ``postgresql://...``.
             The URL (and any password in it) never appears in messages or lock keys.
         name: Adapter name; also the database lane lock key ``database:{name}`` of writes.
+        max_cell_bytes: Longest string or blob a read may load (SQLite: in results and in
+            filters alike); a longer one is refused with a PermanentError naming the limit
+            before it is copied into memory.
+        read_role: PostgreSQL role read tools run as (``SET LOCAL ROLE``). Unset, a
+            privileged connection (superuser, or allowed to write server files or signal
+            sessions) reads as :data:`READ_ROLE`, created once as a NOLOGIN member of
+            ``pg_read_all_data``; an unprivileged connection reads as itself.
 
     Example:
         >>> db = DatabaseAdapter("sqlite:////tmp/shop.db")  # doctest: +SKIP
@@ -77,15 +89,24 @@ class DatabaseAdapter:
         ...     sql="SELECT id, item FROM orders WHERE customer = :customer")  # doctest: +SKIP
     """
 
-    def __init__(self, url: str, *, name: str = "database") -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        name: str = "database",
+        max_cell_bytes: int = DEFAULT_MAX_CELL_BYTES,
+        read_role: str | None = None,
+    ) -> None:
         if not name.isidentifier():
             raise ToolDeclarationError(f"adapter name must be an identifier, got {name!r}")
+        if max_cell_bytes < 1:
+            raise ToolDeclarationError("max_cell_bytes must be a positive number of bytes")
         self.name = name
         self._backend: Backend
         if url.startswith("sqlite:"):
-            self._backend = SqliteBackend(url)
+            self._backend = SqliteBackend(url, max_cell_bytes)
         elif url.startswith(("postgresql://", "postgres://")):
-            self._backend = PostgresBackend(url)
+            self._backend = PostgresBackend(url, read_role)
         else:
             raise ToolDeclarationError("database url must start with sqlite:/// or postgresql://")
         self._tools: list[ToolSpec] = []
@@ -109,6 +130,10 @@ class DatabaseAdapter:
     ) -> ToolSpec:
         """Declare a read tool: ``sql`` runs in a read-only transaction.
 
+        On PostgreSQL ``sql`` must be one SELECT / WITH / VALUES / TABLE / SHOW statement
+        calling no side-effecting function (``dblink*``, ``lo_*``, ``pg_terminate_backend``,
+        ``set_config``, ...), else ToolDeclarationError; it runs as an unprivileged role.
+
         Args:
             name: Tool name the model calls.
             sql: One statement with ``:name`` placeholders (never ``?`` or ``$1``).
@@ -118,7 +143,7 @@ class DatabaseAdapter:
             max_rows: Row cap on top of the call's output budget.
             timeout_s: Default deadline when the request carries none.
         """
-        stmt = self._backend.compile(sql)
+        stmt = self._backend.compile(sql, read=True)
         model = self._checked_model(name, params_model, stmt)
 
         def run(args: BaseModel, ctx: InvokeContext) -> AdapterOutput:
@@ -180,7 +205,7 @@ class DatabaseAdapter:
         if effect == "read":
             raise ToolDeclarationError("write_tool needs effect 'write' or 'irreversible'")
         stmt = self._backend.compile(sql)
-        check = self._backend.compile(verify_sql) if verify_sql else None
+        check = self._backend.compile(verify_sql, read=True) if verify_sql else None
         model = self._checked_model(name, params_model, stmt)
 
         def run(args: BaseModel, ctx: InvokeContext) -> AdapterOutput:

@@ -15,8 +15,12 @@ what happened                                result
 URL / hop not allowed                        ``PolicyDenied`` (DENIED; nothing sent there)
 cancelled / no time left before sending      ``ToolCancelled`` / ``DeadlineExceeded``
 connect failed (refused, DNS, TLS, timeout)  ``TransientError`` — nothing was sent
-write sent, then connection dropped or       ``ResponseLostError`` (UNKNOWN) — reconcile via
-read timed out before a status arrived       the status endpoint, never retry blindly
+write sent, then connection dropped, read   ``ResponseLostError`` (UNKNOWN) — reconcile via
+timed out, deadline or cancel before status  the status endpoint, never retry blindly
+read: deadline / cancel before the status    ``TransientError`` / ``ToolCancelled``
+redirect Location no parser accepts          ``PermanentError`` (a write: ``ResponseLostError``)
+encoded body decodes past the byte budget,   ``PermanentError`` naming the cap (a write keeps
+or in an encoding other than gzip/deflate    its status; the refusal is in ``data``)
 2xx                                          ``AdapterOutput`` (committed=True for writes)
 404 / 410                                    ``TargetNotFound``
 408 / 425 / 429 / 503                        ``TransientError(retry_after_s=Retry-After)``
@@ -30,9 +34,17 @@ Errors raised after a response arrived carry the observation (status, bounded bo
 evidence); read it with :func:`output_of`.
 Writes send ``Idempotency-Key: ctx.idempotency_key`` on every attempt and hop.
 
-Limits: cancellation is seen before sending and between body chunks, not while waiting for
-the status line (the deadline bounds that wait); the name lookup itself is not bounded by
-the deadline; pinned HTTPS connections are not kept alive (see ``_send``).
+Time: the call's deadline is a *total* for the whole exchange (every hop, header and body
+byte): a watchdog (:mod:`._httpwatchdog`) shuts the connection down when it passes or when
+the call is cancelled, so a server dripping its headers cannot hold a pool thread. Size:
+``max_response_bytes`` caps *decoded* bytes while streaming (:mod:`._httpdecode`); an encoded
+body past it is refused, never decoded whole.
+
+The name lookup is bounded by the same deadline (:mod:`._bounded_lookup`).
+
+Limits: connections are not kept alive (the watchdog can cut only sockets it saw opened);
+a given ``client`` whose transport is not httpcore-based keeps only httpx's per-read
+timeout.
 """
 
 from __future__ import annotations
@@ -43,7 +55,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
-from urllib.parse import quote, urljoin
+from urllib.parse import quote, urljoin, urlsplit
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -53,11 +65,14 @@ from execgraph.state.errors import (
     DeadlineExceeded,
     ExecGraphError,
     PermanentError,
+    ResponseLostError,
     SchemaViolation,
     ToolCancelled,
     ToolDeclarationError,
     TransientError,
 )
+from execgraph.tools.adapters._bounded_lookup import bounded_resolver
+from execgraph.tools.adapters._httpdecode import BoundedDecoder
 from execgraph.tools.adapters._httpresult import (
     REDIRECTS,
     Exchange,
@@ -65,6 +80,7 @@ from execgraph.tools.adapters._httpresult import (
     committed_from_status,
     transport_error,
 )
+from execgraph.tools.adapters._httpwatchdog import Watchdog
 from execgraph.tools.adapters._httpwire import (
     Target,
     check_headers,
@@ -285,29 +301,36 @@ class HttpAdapter:
         """Send, following redirects by hand; every hop is guarded before it is contacted."""
         redirects: list[str] = []
         origin: tuple[str, str, int] | None = None
-        for _ in range(self._max_redirects + 1):
-            target = guard_url(
-                url, self._patterns, allow_private=self._allow_private, resolver=self._resolver
-            )
-            if origin is not None and target.origin != origin:
-                # Credentials meant for one origin never follow a redirect to another.
-                headers = {
-                    k: v for k, v in headers.items() if k.lower() not in ("authorization", "cookie")
-                }
-            origin = target.origin
-            if cancel.is_set():
-                raise ToolCancelled("cancelled before the request was sent; nothing was sent")
-            if deadline <= time.time():
-                raise DeadlineExceeded("no time left to send the request; nothing was sent")
-            response = self._send(target, method, headers, content, deadline, write)
-            location = response.headers.get("location")
-            follow = response.status_code in (307, 308) or not write
-            if response.status_code in REDIRECTS and location and follow:
-                response.close()
-                url = urljoin(url, location)
-                redirects.append(url)
-                continue
-            return self._read(response, method, url, redirects, cancel, deadline)
+        watchdog = Watchdog(cancel, deadline)
+        resolver = bounded_resolver(self._resolver, deadline, cancel)
+        try:
+            for _ in range(self._max_redirects + 1):
+                target = guard_url(
+                    url, self._patterns, allow_private=self._allow_private, resolver=resolver
+                )
+                if origin is not None and target.origin != origin:
+                    # Credentials meant for one origin never follow a redirect to another.
+                    headers = {
+                        k: v
+                        for k, v in headers.items()
+                        if k.lower() not in ("authorization", "cookie")
+                    }
+                origin = target.origin
+                if cancel.is_set():
+                    raise ToolCancelled("cancelled before the request was sent; nothing was sent")
+                if deadline <= time.time():
+                    raise DeadlineExceeded("no time left to send the request; nothing was sent")
+                response = self._send(target, method, headers, content, deadline, write, watchdog)
+                location = response.headers.get("location")
+                follow = response.status_code in (307, 308) or not write
+                if response.status_code in REDIRECTS and location and follow:
+                    response.close()
+                    url = _redirect_target(method, url, response.status_code, location)
+                    redirects.append(url)
+                    continue
+                return self._read(response, method, url, redirects, watchdog, deadline)
+        finally:
+            watchdog.stop()
         raise PermanentError(f"more than {self._max_redirects} redirects; gave up")
 
     def _send(
@@ -318,18 +341,28 @@ class HttpAdapter:
         content: bytes | None,
         deadline: float,
         write: bool,
+        watchdog: Watchdog,
     ) -> httpx.Response:
-        """Connect to a checked address; map transport failures by whether bytes left."""
-        hdrs = {**headers, "Host": target.host_header, "Accept-Encoding": "identity"}
-        ext: dict[str, Any] = {}
+        """Connect to a checked address; map transport failures by whether bytes left.
+
+        Every request gets a fresh connection (``Connection: close``): the watchdog can only
+        cut sockets it saw opened. (It also keeps a pinned HTTPS connection, verified for one
+        name, from being reused for another name on the same address.)
+        """
+        hdrs = {
+            **headers,
+            "Host": target.host_header,
+            "Accept-Encoding": "identity",
+            "Connection": "close",
+        }
+        ext: dict[str, Any] = {"trace": watchdog.trace}
         if target.scheme == "https" and not target.numeric:
             # TLS is verified against the name while the socket goes to the checked address.
-            # The pool keys connections by address, so a kept-alive connection verified for
-            # one name could be reused for another name on the same address: never keep it.
             ext["sni_hostname"] = target.host
-            hdrs["Connection"] = "close"
         client = self._http()
         for ip in target.addresses[:_MAX_ADDRESSES]:
+            if watchdog.reason is not None:
+                break
             left = max(0.001, deadline - time.time())
             request = client.build_request(
                 method,
@@ -344,7 +377,15 @@ class HttpAdapter:
             except _NOT_SENT:
                 continue  # nothing was sent to this address: the next one is safe to try
             except httpx.HTTPError as exc:
+                if watchdog.reason is not None:
+                    raise _cut_error(watchdog.reason, write, target.host) from None
+                if _bad_location(exc):
+                    raise _bad_redirect_error(method, target.url, write) from None
                 raise transport_error(write, target.host, exc) from None
+        if watchdog.reason == "cancelled":
+            raise ToolCancelled("cancelled while connecting; nothing was sent")
+        if watchdog.reason == "deadline":
+            raise DeadlineExceeded("the deadline passed while connecting; nothing was sent")
         raise TransientError(f"could not connect to {target.host!r}; nothing was sent")
 
     def _read(
@@ -353,26 +394,35 @@ class HttpAdapter:
         method: str,
         url: str,
         redirects: list[str],
-        cancel: threading.Event,
+        watchdog: Watchdog,
         deadline: float,
     ) -> Exchange:
-        """Stream the body up to the byte budget, checking cancel and deadline per chunk."""
+        """Stream the body up to the byte budget, decoding it here under the same cap.
+
+        Raw chunks are decoded by :class:`BoundedDecoder`, never by httpx: an encoded body
+        is refused once it decodes past ``max_response_bytes``, an identity one truncated.
+        """
         kept = bytearray()
         truncated = False
         interrupted: str | None = None
+        refused: str | None = None
         try:
-            for chunk in response.iter_bytes():
-                if cancel.is_set() or time.time() >= deadline:
-                    interrupted = "cancelled" if cancel.is_set() else "deadline"
+            decoder = BoundedDecoder(response.headers.get("content-encoding"), self._max_bytes)
+            for raw in response.iter_raw():
+                if watchdog.reason is not None or time.time() >= deadline:
+                    interrupted = watchdog.reason or "deadline"
                     break
+                chunk = decoder.feed(raw)
                 room = self._max_bytes - len(kept)
                 if len(chunk) > room:
                     kept += chunk[:room]
                     truncated = True
                     break
                 kept += chunk
+        except PermanentError as exc:  # the body cannot be decoded within the cap
+            refused = str(exc)
         except httpx.HTTPError:
-            interrupted = "dropped"
+            interrupted = watchdog.reason or "dropped"
         finally:
             response.close()
         return Exchange(
@@ -381,10 +431,54 @@ class HttpAdapter:
             status=response.status_code,
             headers=response.headers,
             body=bytes(kept),
-            truncated=truncated or interrupted is not None,
+            truncated=truncated or interrupted is not None or refused is not None,
             redirects=redirects,
             interrupted=interrupted,
+            refused=refused,
         )
+
+
+def _redirect_target(method: str, url: str, status: int, location: str) -> str:
+    """The absolute URL a redirect names, or a typed error when no parser accepts it."""
+    try:
+        target = urljoin(url, location)
+        parts = urlsplit(target)
+        _ = parts.port  # raises for a port that is not a number in range
+    except ValueError:
+        raise PermanentError(
+            f"{method} {url} answered {status} with a redirect whose Location cannot be "
+            "parsed; the redirect was not followed"
+        ) from None
+    return target
+
+
+def _bad_location(exc: httpx.HTTPError) -> bool:
+    # httpx parses a redirect's Location inside send() even when not following it, and
+    # reports a bad one only as this RemoteProtocolError (its text is the only marker).
+    return isinstance(exc, httpx.RemoteProtocolError) and str(exc).startswith(
+        "Invalid URL in location header"
+    )
+
+
+def _bad_redirect_error(method: str, url: str, write: bool) -> ExecGraphError:
+    """A redirect arrived whose Location no parser accepts: typed, and honest for writes."""
+    what = f"{method} {url} answered a redirect whose Location cannot be parsed"
+    if write:  # which redirect status came is unknown here: a 303 would mean committed
+        return ResponseLostError(f"{what}; whether the write took effect is unknown")
+    return PermanentError(f"{what}; the redirect was not followed")
+
+
+def _cut_error(reason: str, write: bool, host: str) -> ExecGraphError:
+    """The watchdog cut the connection before a status arrived: say why, honestly."""
+    if write:
+        return ResponseLostError(
+            f"the write to {host!r} was sent but no answer came before the "
+            f"{'cancel' if reason == 'cancelled' else 'deadline'}; whether it took effect is "
+            "unknown"
+        )
+    if reason == "cancelled":
+        return ToolCancelled(f"cancelled while waiting for {host!r} to answer")
+    return TransientError(f"{host!r} did not answer within the call's deadline (total time)")
 
 
 def _idempotency_key(ctx: InvokeContext) -> str:

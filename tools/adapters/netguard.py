@@ -2,8 +2,9 @@
 
 A URL from a model is hostile until proven otherwise. Before any connection is opened the
 host must match the adapter's allow-list, and every address it stands for must be public:
-private, loopback, link-local, unspecified, multicast and reserved ranges are refused, and
-so are the same addresses hidden in IPv4-mapped, 6to4, Teredo or NAT64 IPv6 forms, or
+every range of IANA's special-purpose registries is refused (explicit tables, see
+``DENIED_IPV4`` / ``DENIED_IPV6``), and so are the same addresses hidden in IPv4-mapped,
+6to4 or NAT64 IPv6 forms (Teredo is refused whole), or
 written the way ``inet_aton`` still accepts them (``2130706433``, ``0177.0.0.1``,
 ``0x7f.1``, ``127.1``). :mod:`ipaddress` rejects those legacy forms, so they are parsed
 here, exactly as the C library would parse them when connecting.
@@ -26,6 +27,8 @@ from execgraph.state.errors import (
 )
 
 __all__ = [
+    "DENIED_IPV4",
+    "DENIED_IPV6",
     "HostPattern",
     "IPAddress",
     "Resolver",
@@ -41,7 +44,6 @@ Resolver = Callable[..., list[tuple[Any, ...]]]
 
 _MALFORMED = "the URL's numeric host address is malformed"
 _NUMERIC_PART = re.compile(r"0[xX][0-9a-fA-F]*|[0-9]+")
-_NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 
 @dataclass(frozen=True)
@@ -145,38 +147,76 @@ def parse_numeric_host(host: str) -> IPAddress | None:
     return ipaddress.IPv4Address(value)
 
 
-def _embedded_ipv4(ip: IPAddress) -> list[ipaddress.IPv4Address]:
-    """IPv4 addresses an IPv6 address carries (mapped, 6to4, Teredo, NAT64)."""
-    if not isinstance(ip, ipaddress.IPv6Address):
-        return []
-    found: list[ipaddress.IPv4Address] = []
-    if ip.ipv4_mapped is not None:
-        found.append(ip.ipv4_mapped)
-    if ip.sixtofour is not None:
-        found.append(ip.sixtofour)
-    if ip.teredo is not None:
-        found.extend(ip.teredo)
-    if ip in _NAT64:
-        found.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
-    return found
+def _networks(*cidrs: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    return tuple(ipaddress.ip_network(c) for c in cidrs)
+
+
+# IANA's IPv4 and IPv6 special-purpose address registries, written out: Python's own
+# tables (``is_private`` / ``is_global``) lag behind them (3.11 lets 192.0.0.8, 192.88.99.1
+# and the deprecated site-local fec0::/10 through), and a guard must not change with them.
+DENIED_IPV4 = _networks(
+    "0.0.0.0/8",  # "this network"
+    "10.0.0.0/8",  # private
+    "100.64.0.0/10",  # carrier-grade NAT
+    "127.0.0.0/8",  # loopback
+    "169.254.0.0/16",  # link-local (cloud metadata endpoints)
+    "172.16.0.0/12",  # private
+    "192.0.0.0/24",  # IETF protocol assignments
+    "192.0.2.0/24",  # documentation
+    "192.88.99.0/24",  # 6to4 relay anycast (deprecated)
+    "192.168.0.0/16",  # private
+    "198.18.0.0/15",  # benchmarking
+    "198.51.100.0/24",  # documentation
+    "203.0.113.0/24",  # documentation
+    "224.0.0.0/4",  # multicast
+    "240.0.0.0/4",  # reserved, and 255.255.255.255 (limited broadcast)
+)
+DENIED_IPV6 = _networks(
+    "::/128",  # unspecified
+    "::1/128",  # loopback
+    "::/96",  # IPv4-compatible (deprecated)
+    "64:ff9b:1::/48",  # local-use IPv4/IPv6 translation
+    "100::/64",  # discard-only
+    "2001::/23",  # IETF protocol assignments (Teredo, ORCHID, benchmarking, ...)
+    "2001:db8::/32",  # documentation
+    "3fff::/20",  # documentation
+    "5f00::/16",  # segment routing SIDs
+    "fc00::/7",  # unique local
+    "fe80::/10",  # link-local
+    "fec0::/10",  # site-local (deprecated)
+    "ff00::/8",  # multicast
+)
+# Ranges that carry an IPv4 address: judged by the IPv4 address inside (an IPv6-only
+# network reaches public IPv4 hosts through NAT64, so these are not refused wholesale).
+_MAPPED = ipaddress.ip_network("::ffff:0:0/96")
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_SIXTOFOUR = ipaddress.ip_network("2002::/16")
+
+
+def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv4-mapped, NAT64 or 6to4 address carries, if any."""
+    if ip in _MAPPED or ip in _NAT64:
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    if ip in _SIXTOFOUR:
+        return ipaddress.IPv4Address((int(ip) >> 80) & 0xFFFFFFFF)
+    return None
 
 
 def address_forbidden(ip: IPAddress) -> bool:
-    """True for any address that is not plainly public (or hides a non-public one)."""
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped  # ::ffff:0:0/96 itself counts as non-global; judge the IPv4 inside
-    for candidate in (ip, *_embedded_ipv4(ip)):
-        if (
-            candidate.is_private
-            or candidate.is_loopback
-            or candidate.is_link_local
-            or candidate.is_unspecified
-            or candidate.is_multicast
-            or candidate.is_reserved
-            or not candidate.is_global
-        ):
+    """True for any address in a special-purpose range (or hiding an IPv4 one that is).
+
+    Explicit deny lists first; Python's ``is_global`` second, as a net for ranges IANA adds
+    that the lists above do not know yet.
+    """
+    if isinstance(ip, ipaddress.IPv6Address):
+        inner = _embedded_ipv4(ip)
+        if inner is not None:
+            return address_forbidden(inner)
+        if any(ip in net for net in DENIED_IPV6):
             return True
-    return False
+    elif any(ip in net for net in DENIED_IPV4):
+        return True
+    return not ip.is_global
 
 
 def resolve_public(

@@ -9,7 +9,11 @@ from pathlib import Path
 import pydantic
 import pytest
 
-from execgraph.state.errors import ObservationStatus, PermanentError, PolicyDenied
+from execgraph.state.errors import (
+    ObservationStatus,
+    PolicyDenied,
+    ToolDeclarationError,
+)
 from execgraph.tools.adapters.database import DatabaseAdapter, _digest
 from tests.tools.adapters.database_helpers import SCHEMA, Db, _pg_raw, call, make_ctx, shop
 
@@ -42,12 +46,16 @@ def test_query_returns_bound_rows_with_hashed_evidence(db: Db, tmp_path: Path) -
 )
 def test_read_only_tool_cannot_write(db: Db, tmp_path: Path, sql: str) -> None:
     adapter = DatabaseAdapter(db.url)
-    spec = adapter.query_tool(name="mislabelled", sql=sql)
     before = db.raw("SELECT id, customer, item, qty FROM orders ORDER BY id")
-    with pytest.raises(PolicyDenied) as info:
-        spec.run(spec.input_model(customer="ada"), make_ctx(tmp_path))
-    assert info.value.status is ObservationStatus.DENIED
-    assert "read-only" in info.value.message
+    if db.dialect == "postgres":  # the read analysis refuses it when declared: nothing runs
+        with pytest.raises(ToolDeclarationError, match="read-only"):
+            adapter.query_tool(name="mislabelled", sql=sql)
+    else:
+        spec = adapter.query_tool(name="mislabelled", sql=sql)
+        with pytest.raises(PolicyDenied) as info:
+            spec.run(spec.input_model(customer="ada"), make_ctx(tmp_path))
+        assert info.value.status is ObservationStatus.DENIED
+        assert "read-only" in info.value.message
     assert db.raw("SELECT id, customer, item, qty FROM orders ORDER BY id") == before
 
 
@@ -87,8 +95,10 @@ def test_rows_are_bounded_by_the_output_budget(db: Db, tmp_path: Path) -> None:
         ("WITH gone AS (DELETE FROM orders RETURNING id) SELECT count(*) AS n FROM gone",
          PolicyDenied),
         ("SELECT nextval('orders_id_seq') AS n", PolicyDenied),
-        # The adapter always runs a query first, so the transaction cannot be flipped.
-        ("SET TRANSACTION READ WRITE", PermanentError),
+        ("SELECT id FROM orders FOR UPDATE", PolicyDenied),
+        # SET TRANSACTION READ WRITE / set_config are refused when declared (the read
+        # analysis, tests/adversarial/test_database.py); the transaction is flipped by a
+        # query first anyway, so the server would refuse them too.
     ],
 )  # fmt: skip
 def test_postgres_read_only_has_no_back_door(
