@@ -51,19 +51,19 @@ class StreamReader(threading.Thread):
         self._sha = hashlib.sha256()
         self._emit = emit
         self._emit_ok = True
-        self._stop = threading.Event()
+        self._halt = threading.Event()  # not _stop: that is Thread's own method
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
 
     def stop(self) -> None:
         """Stop reading even without EOF (a holder of the pipe escaped the process group)."""
         self.abandoned = True
-        self._stop.set()
+        self._halt.set()
         self.done.wait(1.0)
 
     def run(self) -> None:
         fd = self._pipe.fileno()
         try:
-            while not self._stop.is_set():
+            while not self._halt.is_set():
                 ready, _, _ = select.select([fd], [], [], _SELECT_S)
                 if not ready:
                     continue
