@@ -29,6 +29,7 @@ from execgraph.tools.adapters.process import (
     DEFAULT_PATH,
     ProcessAdapter,
     ProcessExitError,
+    ProcessLeftoverError,
     output_of,
 )
 from execgraph.tools.invocation import AdapterOutput, InvokeContext
@@ -184,35 +185,32 @@ def test_context_deadline_on_a_read_tool_is_transient(tmp_path: Path, spawned: l
     assert _all_gone(rec.pids)
 
 
-def test_leftover_background_process_is_reaped_after_normal_exit(
-    tmp_path: Path, spawned: list[int]
+@pytest.mark.parametrize("own_session", [False, True])
+def test_a_leftover_background_process_is_killed_and_the_call_is_not_a_success(
+    tmp_path: Path, spawned: list[int], own_session: bool
 ) -> None:
     script = (
         "import subprocess, sys; "
         "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'], "
-        "stdout=subprocess.DEVNULL); print('PIDS', p.pid, flush=True)"
+        f"start_new_session={own_session}); print('PIDS', p.pid, flush=True)"
     )
     rec = Recorder()
-    out = _call(_adapter(), _ctx(tmp_path, emit=rec), program="python", args=["-c", script])
+    with pytest.raises(ProcessLeftoverError) as info:
+        _call(_adapter(), _ctx(tmp_path, emit=rec), program="python", args=["-c", script])
     spawned.extend(rec.pids)
-    assert out.data["exit_code"] == 0
     assert _all_gone(rec.pids)
-
-
-def test_a_descendant_escaping_the_group_cannot_hold_the_call(
-    tmp_path: Path, spawned: list[int]
-) -> None:
-    script = (
-        "import subprocess, sys; "
-        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'], "
-        "start_new_session=True); print('PIDS', p.pid, flush=True)"
-    )
-    rec = Recorder()
-    out = _call(_adapter(), _ctx(tmp_path, emit=rec), program="python", args=["-c", script])
-    spawned.extend(rec.pids)  # it escaped on purpose: the fixture kills it
-    assert out.data["exit_code"] == 0 and out.data["stdout"].startswith("PIDS")
-    stdout_ev = next(e for e in out.evidence if e.kind == "stdout_sha256")
-    assert stdout_ev.verified is False  # the stream was abandoned, not read to its end
+    out = _observed(info.value)
+    assert out.data["exit_code"] == 0 and out.data["leftover_processes"] == 1
+    assert out.data["stdout"].startswith("PIDS")  # the leftover held the pipe: still read
+    assert out.committed is None  # what the killed process was doing is unknown
+    assert not any(e.verified for e in out.evidence)
+    data = _call(
+        _adapter(on_nonzero="data"),
+        _ctx(tmp_path, emit=Recorder()),
+        program="python",
+        args=["-c", script],
+    ).data
+    assert data["leftover_processes"] == 1
 
 
 def test_fifty_megabytes_stay_within_the_budget(tmp_path: Path) -> None:
@@ -283,7 +281,15 @@ def test_environment_is_scrubbed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert "EXECGRAPH_TEST_SECRET" not in env
     assert "hunter2-do-not-leak" not in out.data["stdout"]
     assert env["PATH"] == DEFAULT_PATH
-    assert set(env) <= {"PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ"}
+    assert {k for k in env if not k.startswith("LC_")} <= {
+        "PATH",
+        "HOME",
+        "LANG",
+        "LANGUAGE",
+        "TZ",
+        "TMPDIR",
+    }
+    assert env["TMPDIR"] != os.environ.get("TMPDIR") and not os.path.exists(env["TMPDIR"])
     fixed = _adapter(env_set={"GIT_TERMINAL_PROMPT": "0"})
     out = _call(fixed, _ctx(tmp_path), program="python", args=["-c", script])
     assert json.loads(out.data["stdout"])["GIT_TERMINAL_PROMPT"] == "0"
