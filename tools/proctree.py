@@ -9,16 +9,19 @@ group misses them. Two trackers, the first that works here wins:
   ``cgroup.procs`` lists them and ``cgroup.kill`` kills them all at once. Needs a writable
   cgroup2 hierarchy (root, or a delegated subtree).
 * :class:`SweepTree`: a fallback that sweeps ``/proc`` for the descendants of the child by
-  parent links plus its process group and session, remembering every pid (with its start
-  time, against pid reuse) it has seen, repeated until none is left. Its limit: a
-  grandchild whose parent exited before any sweep saw it, and that left the session, is
-  not found. ``PR_SET_CHILD_SUBREAPER`` would close that gap but is process-wide: every
-  orphan of any library's child would become this process's zombie, so it is not used.
+  parent links, its process group and session, and a marker variable in the environment
+  the child was started with (inherited by every descendant that does not clear it),
+  remembering every pid (with its start time, against pid reuse) it has seen, repeated
+  until none is left. Its limit: a descendant that cleared its environment, left the
+  session and whose parent exited before any sweep saw it is not found.
+  ``PR_SET_CHILD_SUBREAPER`` would close that gap but is process-wide: every orphan of any
+  library's child would become this process's zombie, so it is not used.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import time
@@ -26,9 +29,19 @@ import uuid
 from pathlib import Path
 from typing import Protocol
 
-__all__ = ["SWEEP_S", "CgroupTree", "ProcessTree", "SweepTree", "cgroup_base", "open_tree"]
+__all__ = [
+    "MARKER",
+    "SWEEP_S",
+    "CgroupTree",
+    "ProcessTree",
+    "SweepTree",
+    "cgroup_base",
+    "open_tree",
+]
 
 _POLL_S = 0.02
+#: The environment variable that marks a call's processes for the fallback sweep.
+MARKER = "EXECGRAPH_PROCESS_TREE"
 #: How often the fallback sweep looks at ``/proc`` while a child runs.
 SWEEP_S = 0.1
 
@@ -38,6 +51,9 @@ class ProcessTree(Protocol):
 
     def preexec(self) -> None:
         """Run in the child before ``exec`` (async-signal-light work only)."""
+
+    def environ(self) -> dict[str, str]:
+        """Variables the child must be started with for the tracker to find its tree."""
 
     def started(self, pid: int) -> None:
         """The child is running as ``pid``."""
@@ -102,6 +118,10 @@ class CgroupTree:
         finally:
             os.close(fd)
 
+    def environ(self) -> dict[str, str]:
+        """None needed."""
+        return {}
+
     def started(self, pid: int) -> None:
         """Nothing to learn: membership is the kernel's."""
 
@@ -155,9 +175,22 @@ class SweepTree:
         self._leader = -1
         self._known: dict[int, int] = {}  # pid -> start time
         self._next_sweep = 0.0
+        self._marker = f"{MARKER}={uuid.uuid4().hex}".encode()
 
     def preexec(self) -> None:
         """Nothing to do in the child."""
+
+    def environ(self) -> dict[str, str]:
+        """The marker every descendant inherits."""
+        name, _, value = self._marker.decode().partition("=")
+        return {name: value}
+
+    def _marked(self, pid: int) -> bool:
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as fh:
+                return self._marker in fh.read().split(b"\0")
+        except OSError:
+            return False
 
     def started(self, pid: int) -> None:
         """Remember the child: its pid is also its process group and session id."""
@@ -183,6 +216,7 @@ class SweepTree:
                 if info is not None and info[3] not in ("Z", "X"):
                     table[int(name)] = info
         known = {pid for pid, start in self._known.items() if table.get(pid, (0,) * 5)[4] == start}
+        known |= {pid for pid in table if pid not in known and self._marked(pid)}
         grew = True
         while grew:
             grew = False
@@ -205,11 +239,22 @@ class SweepTree:
         """Nothing is held."""
 
 
+@functools.cache
+def _remove_stale(base: Path) -> None:
+    """Once per process: remove the empty cgroups of execgraph processes that died."""
+    for path in base.glob("execgraph-*-*"):
+        owner = path.name.split("-")[1]
+        if owner.isdigit() and not Path(f"/proc/{owner}").exists():
+            with contextlib.suppress(OSError):
+                path.rmdir()
+
+
 def open_tree(kind: str) -> ProcessTree:
     """``"cgroup"``, ``"sweep"`` or ``"auto"`` (a cgroup when one can be made here)."""
     if kind in ("auto", "cgroup"):
         base = cgroup_base()
         if base is not None:
+            _remove_stale(base)
             try:
                 return CgroupTree(base)
             except OSError:

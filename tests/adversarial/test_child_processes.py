@@ -241,20 +241,21 @@ def test_escaping_grandchildren_are_killed_with_the_call(
     _escape(tmp_path, mode, stop, spawned)
 
 
-@pytest.mark.parametrize("mode", ["setpgid", "setsid"])
+@pytest.mark.parametrize("mode", ESCAPES)
 def test_without_a_cgroup_the_sweep_still_kills_escaping_grandchildren(
     tmp_path: Path, spawned: list[int], mode: str
 ) -> None:
     _escape(tmp_path, mode, "cancel", spawned, tree="sweep")
 
 
+@pytest.mark.parametrize("tree", ["auto", "sweep"])
 @pytest.mark.parametrize("mode", ESCAPES)
 def test_a_daemon_left_behind_is_never_reported_as_success(
-    tmp_path: Path, spawned: list[int], mode: str
+    tmp_path: Path, spawned: list[int], mode: str, tree: str
 ) -> None:
     with pytest.raises(ProcessExitError) as info:
         _call(
-            _adapter(),
+            _adapter(tree=tree),
             _ctx(tmp_path),
             program="python",
             args=["-c", ESCAPE, mode, "exit", "pids.txt"],

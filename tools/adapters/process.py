@@ -319,7 +319,7 @@ class ProcessAdapter:
             if os.path.commonpath([base, target]) != base:
                 raise PathEscapeError(f"argument {arg!r} resolves outside the workspace")
 
-    def _env(self, tmpdir: str) -> dict[str, str]:
+    def _env(self, tmpdir: str, tree: ProcessTree) -> dict[str, str]:
         env = {
             k: v
             for k, v in os.environ.items()
@@ -329,6 +329,7 @@ class ProcessAdapter:
         env.update(self._env_set)
         env["PATH"] = self._path
         env["TMPDIR"] = tmpdir
+        env.update(tree.environ())
         return env
 
     def _deadline(self, timeout_s: float | None, ctx: InvokeContext) -> float:
@@ -397,7 +398,7 @@ class ProcessAdapter:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 cwd=cwd,
-                env=self._env(tmpdir),
+                env=self._env(tmpdir, tree),
                 shell=False,
                 close_fds=True,
                 start_new_session=True,
