@@ -23,6 +23,7 @@ from execgraph.state.errors import (
     ResponseLostError,
     TargetNotFound,
     ToolCancelled,
+    ToolDeclarationError,
     TransientError,
 )
 from execgraph.tools.adapters.process import (
@@ -358,3 +359,31 @@ def test_arguments_are_validated() -> None:
 def test_unknown_allowed_program_fails_at_construction() -> None:
     with pytest.raises(ValueError):
         ProcessAdapter(["definitely-not-a-real-program-xyz"])
+
+
+def test_confinement_can_be_required_or_turned_off(tmp_path: Path) -> None:
+    from execgraph.tools.sandbox import landlock_abi
+
+    outside = tmp_path / "outside.txt"
+    outside.write_text("outside")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    read = ["-c", f"print(open({str(outside)!r}).read())"]
+    if landlock_abi() < 1:
+        with pytest.raises(ToolDeclarationError):
+            _adapter(confine="require")
+        return
+    with pytest.raises(ProcessExitError) as info:
+        _call(_adapter(confine="require"), _ctx(ws), program="python", args=read)
+    assert "PermissionError" in info.value.output.data["stderr"]
+    # Off (the fallback where the kernel has no Landlock): only the environment is scrubbed.
+    out = _call(_adapter(confine="off"), _ctx(ws), program="python", args=read)
+    assert out.data["stdout"] == "outside\n"
+    # An operator may let children read one more tree.
+    out = _call(_adapter(read_paths=[str(tmp_path)]), _ctx(ws), program="python", args=read)
+    assert out.data["stdout"] == "outside\n"
+
+
+def test_path_args_must_name_allowed_programs() -> None:
+    with pytest.raises(ToolDeclarationError):
+        _adapter(path_args=["rm"])
