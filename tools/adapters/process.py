@@ -22,6 +22,7 @@ what happened                              result
 ========================================  =============================================
 program not on the allow-list              ``PolicyDenied`` (DENIED; nothing ran)
 ``cwd`` outside the workspace              ``PathEscapeError`` (DENIED; nothing ran)
+a declared path argument outside it        ``PathEscapeError`` (DENIED; nothing ran)
 ``cwd`` missing / program not installed    ``TargetNotFound`` (nothing ran)
 cancelled or out of time before the start  ``ToolCancelled`` / ``DeadlineExceeded``
 exit status 0                              ``AdapterOutput`` (committed unless effect=read)
@@ -39,8 +40,7 @@ time limit hit while running               tree killed; effect ``read``: ``Trans
 
 Every error raised after the child started carries what was observed (an
 :class:`AdapterOutput` with the bounded streams and the evidence): read it with
-:func:`output_of`.
-Output is streamed as ``tool.output`` events coalesced per stream (see
+:func:`output_of`. Output is streamed as ``tool.output`` events coalesced per stream (see
 :mod:`execgraph.tools.adapters._streams`), so a child writing one byte at a time yields a
 bounded number of events.
 """
