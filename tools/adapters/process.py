@@ -3,7 +3,8 @@
 Security (DESIGN §10): the program must be on the adapter's allow-list and runs by absolute
 path from an argv list (``shell=False``), so ``;``, ``$(...)``, backticks and ``|`` in
 arguments are inert text. The child gets a scrubbed environment (allow-listed variables,
-never a secret-looking one, plus a fixed ``PATH`` and a private ``TMPDIR``), a working
+never a secret-looking one, plus a fixed ``PATH`` and a private ``TMPDIR``, also its
+``HOME`` when confined), a working
 directory confined to the workspace, no stdin, and its own session. With Landlock
 (:mod:`execgraph.tools.sandbox`) it can read only the system trees, its program's prefix,
 the workspace and its temp directory: not the execution home (approval key, stores) nor
@@ -326,6 +327,8 @@ class ProcessAdapter:
             if any(fnmatch.fnmatchcase(k, pattern) for pattern in self._env_allow)
             and not _is_secret_name(k)
         }
+        if self._confined:  # the real home is out of reach: give it a fresh, private one
+            env["HOME"] = tmpdir
         env.update(self._env_set)
         env["PATH"] = self._path
         env["TMPDIR"] = tmpdir

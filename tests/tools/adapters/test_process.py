@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -387,3 +388,13 @@ def test_confinement_can_be_required_or_turned_off(tmp_path: Path) -> None:
 def test_path_args_must_name_allowed_programs() -> None:
     with pytest.raises(ToolDeclarationError):
         _adapter(path_args=["rm"])
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_a_confined_git_still_works_in_its_workspace(tmp_path: Path) -> None:
+    adapter = ProcessAdapter(["git"], grace_s=0.3)
+    ident = ["-c", "user.email=a@example.com", "-c", "user.name=a"]
+    for argv in (["init", "-q"], [*ident, "commit", "-q", "--allow-empty", "-m", "first"]):
+        _call(adapter, _ctx(tmp_path), program="git", args=argv)
+    out = _call(adapter, _ctx(tmp_path), program="git", args=["log", "--format=%s"])
+    assert out.data["stdout"] == "first\n"
