@@ -82,12 +82,12 @@ def _first_run(home: Path, workspace: Path, **kwargs: Any) -> Any:
 
 def _only(which: str, tmp_path: Path) -> dict[str, Any]:
     """build_graph arguments that leave only ``which`` of the embedded defaults in the home."""
+    if which == "all_defaults":
+        return {}
     store = SqliteExecutionStore(tmp_path / "exec.db")
     if which == "default_checkpointer":
         return {"store": store, "approval_secret": b"k"}
-    if which == "approval_key":
-        return {"store": store, "checkpointer": InMemorySaver()}
-    return {}
+    return {"store": store, "checkpointer": InMemorySaver()}
 
 
 WHICH = ["all_defaults", "default_checkpointer", "approval_key"]
