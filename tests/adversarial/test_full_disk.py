@@ -15,9 +15,11 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.memory import InMemorySaver
 
 from execgraph.graph import build_graph
+from execgraph.graph.saver import open_embedded_saver
 from execgraph.nodes.models import ScriptedChatModel
 from execgraph.state.errors import StoreError
 from execgraph.state.store.sqlite import SqliteExecutionStore
@@ -112,3 +114,20 @@ def test_read_only_home_before_the_first_run_is_a_typed_store_error(
         _first_run(readonly_home, tmp_path / "ws", **kwargs)
     assert str(readonly_home) in info.value.message, info.value.message
     assert os.listdir(readonly_home) == []
+
+
+def test_a_checkpoint_write_on_a_disk_that_filled_later_is_a_store_error(
+    tmp_path: Path, mounts: list[Path]
+) -> None:
+    home = tmp_path / "home"
+    _mount(home, "size=256k")
+    mounts.append(home)
+    saver = open_embedded_saver(home / "checkpoints.db")
+    _fill(home)
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"] = {"big": "x" * 300_000}
+    config: Any = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    with pytest.raises(StoreError) as info:
+        saver.put(config, checkpoint, {}, {})
+    assert str(home / "checkpoints.db") in info.value.message
+    assert "full" in info.value.message
