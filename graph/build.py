@@ -9,8 +9,10 @@ approval secret that signs out-of-band approval tokens.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
+import stat
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -29,7 +31,7 @@ from execgraph.nodes.executor.deps import ExecutorDeps
 from execgraph.nodes.models.select import resolve_model
 from execgraph.nodes.prices import PRICES_KEY, price_table
 from execgraph.nodes.toolset import DeclaredRegistry
-from execgraph.state.errors import UsageError
+from execgraph.state.errors import StoreError, UsageError
 from execgraph.state.store.base import ExecutionStore
 from execgraph.state.store.sqlite import SqliteExecutionStore
 from execgraph.tools.policy import PolicyEngine, PolicyRule
@@ -55,19 +57,57 @@ def default_home() -> Path:
     return Path(os.environ.get("EXECGRAPH_HOME") or Path.cwd() / ".execgraph")
 
 
-def home_secret(home: Path) -> bytes:
+def home_secret(home: Path, *, workspace: Path | None = None) -> bytes:
     """The key that signs approval tokens: ``$EXECGRAPH_APPROVAL_SECRET``, or one made once
-    under ``home`` (mode 0600) and read back by every later process."""
+    under ``home`` and read back by every later process.
+
+    The key file is mode 0600 (a looser mode found on disk is tightened), made atomically
+    (written aside, then hard-linked into place, so two first processes agree on one key),
+    in a home created 0700. It must not lie inside ``workspace``: tool processes may read
+    their workspace, never the key.
+
+    Raises:
+        UsageError: the key would lie inside ``workspace``.
+        StoreError: the key cannot be made or read (a full disk, a read-only home, ...).
+    """
     env = os.environ.get("EXECGRAPH_APPROVAL_SECRET")
     if env:
         return env.encode()
     path = home / "approval.key"
-    if not path.exists():
-        home.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    if workspace is not None and path.resolve().is_relative_to(workspace.resolve()):
+        raise UsageError(
+            f"the approval key {path} would lie inside the workspace {workspace}: "
+            "choose a workspace outside the home, or pass approval_secret"
+        )
+    try:
+        home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not path.exists():
+            _make_key(path)
+        if stat.S_IMODE(os.stat(path).st_mode) & 0o077:
+            os.chmod(path, 0o600)
+        key = path.read_text().strip()
+    except OSError as exc:
+        raise StoreError(
+            f"the approval key at {path} is not usable: {exc.strerror or exc}"
+        ) from exc
+    if not key:
+        raise StoreError(f"the approval key at {path} is empty")
+    return key.encode()
+
+
+def _make_key(path: Path) -> None:
+    aside = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
         with os.fdopen(fd, "w") as fh:
             fh.write(secrets.token_hex(32))
-    return path.read_text().strip().encode()
+            fh.flush()
+            os.fsync(fh.fileno())
+        with contextlib.suppress(FileExistsError):  # another process made it first: use that
+            os.link(aside, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(aside)
 
 
 def _checkpointer(home: Path) -> EmbeddedSqliteSaver:
@@ -136,7 +176,7 @@ def build_graph(
         registry=DeclaredRegistry(tools),  # refuses reserved and colliding names
         policy=engine,
         store=store if store is not None else SqliteExecutionStore(base / "exec.db"),
-        approval_secret=approval_secret or home_secret(base),
+        approval_secret=approval_secret or home_secret(base, workspace=root),
     )
     deps = RunDeps(
         model=resolve_model(model, **dict(model_kwargs or {})),

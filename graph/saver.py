@@ -10,13 +10,18 @@ that loop's, and its ``aiosqlite`` connection runs on a non-daemon thread that k
 process alive until someone closes it. So the default is one ``SqliteSaver`` whose async
 methods run its sync ones on a worker thread: one connection and one lock for both, the
 same rows either way, and nothing to open or close per loop.
+
+Every SQLite failure (a full disk, a read-only or unwritable home) becomes a
+:class:`~execgraph.state.errors.StoreError` naming the database file, from opening it to
+every read and write, so a caller never meets a raw ``sqlite3.OperationalError``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +33,36 @@ from langgraph.checkpoint.base import (
     CheckpointTuple,
     DeltaChannelHistory,
 )
+from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.sqlite import SqliteSaver
+
+from execgraph.state.errors import StoreError
 
 __all__ = ["EmbeddedSqliteSaver", "open_embedded_saver"]
 
 
 class EmbeddedSqliteSaver(SqliteSaver):
     """A ``SqliteSaver`` that also serves LangGraph's async methods, off the event loop."""
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        *,
+        path: Path | None = None,
+        serde: SerializerProtocol | None = None,
+    ) -> None:
+        super().__init__(conn, serde=serde)
+        self.path = path
+
+    @contextmanager
+    def cursor(self, transaction: bool = True) -> Iterator[sqlite3.Cursor]:
+        """``SqliteSaver.cursor`` (every read and write goes through it), with SQLite's
+        errors turned into a :class:`StoreError` that names the file."""
+        try:
+            with super().cursor(transaction) as cur:
+                yield cur
+        except sqlite3.Error as exc:
+            raise _store_error(self.path, exc) from exc
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """``get_tuple`` on a worker thread."""
@@ -92,8 +120,27 @@ class EmbeddedSqliteSaver(SqliteSaver):
 
 def open_embedded_saver(path: Path) -> EmbeddedSqliteSaver:
     """The saver over ``path`` (created with its directory), in WAL mode so another
-    process can read checkpoints while a run writes them."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(path, check_same_thread=False)
-    conn.execute("PRAGMA journal_mode=WAL")
-    return EmbeddedSqliteSaver(conn)
+    process can read checkpoints while a run writes them. Its tables are made here, so a
+    full disk or an unwritable home is a :class:`StoreError` at build time, not mid-run."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _store_error(path, exc) from exc
+    try:
+        conn = sqlite3.connect(path, check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise _store_error(path, exc) from exc
+    saver = EmbeddedSqliteSaver(conn, path=path)
+    try:
+        with saver.cursor():  # WAL, then SqliteSaver.setup(): the tables before the first run
+            conn.execute("PRAGMA journal_mode=WAL")
+    except StoreError:
+        conn.close()
+        raise
+    return saver
+
+
+def _store_error(path: Path | None, exc: BaseException) -> StoreError:
+    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    where = f" at {path}" if path is not None else ""
+    return StoreError(f"the checkpoint database{where} is not usable: {reason}")

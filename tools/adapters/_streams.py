@@ -4,6 +4,10 @@ Each pipe is drained by its own thread so a child blocked on a full stderr pipe 
 deadlock one writing stdout. Only the first ``budget`` bytes are kept (and streamed as
 events); the rest is counted and hashed, then dropped, so a 50 MB output costs a fixed
 amount of memory while its evidence hash still covers every byte.
+
+Events are coalesced: kept text is handed on at most every ``FLUSH_S`` seconds or
+``FLUSH_BYTES`` bytes per stream (and at the end), so a child writing one byte at a time
+costs a bounded number of events (and event-log rows), not one per ``read``.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import hashlib
 import os
 import select
 import threading
+import time
 from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
@@ -21,12 +26,16 @@ from langgraph.errors import GraphBubbleUp
 if TYPE_CHECKING:
     from execgraph.tools.invocation import InvokeContext
 
-__all__ = ["StreamReader", "store_artifact"]
+__all__ = ["FLUSH_BYTES", "FLUSH_S", "StreamReader", "store_artifact"]
 
 E = TypeVar("E", bound=BaseException)
 
 _CHUNK = 64 * 1024
 _SELECT_S = 0.1
+#: Longest a read byte waits before it is handed on as an event.
+FLUSH_S = 0.1
+#: Most text one event carries before it is handed on.
+FLUSH_BYTES = 64 * 1024
 
 
 class StreamReader(threading.Thread):
@@ -51,32 +60,38 @@ class StreamReader(threading.Thread):
         self._sha = hashlib.sha256()
         self._emit = emit
         self._emit_ok = True
-        self._stop = threading.Event()
+        self._halt = threading.Event()  # not _stop: that is Thread's own method
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._pending: list[str] = []
+        self._pending_bytes = 0
+        self._flush_at: float | None = None
 
     def stop(self) -> None:
         """Stop reading even without EOF (a holder of the pipe escaped the process group)."""
         self.abandoned = True
-        self._stop.set()
+        self._halt.set()
         self.done.wait(1.0)
 
     def run(self) -> None:
         fd = self._pipe.fileno()
         try:
-            while not self._stop.is_set():
-                ready, _, _ = select.select([fd], [], [], _SELECT_S)
-                if not ready:
-                    continue
-                chunk = os.read(fd, _CHUNK)
-                if not chunk:
-                    break
-                self._take(chunk)
+            while not self._halt.is_set():
+                wait = _SELECT_S
+                if self._flush_at is not None:
+                    wait = max(0.0, min(wait, self._flush_at - time.monotonic()))
+                ready, _, _ = select.select([fd], [], [], wait)
+                if ready:
+                    chunk = os.read(fd, _CHUNK)
+                    if not chunk:
+                        break
+                    self._take(chunk)
+                if self._flush_at is not None and time.monotonic() >= self._flush_at:
+                    self._flush()
         except (OSError, ValueError):
             pass  # the pipe was closed under us: what was read so far stands
         finally:
-            tail = self._decoder.decode(b"", final=True)
-            if tail:
-                self._send({"stream": self.stream, "chunk": tail})
+            self._hold(self._decoder.decode(b"", final=True), 0)
+            self._flush()
             self.done.set()
 
     def _take(self, chunk: bytes) -> None:
@@ -86,12 +101,29 @@ class StreamReader(threading.Thread):
         if room > 0:
             part = chunk[:room]
             self._kept += part
-            text = self._decoder.decode(part)
-            if text:
-                self._send({"stream": self.stream, "chunk": text})
+            self._hold(self._decoder.decode(part), len(part))
         if len(chunk) > room and not self.truncated:
             self.truncated = True
+            self._flush()
             self._send({"stream": self.stream, "chunk": "", "truncated": True})
+
+    def _hold(self, text: str, size: int) -> None:
+        """Keep ``text`` (``size`` bytes read) for the next event; hand it on once full."""
+        if not text:
+            return
+        self._pending.append(text)
+        self._pending_bytes += size
+        if self._flush_at is None:
+            self._flush_at = time.monotonic() + FLUSH_S
+        if self._pending_bytes >= FLUSH_BYTES:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._pending:
+            self._send({"stream": self.stream, "chunk": "".join(self._pending)})
+        self._pending.clear()
+        self._pending_bytes = 0
+        self._flush_at = None
 
     def _send(self, payload: dict[str, Any]) -> None:
         if not self._emit_ok:

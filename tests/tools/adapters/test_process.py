@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -23,12 +24,14 @@ from execgraph.state.errors import (
     ResponseLostError,
     TargetNotFound,
     ToolCancelled,
+    ToolDeclarationError,
     TransientError,
 )
 from execgraph.tools.adapters.process import (
     DEFAULT_PATH,
     ProcessAdapter,
     ProcessExitError,
+    ProcessLeftoverError,
     output_of,
 )
 from execgraph.tools.invocation import AdapterOutput, InvokeContext
@@ -184,35 +187,32 @@ def test_context_deadline_on_a_read_tool_is_transient(tmp_path: Path, spawned: l
     assert _all_gone(rec.pids)
 
 
-def test_leftover_background_process_is_reaped_after_normal_exit(
-    tmp_path: Path, spawned: list[int]
+@pytest.mark.parametrize("own_session", [False, True])
+def test_a_leftover_background_process_is_killed_and_the_call_is_not_a_success(
+    tmp_path: Path, spawned: list[int], own_session: bool
 ) -> None:
     script = (
         "import subprocess, sys; "
         "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'], "
-        "stdout=subprocess.DEVNULL); print('PIDS', p.pid, flush=True)"
+        f"start_new_session={own_session}); print('PIDS', p.pid, flush=True)"
     )
     rec = Recorder()
-    out = _call(_adapter(), _ctx(tmp_path, emit=rec), program="python", args=["-c", script])
+    with pytest.raises(ProcessLeftoverError) as info:
+        _call(_adapter(), _ctx(tmp_path, emit=rec), program="python", args=["-c", script])
     spawned.extend(rec.pids)
-    assert out.data["exit_code"] == 0
     assert _all_gone(rec.pids)
-
-
-def test_a_descendant_escaping_the_group_cannot_hold_the_call(
-    tmp_path: Path, spawned: list[int]
-) -> None:
-    script = (
-        "import subprocess, sys; "
-        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'], "
-        "start_new_session=True); print('PIDS', p.pid, flush=True)"
-    )
-    rec = Recorder()
-    out = _call(_adapter(), _ctx(tmp_path, emit=rec), program="python", args=["-c", script])
-    spawned.extend(rec.pids)  # it escaped on purpose: the fixture kills it
-    assert out.data["exit_code"] == 0 and out.data["stdout"].startswith("PIDS")
-    stdout_ev = next(e for e in out.evidence if e.kind == "stdout_sha256")
-    assert stdout_ev.verified is False  # the stream was abandoned, not read to its end
+    out = _observed(info.value)
+    assert out.data["exit_code"] == 0 and out.data["leftover_processes"] == 1
+    assert out.data["stdout"].startswith("PIDS")  # the leftover held the pipe: still read
+    assert out.committed is None  # what the killed process was doing is unknown
+    assert not any(e.verified for e in out.evidence)
+    data = _call(
+        _adapter(on_nonzero="data"),
+        _ctx(tmp_path, emit=Recorder()),
+        program="python",
+        args=["-c", script],
+    ).data
+    assert data["leftover_processes"] == 1
 
 
 def test_fifty_megabytes_stay_within_the_budget(tmp_path: Path) -> None:
@@ -283,7 +283,15 @@ def test_environment_is_scrubbed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert "EXECGRAPH_TEST_SECRET" not in env
     assert "hunter2-do-not-leak" not in out.data["stdout"]
     assert env["PATH"] == DEFAULT_PATH
-    assert set(env) <= {"PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ"}
+    assert {k for k in env if not k.startswith("LC_")} <= {
+        "PATH",
+        "HOME",
+        "LANG",
+        "LANGUAGE",
+        "TZ",
+        "TMPDIR",
+    }
+    assert env["TMPDIR"] != os.environ.get("TMPDIR") and not os.path.exists(env["TMPDIR"])
     fixed = _adapter(env_set={"GIT_TERMINAL_PROMPT": "0"})
     out = _call(fixed, _ctx(tmp_path), program="python", args=["-c", script])
     assert json.loads(out.data["stdout"])["GIT_TERMINAL_PROMPT"] == "0"
@@ -352,3 +360,41 @@ def test_arguments_are_validated() -> None:
 def test_unknown_allowed_program_fails_at_construction() -> None:
     with pytest.raises(ValueError):
         ProcessAdapter(["definitely-not-a-real-program-xyz"])
+
+
+def test_confinement_can_be_required_or_turned_off(tmp_path: Path) -> None:
+    from execgraph.tools.sandbox import landlock_abi
+
+    outside = tmp_path / "outside.txt"
+    outside.write_text("outside")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    read = ["-c", f"print(open({str(outside)!r}).read())"]
+    if landlock_abi() < 1:
+        with pytest.raises(ToolDeclarationError):
+            _adapter(confine="require")
+        return
+    with pytest.raises(ProcessExitError) as info:
+        _call(_adapter(confine="require"), _ctx(ws), program="python", args=read)
+    assert "PermissionError" in info.value.output.data["stderr"]
+    # Off (the fallback where the kernel has no Landlock): only the environment is scrubbed.
+    out = _call(_adapter(confine="off"), _ctx(ws), program="python", args=read)
+    assert out.data["stdout"] == "outside\n"
+    # An operator may let children read one more tree.
+    out = _call(_adapter(read_paths=[str(tmp_path)]), _ctx(ws), program="python", args=read)
+    assert out.data["stdout"] == "outside\n"
+
+
+def test_path_args_must_name_allowed_programs() -> None:
+    with pytest.raises(ToolDeclarationError):
+        _adapter(path_args=["rm"])
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_a_confined_git_still_works_in_its_workspace(tmp_path: Path) -> None:
+    adapter = ProcessAdapter(["git"], grace_s=0.3)
+    ident = ["-c", "user.email=a@example.com", "-c", "user.name=a"]
+    for argv in (["init", "-q"], [*ident, "commit", "-q", "--allow-empty", "-m", "first"]):
+        _call(adapter, _ctx(tmp_path), program="git", args=argv)
+    out = _call(adapter, _ctx(tmp_path), program="git", args=["log", "--format=%s"])
+    assert out.data["stdout"] == "first\n"
