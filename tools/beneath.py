@@ -83,6 +83,14 @@ def check_regular(st: os.stat_result, rel: str) -> None:
         )
 
 
+def _real(path: str) -> str:
+    """``realpath`` that never raises (a path changing under it is simply not inside)."""
+    try:
+        return os.path.realpath(path)
+    except OSError:
+        return ""
+
+
 class Beneath:
     """A descriptor of a workspace root, and every descriptor opened below it for one call.
 
@@ -130,8 +138,8 @@ class Beneath:
 
         Raises:
             PathEscapeError: a symlink on the way points outside the workspace.
-            PermanentError: more than :data:`MAX_LINKS` links (a loop).
-            TransientError: the path kept changing under the walk.
+            PermanentError: more than :data:`MAX_LINKS` links (a loop), or the path kept
+                changing under the walk that long.
             OSError: the filesystem refused (missing directory, permission...).
         """
         parts = rel.split("/")
@@ -222,13 +230,19 @@ class Beneath:
         return out
 
     def _inner(self, target: str) -> str:
-        """An absolute link target as a path relative to the root, or PathEscapeError."""
+        """An absolute link target as a path relative to the root, or PathEscapeError.
+
+        A target naming the root by another name (a link to it elsewhere) is accepted
+        when its real path is inside: what it names is then opened beneath the root like
+        any other path, so even a lying answer cannot lead outside.
+        """
         norm = os.path.normpath(target)
-        for prefix in self._prefixes:
-            if norm == prefix:
-                return "."
-            if norm.startswith(prefix.rstrip("/") + "/"):
-                return norm[len(prefix.rstrip("/")) + 1 :]
+        for candidate in (norm, _real(norm)):
+            for prefix in self._prefixes:
+                if candidate == prefix:
+                    return "."
+                if candidate.startswith(prefix.rstrip("/") + "/"):
+                    return candidate[len(prefix.rstrip("/")) + 1 :]
         raise PathEscapeError("a symlink in the path points outside the workspace")
 
     # ------------------------------------------------------------------ files
@@ -238,7 +252,8 @@ class Beneath:
 
         Raises:
             PermanentError: not a regular file (FIFO, socket, device): refused at once,
-                opened ``O_NONBLOCK`` and checked with ``fstat`` on the descriptor.
+                seen by ``lstat`` (not opened) or, if swapped in since, opened
+                ``O_NONBLOCK`` and refused on ``fstat`` of the descriptor.
             PathEscapeError: an escaping link, or a file with other hard links.
             OSError: as :meth:`locate`; ENOENT when absent, EISDIR for a directory.
         """
@@ -252,6 +267,9 @@ class Beneath:
         for _ in range(MAX_LINKS + 1):
             spot = self.locate(rel)
             try:
+                mode = os.stat(spot.name, dir_fd=spot.dir_fd, follow_symlinks=False).st_mode
+                if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISFIFO(mode):
+                    raise PermanentError(_NOT_REGULAR.format(rel=rel))  # never opened at all
                 fd = self._keep(os.open(spot.name, _FILE, dir_fd=spot.dir_fd))
             except OSError as exc:
                 if exc.errno == errno.ELOOP:  # became a link since locate: resolve again
