@@ -100,7 +100,6 @@ class Beneath:
 
     def __init__(self, root: Path | str) -> None:
         self.root = os.path.abspath(root)
-        self._prefixes = {self.root, os.path.realpath(self.root)}
         self._fds: list[int] = []
         self.fd = -1
 
@@ -237,8 +236,9 @@ class Beneath:
         any other path, so even a lying answer cannot lead outside.
         """
         norm = os.path.normpath(target)
+        prefixes = (self.root, _real(self.root))  # only absolute links pay for realpath
         for candidate in (norm, _real(norm)):
-            for prefix in self._prefixes:
+            for prefix in prefixes:
                 if candidate == prefix:
                     return "."
                 if candidate.startswith(prefix.rstrip("/") + "/"):

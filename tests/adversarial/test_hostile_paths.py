@@ -19,6 +19,7 @@ from execgraph.state.errors import ExecGraphError, PathEscapeError, PermanentErr
 from execgraph.tools import PolicyEngine
 from execgraph.tools.adapters import FileAdapter
 from execgraph.tools.invocation import InvokeContext
+from execgraph.tools.paths import confine_path
 from tests.support.executor import config, make_deps, make_executor, request
 from tests.support.hostile_fs import bounded_call, release_fifo, swapping
 from tests.tools.adapters.file_helpers import call, ctx_for
@@ -36,9 +37,9 @@ def world(tmp_path: Path) -> tuple[Path, Path]:
     return ws, outside
 
 
-def outside_untouched(outside: Path) -> bool:
-    names = sorted(p.name for p in outside.iterdir())
-    return names == ["secret.txt"] and (outside / "secret.txt").read_text() == SECRET
+def outside_untouched(outside: Path, names: tuple[str, ...] = ("secret.txt",)) -> bool:
+    found = sorted(p.name for p in outside.iterdir())
+    return found == sorted(names) and (outside / "secret.txt").read_text() == SECRET
 
 
 def result_of(out: dict[str, Any], call_id: str) -> ToolResult:
@@ -96,9 +97,11 @@ def test_directory_symlink_race_never_writes_or_reads_outside(world: tuple[Path,
     ws, outside = world
     (ws / "d").mkdir()
     (ws / "d" / "secret.txt").write_text("inside\n")
+    (outside / "marker.txt").write_text("only outside")
     adapter, ctx = FileAdapter(ws), ctx_for(ws)
     raw: list[BaseException] = []
     read_back: set[str] = set()
+    listed: set[str] = set()
     with swapping(ws, "d", outside) as swapper:
         for i in range(400):
             for name, kw in (
@@ -106,6 +109,7 @@ def test_directory_symlink_race_never_writes_or_reads_outside(world: tuple[Path,
                 ("write_file", {"path": "d/deep/new.txt", "content": f"deep {i}"}),
                 ("read_file", {"path": "d/secret.txt"}),
                 ("patch_file", {"path": "d/secret.txt", "old": "inside", "new": "inside"}),
+                ("list_files", {"pattern": "d/*"}),
             ):
                 try:
                     out = call(adapter, name, ctx, **kw)
@@ -116,9 +120,12 @@ def test_directory_symlink_race_never_writes_or_reads_outside(world: tuple[Path,
                     continue
                 if name == "read_file":
                     read_back.add(out.data["content"])
+                if name == "list_files":
+                    listed.update(out.data["files"])
         cycles = swapper.cycles
     assert cycles > 50, "the race did not really run"
-    assert outside_untouched(outside), sorted(p.name for p in outside.iterdir())
+    assert outside_untouched(outside, ("marker.txt", "secret.txt")), list(outside.iterdir())
+    assert "d/marker.txt" not in listed, "list_files listed the outside directory"
     assert SECRET not in read_back and read_back <= {"inside\n"}
     assert raw == [], f"raw exceptions escaped: {raw[:3]!r}"
     strays = [p for p in ws.rglob("*") if p.name.endswith(".tmp")]
@@ -159,6 +166,28 @@ def test_symlink_race_through_the_executor_gives_typed_results(
     assert crashes == [], f"invoke crashed: {crashes[:3]!r}"
     assert contents <= {"inside\n"}
     assert outside_untouched(outside)
+
+
+@pytest.mark.timeout(120)
+def test_path_resolution_under_the_race_raises_only_typed_errors(
+    world: tuple[Path, Path],
+) -> None:
+    """What validate calls: a raw OSError(EINVAL) from realpath crashed the whole invoke."""
+    ws, outside = world
+    (ws / "d").mkdir()
+    real_root = Path(os.path.realpath(ws))
+    raw: list[BaseException] = []
+    landed: set[Path] = set()
+    with swapping(ws, "d", outside):
+        for _ in range(5000):
+            try:
+                landed.add(confine_path(ws, "d/x.txt"))
+            except ExecGraphError:
+                continue
+            except Exception as exc:  # the crash of the issue
+                raw.append(exc)
+    assert raw == [], f"raw exceptions escaped: {raw[:3]!r}"
+    assert all(real_root in p.parents for p in landed), landed
 
 
 # ------------------------------------------------------------------ item 4: hard links

@@ -211,7 +211,7 @@ class FileAdapter:
         assert isinstance(args, ListFilesArgs)
         check_running(ctx)
         pattern = normalize_relpath(args.pattern).split("/")
-        base = Path(os.path.realpath(self._root(ctx)))
+        base = self._root(ctx)
         if not base.is_dir():
             raise TargetNotFound("the workspace root does not exist")
         try:
