@@ -89,6 +89,22 @@ def test_policy_and_scope_match_where_a_symlinked_write_lands(
     assert result_of(out, "c2").outcome == "succeeded"
 
 
+def test_a_link_made_after_the_policy_decision_cannot_carry_a_write_out_of_scope(
+    world: tuple[Path, Path],
+) -> None:
+    """The adapter re-checks the data scope where the write lands at the moment it lands."""
+    ws, _ = world
+    (ws / "public").mkdir()
+    (ws / "private").mkdir()
+    (ws / "private" / "keys.txt").write_text("key material\n")
+    os.symlink("../private", ws / "public" / "assets")  # made after policy said yes
+    ctx = ctx_for(ws, data_scope=("public/*",))
+    with pytest.raises(PathEscapeError):
+        call(FileAdapter(ws), "write_file", ctx, path="public/assets/keys.txt", content="x")
+    assert (ws / "private" / "keys.txt").read_text() == "key material\n"
+    call(FileAdapter(ws), "write_file", ctx, path="public/notes.txt", content="fine")
+
+
 # ------------------------------------------------------------------ item 4: the race
 
 

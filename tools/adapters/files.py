@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from execgraph.state.contracts import Evidence
 from execgraph.state.errors import (
     ExecGraphError,
+    PathEscapeError,
     PermanentError,
     TargetNotFound,
     ToolCancelled,
@@ -50,7 +51,7 @@ from execgraph.tools.adapters.file_content import (
 from execgraph.tools.beneath import Beneath, Spot
 from execgraph.tools.fileio import check_running, os_error, replace_at
 from execgraph.tools.invocation import AdapterOutput, InvokeContext
-from execgraph.tools.paths import landing, normalize_relpath
+from execgraph.tools.paths import in_scope, landing, normalize_relpath
 from execgraph.tools.spec import Effect, Runner, ToolSpec
 
 __all__ = [
@@ -253,6 +254,7 @@ class FileAdapter:
             self._remember(ctx, pre, intended)
             with Beneath(self._root(ctx)) as tree:
                 spot = tree.locate(rel, make_parents=True)
+                _check_scope(ctx, rel, spot.rel)
                 replace_at(spot.dir_fd, spot.name, after, mode)
         except OSError as exc:
             raise os_error(exc, rel, "write") from None
@@ -385,6 +387,18 @@ class FileAdapter:
 
     def close(self) -> None:
         """Nothing to release: files are opened and closed per call."""
+
+
+def _check_scope(ctx: InvokeContext, rel: str, landed: str) -> None:
+    """Refuse a write a link carries out of the data scope, seen where it lands *now*.
+
+    Policy already matched the landing path; this closes the window between its
+    decision and the write (a link made meanwhile). Only a link's doing is refused: a
+    path written outside the scope was the policy's to allow (an ``override`` rule).
+    """
+    scope = ctx.data_scope
+    if scope and landed != rel and in_scope(rel, scope) and not in_scope(landed, scope):
+        raise PathEscapeError(f"{rel!r} lands outside the data scope through a symlink")
 
 
 def _walk_files(
