@@ -4,9 +4,12 @@ Checking a path and then opening it by name is a race: a directory swapped for a
 between the two sends the open outside the workspace. So nothing here opens a path by
 name from the top. A descriptor of the root is opened once, and every component below it
 is opened relative to its parent's descriptor (``openat``) with ``O_NOFOLLOW``, so the
-kernel never follows a link on our behalf; the file itself is opened the same way, with
-``O_NONBLOCK`` (a FIFO cannot stall the open), and checked with ``fstat`` on the
-descriptor actually read.
+kernel never follows a link on our behalf. The file itself is looked at with ``lstat``
+first (a FIFO or device is refused without being opened), then opened the same way with
+``O_NONBLOCK`` (one swapped in meanwhile cannot stall the open) and checked with
+``fstat`` on the descriptor actually read. Linux's ``openat2(RESOLVE_BENEATH)`` would do
+the walk in the kernel; this one is portable (older kernels, the BSDs, seccomp'd
+containers) at two system calls per component.
 
 Symlinks *inside* the workspace are followed, but by this module, not the kernel: the
 link is read (``readlinkat``), its target joined to the link's workspace-relative
@@ -16,6 +19,9 @@ the walk restarts from the root. A target that leaves the root, even briefly, is
 real directory (inside) or a link that is re-resolved (inside, or refused): never the
 outside. A regular file with more than one hard link is refused too: its other name may
 be outside the workspace, where no confinement can see it.
+
+Out of scope: a directory *renamed* out of the workspace while a descriptor of it is
+held (that needs write access to both places; ``RESOLVE_BENEATH`` cannot stop it either).
 
 Errors: refusals are typed; everything the filesystem reports is an ``OSError`` the
 caller names with :func:`execgraph.tools.fileio.os_error` (it knows the verb and path).
