@@ -90,7 +90,13 @@ def confine_path(root: Path, raw: str) -> Path:
     For checks and for tools that hand a path to something else (a subprocess); the file
     adapter itself opens beneath a descriptor of the root instead of by this name.
     """
-    return Path(os.path.realpath(root)) / landing(root, raw)
+    rel = landing(root, raw)
+    try:
+        return Path(os.path.realpath(root)) / rel
+    except OSError as exc:  # the root's own path changed under realpath
+        raise PermanentError(
+            f"could not resolve the workspace root (OS error {exc.errno})"
+        ) from None
 
 
 def in_scope(relpath: str, scope: Sequence[str]) -> bool:
