@@ -2,7 +2,9 @@
 
 An atomic replace (temp file in the same directory, fsync, ``os.replace``, fsync of the
 directory) leaves either the old or the new content after a crash, never a torn file —
-which is what lets reconcile probes answer by comparing hashes.
+which is what lets reconcile probes answer by comparing hashes. :func:`replace_at` does
+it relative to a directory descriptor, so the temp file and the rename stay in the one
+directory that was confined, whatever is renamed or swapped around it meanwhile.
 """
 
 from __future__ import annotations
@@ -11,12 +13,13 @@ import contextlib
 import errno
 import hashlib
 import os
-import tempfile
+import secrets
 from pathlib import Path
 
 from execgraph.state.errors import (
     DeadlineExceeded,
     ExecGraphError,
+    PathEscapeError,
     PermanentError,
     TargetNotFound,
     ToolCancelled,
@@ -24,7 +27,14 @@ from execgraph.state.errors import (
 )
 from execgraph.tools.invocation import InvokeContext
 
-__all__ = ["atomic_replace", "check_running", "fsync_dir", "os_error", "sha256_file"]
+__all__ = [
+    "atomic_replace",
+    "check_running",
+    "fsync_dir",
+    "os_error",
+    "replace_at",
+    "sha256_file",
+]
 
 _CHUNK = 1 << 20
 
@@ -51,30 +61,48 @@ def fsync_dir(directory: Path) -> None:
             os.close(fd)
 
 
-def atomic_replace(path: Path, data: bytes, mode: int = 0o644) -> None:
-    """Replace ``path`` with ``data`` atomically and durably.
+def replace_at(dir_fd: int, name: str, data: bytes, mode: int = 0o644) -> None:
+    """Replace entry ``name`` of directory ``dir_fd`` with ``data``, atomically and durably.
+
+    The temp file is created ``O_EXCL | O_NOFOLLOW`` in that same directory and renamed
+    over ``name`` there (a link at ``name`` is replaced, never followed); it is removed
+    if anything fails before the rename.
 
     Raises:
         OSError: as the filesystem reports it; callers turn it into a typed error.
     """
-    fd, tmp = -1, ""
+    tmp = f".{name[:200]}.{secrets.token_hex(6)}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(tmp, flags, 0o600, dir_fd=dir_fd)
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:
-            fd = -1
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-        tmp = ""
-        fsync_dir(path.parent)
-    finally:
-        if fd >= 0:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+            os.fchmod(fd, mode)
+        finally:
             os.close(fd)
-        if tmp:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dir_fd)
+        raise
+    with contextlib.suppress(OSError):
+        os.fsync(dir_fd)
+
+
+def atomic_replace(path: Path, data: bytes, mode: int = 0o644) -> None:
+    """Replace ``path`` with ``data`` atomically and durably (:func:`replace_at` by name).
+
+    Raises:
+        OSError: as the filesystem reports it; callers turn it into a typed error.
+    """
+    dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        replace_at(dir_fd, path.name, data, mode)
+    finally:
+        os.close(dir_fd)
 
 
 def check_running(ctx: InvokeContext) -> None:
@@ -95,6 +123,8 @@ def os_error(exc: OSError, rel: str, verb: str) -> ExecGraphError:
         return PermanentError(f"a parent of {rel!r} is not a directory")
     if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
         return PermanentError(f"permission denied to {verb} {rel!r}")
+    if exc.errno == errno.ELOOP:
+        return PathEscapeError(f"{rel!r} could not be reached without following a link out")
     if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EAGAIN, errno.EBUSY):
         return TransientError(f"the filesystem is busy or full; could not {verb} {rel!r}")
     return PermanentError(f"could not {verb} {rel!r} (OS error {exc.errno})")

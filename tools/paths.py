@@ -3,6 +3,12 @@
 A path from a model is hostile until proven otherwise: NUL bytes, absolute paths, ``..``
 segments and symlinks that point outside the root are all refused with
 :class:`~execgraph.state.errors.PathEscapeError` before any file is opened.
+
+:func:`landing` says where a path really lands (symlinks inside the workspace resolved,
+beneath a descriptor of the root, see :mod:`execgraph.tools.beneath`): policy rules and
+data scopes match that, so ``public/assets -> ../private`` cannot carry a write past a
+rule on ``private/*``. Neither function raises a raw ``OSError``: a path that changes
+under the resolution is a typed error too.
 """
 
 from __future__ import annotations
@@ -13,9 +19,10 @@ import unicodedata
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
-from execgraph.state.errors import PathEscapeError
+from execgraph.state.errors import ExecGraphError, PathEscapeError, PermanentError
+from execgraph.tools.beneath import Beneath
 
-__all__ = ["confine_path", "in_scope", "normalize_relpath"]
+__all__ = ["confine_path", "in_scope", "landing", "normalize_relpath"]
 
 
 def normalize_relpath(raw: str) -> str:
@@ -53,14 +60,43 @@ def normalize_relpath(raw: str) -> str:
     return rel
 
 
-def confine_path(root: Path, raw: str) -> Path:
-    """Absolute path for ``raw`` inside ``root``, refusing symlink escapes."""
+def landing(root: Path | str, raw: str) -> str:
+    """The canonical workspace-relative path ``raw`` lands on, symlinks inside followed.
+
+    Components that do not exist yet are taken as written (a write creates them); a
+    missing root leaves the path as normalized.
+
+    Raises:
+        PathEscapeError: the path, or a symlink on it, leads outside the workspace.
+        ExecGraphError: a link loop, or the path kept changing (typed, never ``OSError``).
+    """
     rel = normalize_relpath(raw)
-    base = Path(os.path.realpath(root))
-    target = Path(os.path.realpath(base / rel))
-    if target != base and base not in target.parents:
-        raise PathEscapeError("path resolves outside the workspace (symlink escape)")
-    return target
+    try:
+        with Beneath(root) as tree:
+            return tree.locate(rel, lenient=True).rel
+    except ExecGraphError:
+        raise
+    except FileNotFoundError:
+        return rel  # no workspace yet: nothing in it can be a link
+    except IsADirectoryError:
+        raise PathEscapeError(f"{rel!r} names the workspace root itself") from None
+    except OSError as exc:
+        raise PermanentError(f"could not resolve {rel!r} (OS error {exc.errno})") from None
+
+
+def confine_path(root: Path, raw: str) -> Path:
+    """Absolute path for ``raw`` inside ``root``, refusing symlink escapes.
+
+    For checks and for tools that hand a path to something else (a subprocess); the file
+    adapter itself opens beneath a descriptor of the root instead of by this name.
+    """
+    rel = landing(root, raw)
+    try:
+        return Path(os.path.realpath(root)) / rel
+    except OSError as exc:  # the root's own path changed under realpath
+        raise PermanentError(
+            f"could not resolve the workspace root (OS error {exc.errno})"
+        ) from None
 
 
 def in_scope(relpath: str, scope: Sequence[str]) -> bool:

@@ -5,18 +5,24 @@ considered together with the effect default — ``read`` → allow; ``write`` �
 the contract's data scope, deny outside; ``irreversible`` → require approval — and the
 most restrictive wins (deny > require_approval > allow), so adding a rule can only tighten.
 Loosening a default is explicit: a matching rule with ``override=True`` replaces it.
+
+Paths are matched where they *land*: a symlink inside the workspace (``public/assets ->
+../private``) is resolved (:func:`execgraph.tools.paths.landing`) and a rule sees both
+the path as written and the resolved one. A tightening rule applies if either matches,
+a loosening (``override``) rule only if both do, and a write is inside the data scope
+only if both are; so a link can neither dodge a deny nor borrow an allow.
 """
 
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from execgraph.state.contracts import ToolExecutionRequest
-from execgraph.state.errors import PolicyRuleError
-from execgraph.tools.paths import in_scope
+from execgraph.state.errors import ExecGraphError, PolicyRuleError
+from execgraph.tools.paths import in_scope, landing
 from execgraph.tools.spec import ToolSpec
 
 __all__ = ["PolicyDecision", "PolicyEngine", "PolicyRule", "Verdict"]
@@ -49,16 +55,27 @@ class PolicyRule:
             raise PolicyRuleError(f"policy rule has unknown keys {sorted(unknown)}")
         return cls(**dict(raw))
 
-    def matches(self, spec: ToolSpec, paths: list[str], actor: str) -> bool:
-        """True when tool, effect, actor and (if given) every path match."""
+    def matches(
+        self, spec: ToolSpec, paths: list[str], actor: str, landed: Sequence[str] | None = None
+    ) -> bool:
+        """True when tool, effect, actor and (if given) every path match.
+
+        ``landed`` are the same paths resolved where they land (symlinks inside the
+        workspace followed): a tightening rule matches a path if either form does, an
+        ``override`` rule only if both do.
+        """
         if not fnmatch.fnmatchcase(spec.name, self.tool):
             return False
         if self.effect is not None and self.effect != spec.effect:
             return False
         if not fnmatch.fnmatchcase(actor, self.actor):
             return False
-        return self.path is None or (
-            bool(paths) and all(fnmatch.fnmatchcase(p, self.path) for p in paths)
+        if self.path is None:
+            return True
+        pattern, either = self.path, any if not self.override else all
+        return bool(paths) and all(
+            either(fnmatch.fnmatchcase(form, pattern) for form in pair)
+            for pair in zip(paths, landed if landed is not None else paths, strict=True)
         )
 
 
@@ -102,7 +119,12 @@ class PolicyEngine:
     ) -> PolicyDecision:
         """Verdict for ``spec`` called with normalized ``arguments``."""
         paths = [str(arguments[a]) for a in spec.path_args if arguments.get(a) is not None]
-        matched = [r for r in self.rules if r.matches(spec, paths, request.actor.user_id)]
+        try:
+            landed = self._landed(spec, paths, request)
+        except ExecGraphError:
+            return PolicyDecision("deny", "a path does not resolve inside the workspace")
+        actor = request.actor.user_id
+        matched = [r for r in self.rules if r.matches(spec, paths, actor, landed)]
         overriding = [r for r in matched if r.override]
         candidates = [
             PolicyDecision(
@@ -111,8 +133,21 @@ class PolicyEngine:
             for r in (overriding or matched)
         ]
         if not overriding:
-            candidates.append(self._default(spec, paths, request))
+            candidates.append(self._default(spec, [*paths, *landed], request))
         return max(candidates, key=lambda d: _RANK[d.verdict])
+
+    def _landed(self, spec: ToolSpec, paths: list[str], request: ToolExecutionRequest) -> list[str]:
+        """Where ``paths`` land, resolved only when a path rule or the data scope could ask.
+
+        Resolution opens the workspace (a few ``openat`` calls per path), so a call no
+        path rule and no scope can see is decided on the paths as written, for free.
+        """
+        needed = (spec.effect == "write" and bool(request.data_scope)) or any(
+            r.path is not None and fnmatch.fnmatchcase(spec.name, r.tool) for r in self.rules
+        )
+        if not paths or not needed:
+            return paths
+        return [landing(request.workspace.root, p) for p in paths]
 
     @staticmethod
     def _default(spec: ToolSpec, paths: list[str], request: ToolExecutionRequest) -> PolicyDecision:

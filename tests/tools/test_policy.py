@@ -170,3 +170,61 @@ def test_may_ask_is_false_for_reads_under_the_defaults() -> None:
     assert PolicyEngine().may_ask(WRITE) is False
     assert PolicyEngine().may_ask(PUBLISH) is True
     assert PolicyEngine([{"tool": "read_*", "decision": "deny"}]).may_ask(READ) is False
+
+
+# ------------------------------------------------------------------ where a path lands
+
+
+@pytest.fixture
+def linked_ws(tmp_path: Any) -> str:
+    """A real workspace with ``public/assets -> ../private`` (a link that stays inside)."""
+    (tmp_path / "public").mkdir()
+    (tmp_path / "private").mkdir()
+    (tmp_path / "public" / "assets").symlink_to("../private")
+    return str(tmp_path)
+
+
+def on_disk(tool: ToolSpec, root: str, scope: list[str] | None = None) -> ToolExecutionRequest:
+    return req(tool, scope=scope).model_copy(update={"workspace": Workspace(root=root)})
+
+
+def test_a_deny_rule_matches_where_a_symlinked_path_lands(linked_ws: str) -> None:
+    engine = PolicyEngine([{"tool": "*", "path": "private/*", "decision": "deny"}])
+    via_link = {"path": "public/assets/keys.txt"}
+    assert engine.decide(WRITE, via_link, on_disk(WRITE, linked_ws)).verdict == "deny"
+    assert engine.decide(READ, via_link, on_disk(READ, linked_ws)).verdict == "deny"
+    assert engine.decide(WRITE, {"path": "public/a.txt"}, on_disk(WRITE, linked_ws)).verdict == (
+        "allow"
+    )
+    # A rule written against the link's own name still holds too (either form matches).
+    by_name = PolicyEngine([{"tool": "*", "path": "public/assets/*", "decision": "deny"}])
+    assert by_name.decide(WRITE, via_link, on_disk(WRITE, linked_ws)).verdict == "deny"
+
+
+def test_the_data_scope_holds_where_a_symlinked_write_lands(linked_ws: str) -> None:
+    engine, scope = PolicyEngine(), ["public/*"]
+    via_link = {"path": "public/assets/keys.txt"}
+    assert engine.decide(WRITE, via_link, on_disk(WRITE, linked_ws, scope)).verdict == "deny"
+    plain = {"path": "public/notes.txt"}
+    assert engine.decide(WRITE, plain, on_disk(WRITE, linked_ws, scope)).verdict == "allow"
+
+
+def test_an_override_rule_cannot_be_borrowed_through_a_link(linked_ws: str) -> None:
+    """A loosening rule must match the path as written *and* where it lands."""
+    engine = PolicyEngine(
+        [{"tool": "write_file", "path": "public/*", "decision": "allow", "override": True}]
+    )
+    scope = ["nowhere"]
+    plain = {"path": "public/notes.txt"}
+    assert engine.decide(WRITE, plain, on_disk(WRITE, linked_ws, scope)).verdict == "allow"
+    via_link = {"path": "public/assets/keys.txt"}
+    assert engine.decide(WRITE, via_link, on_disk(WRITE, linked_ws, scope)).verdict == "deny"
+
+
+def test_a_link_leaving_the_workspace_is_denied_by_policy(linked_ws: str, tmp_path: Any) -> None:
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.mkdir()
+    (tmp_path / "out").symlink_to(outside)
+    engine = PolicyEngine([{"tool": "*", "path": "private/*", "decision": "deny"}])
+    decision = engine.decide(WRITE, {"path": "out/x"}, on_disk(WRITE, linked_ws))
+    assert decision.verdict == "deny" and "workspace" in decision.reason

@@ -12,10 +12,9 @@ import functools
 import hashlib
 import json
 import os
-from pathlib import Path
 from typing import Any
 
-from execgraph.state.errors import ToolCancelled
+from execgraph.state.errors import DeadlineExceeded, ToolCancelled
 from execgraph.tools.invocation import InvokeContext
 
 __all__ = [
@@ -43,16 +42,13 @@ def sha_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def file_state(path: Path) -> tuple[str, int]:
-    """(sha256 or ABSENT, mtime_ns) of ``path``; a directory is not a file."""
-    try:
-        with open(path, "rb") as fh:
-            digest = hashlib.sha256()
-            while chunk := fh.read(_CHUNK):
-                digest.update(chunk)
-            return digest.hexdigest(), os.fstat(fh.fileno()).st_mtime_ns
-    except FileNotFoundError:
-        return ABSENT, 0
+def file_state(fd: int) -> tuple[str, int]:
+    """(sha256, mtime_ns) of the open regular file ``fd``, read from its start."""
+    digest = hashlib.sha256()
+    os.lseek(fd, 0, os.SEEK_SET)
+    while chunk := os.read(fd, _CHUNK):
+        digest.update(chunk)
+    return digest.hexdigest(), os.fstat(fd).st_mtime_ns
 
 
 def json_len(value: object) -> int:
@@ -60,23 +56,26 @@ def json_len(value: object) -> int:
     return len(json.dumps(value, ensure_ascii=False).encode())
 
 
-def scan(path: Path, offset: int, limit: int, ctx: InvokeContext) -> tuple[str, int, int, bytes]:
+def scan(fd: int, offset: int, limit: int, ctx: InvokeContext) -> tuple[str, int, int, bytes]:
     """Hash the whole file and capture ``limit`` bytes from ``offset``, from one open handle.
 
     One handle means the hash and the content describe the same file even if it is
-    replaced meanwhile. Returns (sha256, size, mtime_ns, captured bytes).
+    replaced meanwhile. Cancel and deadline are checked between chunks, so a huge (or
+    slow) file cannot hold the call past either. Returns (sha256, size, mtime_ns, bytes).
     """
     digest, captured, pos = hashlib.sha256(), bytearray(), 0
-    with open(path, "rb") as fh:
-        mtime = os.fstat(fh.fileno()).st_mtime_ns
-        while chunk := fh.read(_CHUNK):
-            if ctx.cancel.is_set():
-                raise ToolCancelled("the read was cancelled")
-            digest.update(chunk)
-            lo, hi = max(offset - pos, 0), limit + offset - pos
-            if hi > 0 and lo < len(chunk):
-                captured += chunk[lo:hi]
-            pos += len(chunk)
+    mtime = os.fstat(fd).st_mtime_ns
+    os.lseek(fd, 0, os.SEEK_SET)
+    while chunk := os.read(fd, _CHUNK):
+        if ctx.cancel.is_set():
+            raise ToolCancelled("the read was cancelled")
+        if ctx.deadline is not None and ctx.remaining_s() == 0:
+            raise DeadlineExceeded("the deadline passed while the file was being read")
+        digest.update(chunk)
+        lo, hi = max(offset - pos, 0), limit + offset - pos
+        if hi > 0 and lo < len(chunk):
+            captured += chunk[lo:hi]
+        pos += len(chunk)
     return digest.hexdigest(), pos, mtime, bytes(captured)
 
 
@@ -85,6 +84,10 @@ def fit_page(page: dict[str, Any], captured: bytes, budget: int) -> tuple[dict[s
 
     The executor spills any data larger than the budget to an artifact and shows the model
     a stub, so the page is cut here, on a character boundary, to stay readable inline.
+    The cut is the longest prefix that fits (a binary search on its JSON size), so text
+    that escapes expensively (newlines, tabs, NULs: 2-6 JSON bytes each) still pages by
+    about ``budget / 6`` bytes at worst, never by one character; at least one character
+    is shown even under a budget smaller than the envelope, so paging always advances.
     """
     text, binary = decode(captured[: max(budget, 0)])
     if not text and captured and not binary:  # a budget below one character
@@ -92,17 +95,26 @@ def fit_page(page: dict[str, Any], captured: bytes, budget: int) -> tuple[dict[s
     if binary:  # a replacement char or \u escape is at most 6 JSON bytes per input byte
         shown = min(len(captured), max(budget - json_len(page) - 80, 6) // 6)
         text = captured[:shown].decode("utf-8", errors="replace")
-    while True:
-        if not binary:
-            shown = len(text.encode())
-        more = page["offset"] + shown < page["size"]
-        data = {**page, "content": text, "binary": binary, "next_offset": None}
-        if more:
-            data["next_offset"] = page["offset"] + shown
-        excess = json_len(data) - budget
-        if excess <= 0 or len(text) <= 1 or binary:  # one char at least, so paging advances
-            return data, shown
-        text = text[: max(len(text) - excess, 1)]  # every char costs at least one byte
+        return _page(page, text, shown, True), shown
+
+    def fits(chars: int) -> bool:
+        return json_len(_page(page, text[:chars], len(text[:chars].encode()), False)) <= budget
+
+    if not fits(len(text)):
+        lo, hi = 1, len(text)  # lo: shown even if it does not fit; hi never fits
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+        text = text[:lo]
+    shown = len(text.encode())
+    return _page(page, text, shown, False), shown
+
+
+def _page(page: dict[str, Any], text: str, shown: int, binary: bool) -> dict[str, Any]:
+    """The read result showing ``text`` (``shown`` file bytes) of ``page``."""
+    more = page["offset"] + shown < page["size"]
+    next_offset = page["offset"] + shown if more else None
+    return {**page, "content": text, "binary": binary, "next_offset": next_offset}
 
 
 def decode(data: bytes) -> tuple[str, bool]:

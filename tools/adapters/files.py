@@ -1,10 +1,18 @@
 """FileAdapter: read, list, write and patch files confined to a workspace root.
 
-Every path is confined with :func:`execgraph.tools.paths.confine_path` against the call's workspace
-root before any file is opened, so ``..``, absolute paths and symlink escapes never reach
-the filesystem. Writes are atomic (temp file in the same directory, fsync, ``os.replace``)
-so a crash leaves either the old or the new content, never a torn file; that is what makes
-``reconcile`` able to answer by comparing hashes.
+Every path is normalized (no ``..``, no absolute path) and then opened *beneath a
+descriptor of the call's workspace root*, one component at a time with ``O_NOFOLLOW``
+(:mod:`execgraph.tools.beneath`): nothing is opened by a name checked earlier, so a
+directory swapped for a symlink mid-call can never carry a read or a write outside.
+Symlinks inside the workspace are followed when their target stays inside (resolved by
+us, lexically, from the root), refused when it leaves. Only plain regular files are read
+or replaced: a FIFO, socket or device is refused at once (opened ``O_NONBLOCK``, checked
+with ``fstat``), and so is a file with other hard links (one may be outside).
+
+Writes are atomic (temp file in the target's own directory, through the same descriptor,
+fsync, rename) so a crash leaves either the old or the new content, never a torn file;
+that is what makes ``reconcile`` able to answer by comparing hashes. Every OS error
+becomes a typed error (:func:`execgraph.tools.fileio.os_error`).
 """
 
 from __future__ import annotations
@@ -12,7 +20,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from execgraph.state.contracts import Evidence
 from execgraph.state.errors import (
+    ExecGraphError,
     PathEscapeError,
     PermanentError,
     TargetNotFound,
@@ -37,9 +48,10 @@ from execgraph.tools.adapters.file_content import (
     scan,
     sha_of,
 )
-from execgraph.tools.fileio import atomic_replace, check_running, os_error
+from execgraph.tools.beneath import Beneath, Spot
+from execgraph.tools.fileio import check_running, os_error, replace_at
 from execgraph.tools.invocation import AdapterOutput, InvokeContext
-from execgraph.tools.paths import confine_path, normalize_relpath
+from execgraph.tools.paths import in_scope, landing, normalize_relpath
 from execgraph.tools.spec import Effect, Runner, ToolSpec
 
 __all__ = [
@@ -53,6 +65,8 @@ __all__ = [
 
 JOURNAL_DIR = ".execgraph-journal"
 """Where writes note their intent before the replace (hidden from list_files)."""
+MAX_LIST_DEPTH = 128
+"""Directories deeper than this below the root are not listed (a hostile tree is finite)."""
 _READ_DOC = "Read a UTF-8 workspace file; page with offset when it exceeds the output budget."
 _LIST_DOC = "List workspace files matching a glob; '**' spans directories."
 _WRITE_DOC = "Atomically replace a workspace file with content, creating parent directories."
@@ -128,9 +142,9 @@ class FileAdapter:
         return Path(ctx.workspace_root) if ctx is not None and ctx.workspace_root else self.root
 
     @staticmethod
-    def _journal_path(root: Path, ctx: InvokeContext) -> Path:
+    def _journal_rel(ctx: InvokeContext) -> str:
         name = hashlib.sha256((ctx.idempotency_key or ctx.call_id).encode()).hexdigest()[:32]
-        return Path(os.path.realpath(root)) / JOURNAL_DIR / f"{name}.json"
+        return f"{JOURNAL_DIR}/{name}.json"
 
     def _remember(self, ctx: InvokeContext, pre: str, intended: str) -> None:
         """Durably note (pre-image, intended) hashes *before* the replace.
@@ -139,16 +153,35 @@ class FileAdapter:
         (the file still holds its pre-image, or no note exists: the write never started)
         or present (it holds the intended content), instead of leaving it unknown.
         """
-        path = self._journal_path(self._root(ctx), ctx)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_replace(path, json.dumps({"pre": pre, "intended": intended}).encode())
+        root = self._root(ctx)
+        root.mkdir(parents=True, exist_ok=True)  # the root is configuration, not input
+        with Beneath(root) as tree:
+            spot = tree.locate(self._journal_rel(ctx), make_parents=True)
+            replace_at(
+                spot.dir_fd, spot.name, json.dumps({"pre": pre, "intended": intended}).encode()
+            )
 
     def _recall(self, ctx: InvokeContext) -> tuple[str, str] | None:
         try:
-            note = json.loads(self._journal_path(self._root(ctx), ctx).read_text())
+            with Beneath(self._root(ctx)) as tree:
+                note = json.loads(tree.read_all(tree.open_file(self._journal_rel(ctx))))
             return str(note["pre"]), str(note["intended"])
-        except (OSError, ValueError, KeyError):
+        except (OSError, ExecGraphError, ValueError, KeyError, TypeError):
             return None
+
+    @staticmethod
+    def _state(root: Path, rel: str) -> tuple[str, int]:
+        """(sha256 or ABSENT, mtime_ns) of the file ``rel`` lands on, opened beneath ``root``.
+
+        Raises:
+            OSError, PathEscapeError, PermanentError: as :class:`Beneath` reports them.
+        """
+        try:
+            with Beneath(root) as tree:
+                found = tree.open_existing(rel)
+                return (ABSENT, 0) if isinstance(found, Spot) else file_state(found.fd)
+        except FileNotFoundError:  # the root, or a parent directory, does not exist
+            return ABSENT, 0
 
     # ------------------------------------------------------------------ read tools
 
@@ -156,9 +189,10 @@ class FileAdapter:
         assert isinstance(args, ReadFileArgs)
         check_running(ctx)
         rel = normalize_relpath(args.path)
-        path = confine_path(self._root(ctx), args.path)
         try:
-            sha, size, mtime, captured = scan(path, args.offset, self.max_read_bytes, ctx)
+            with Beneath(self._root(ctx)) as tree:
+                opened = tree.open_file(rel)
+                sha, size, mtime, captured = scan(opened.fd, args.offset, self.max_read_bytes, ctx)
         except OSError as exc:
             raise os_error(exc, rel, "read") from None
         page = {"path": rel, "sha256": sha, "size": size, "offset": args.offset}
@@ -178,25 +212,18 @@ class FileAdapter:
         assert isinstance(args, ListFilesArgs)
         check_running(ctx)
         pattern = normalize_relpath(args.pattern).split("/")
-        base = Path(os.path.realpath(self._root(ctx)))
+        base = self._root(ctx)
         if not base.is_dir():
             raise TargetNotFound("the workspace root does not exist")
-        found: list[str] = []
-        # followlinks=False: a symlinked directory could loop or leave the root.
-        for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
-            if ctx.cancel.is_set():
-                raise ToolCancelled("the listing was cancelled")
-            dirnames[:] = sorted(d for d in dirnames if d != JOURNAL_DIR)
-            reldir = os.path.relpath(dirpath, base)
-            for fname in sorted(filenames):
-                rel = fname if reldir == "." else f"{reldir}/{fname}"
-                if not glob_match(rel.split("/"), pattern):
-                    continue
-                try:
-                    confine_path(base, rel)
-                except PathEscapeError:
-                    continue  # a symlink pointing outside the workspace is not listed
-                found.append(rel)
+        try:
+            with Beneath(base) as tree:
+                found = [
+                    rel
+                    for rel, is_link in _walk_files(tree.fd, "", ctx, 0)
+                    if glob_match(rel.split("/"), pattern) and (not is_link or _listable(base, rel))
+                ]
+        except OSError as exc:
+            raise os_error(exc, args.pattern, "list") from None
         # Fit the JSON of the whole result into the budget (the executor spills anything
         # larger to an artifact the model cannot read).
         used = json_len({"files": [], "count": len(found), "total": len(found)})
@@ -217,22 +244,18 @@ class FileAdapter:
     # ------------------------------------------------------------------ write tools
 
     def _commit(
-        self, ctx: InvokeContext, rel: str, path: Path, before: bytes | None, after: bytes
+        self, ctx: InvokeContext, rel: str, before: bytes | None, mode: int, after: bytes
     ) -> AdapterOutput:
-        """Atomically replace ``path`` with ``after`` and describe the change."""
+        """Atomically replace the file ``rel`` lands on with ``after``; describe the change."""
         pre = sha_of(before) if before is not None else ABSENT
         intended = sha_of(after)
         check_running(ctx)  # last point at which nothing has happened yet
         try:
             self._remember(ctx, pre, intended)
-        except OSError as exc:
-            raise os_error(exc, rel, "write") from None
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if confine_path(self._root(ctx), rel) != path:  # a directory was swapped
-                raise PathEscapeError("the path changed while being written")
-            mode = path.stat().st_mode & 0o7777 if before is not None else 0o644
-            atomic_replace(path, after, mode)
+            with Beneath(self._root(ctx)) as tree:
+                spot = tree.locate(rel, make_parents=True)
+                _check_scope(ctx, rel, spot.rel)
+                replace_at(spot.dir_fd, spot.name, after, mode)
         except OSError as exc:
             raise os_error(exc, rel, "write") from None
         summary, full = diff(rel, before or b"", after)
@@ -251,27 +274,29 @@ class FileAdapter:
         }
         return AdapterOutput(data, True, f"wrote {len(after)} bytes to {rel}", evidence)
 
-    def _load(self, path: Path, rel: str, verb: str) -> bytes | None:
+    def _load(self, ctx: InvokeContext, rel: str, verb: str) -> tuple[bytes | None, int]:
+        """(current bytes or None when absent, mode to keep) of the file ``rel`` lands on."""
         try:
-            return path.read_bytes()
-        except FileNotFoundError:
-            return None
+            with Beneath(self._root(ctx)) as tree:
+                found = tree.open_existing(rel)
+                if isinstance(found, Spot):
+                    return None, 0o644
+                return tree.read_all(found), stat.S_IMODE(found.st.st_mode)
+        except FileNotFoundError:  # the root or a parent does not exist yet
+            return None, 0o644
         except OSError as exc:
             raise os_error(exc, rel, verb) from None
 
     def _write(self, args: BaseModel, ctx: InvokeContext) -> AdapterOutput:
         assert isinstance(args, WriteFileArgs)
         rel = normalize_relpath(args.path)
-        path = confine_path(self._root(ctx), args.path)
-        return self._commit(
-            ctx, rel, path, self._load(path, rel, "write"), args.content.encode("utf-8")
-        )
+        before, mode = self._load(ctx, rel, "write")
+        return self._commit(ctx, rel, before, mode, args.content.encode("utf-8"))
 
     def _patch(self, args: BaseModel, ctx: InvokeContext) -> AdapterOutput:
         assert isinstance(args, PatchFileArgs)
         rel = normalize_relpath(args.path)
-        path = confine_path(self._root(ctx), args.path)
-        before = self._load(path, rel, "read")
+        before, mode = self._load(ctx, rel, "read")
         if before is None:
             raise TargetNotFound(f"no file at {rel!r} to patch")
         text, binary = decode(before)
@@ -284,7 +309,7 @@ class FileAdapter:
             raise PermanentError(
                 f"the text to replace occurs {count} times in {rel!r}; include more context"
             )
-        return self._commit(ctx, rel, path, before, text.replace(args.old, args.new).encode())
+        return self._commit(ctx, rel, before, mode, text.replace(args.old, args.new).encode())
 
     # ------------------------------------------------------------------ hooks
 
@@ -293,8 +318,8 @@ class FileAdapter:
         rel = normalize_relpath(getattr(args, "path", ""))
         expected = out.data.get("sha256_after") if isinstance(out.data, dict) else None
         try:
-            sha, mtime = file_state(confine_path(self._root(ctx), rel))
-        except OSError:
+            sha, mtime = self._state(self._root(ctx), rel)
+        except (OSError, ExecGraphError):
             raise VerificationError(f"{rel!r} could not be re-read after the write") from None
         if expected is None or sha != expected:
             raise VerificationError(f"{rel!r} does not hold the content just written")
@@ -304,8 +329,8 @@ class FileAdapter:
         """Did an interrupted write land? Compare the file to the pre-image and the intent."""
         rel = normalize_relpath(getattr(args, "path", ""))
         try:
-            sha, _ = file_state(confine_path(self._root(ctx), rel))
-        except OSError:
+            sha, _ = self._state(self._root(ctx), rel)
+        except (OSError, ExecGraphError):
             return None
         note = self._recall(ctx)
         pre, intended = note if note is not None else (None, None)
@@ -331,7 +356,7 @@ class FileAdapter:
         if not isinstance(path, str) or key not in ("sha256", f"file:{normalize_relpath(path)}"):
             return None
         try:
-            return file_state(confine_path(root or self.root, path))[0]
+            return self._state(root or self.root, normalize_relpath(path))[0]
         except IsADirectoryError:
             return None
         except OSError as exc:
@@ -362,3 +387,61 @@ class FileAdapter:
 
     def close(self) -> None:
         """Nothing to release: files are opened and closed per call."""
+
+
+def _check_scope(ctx: InvokeContext, rel: str, landed: str) -> None:
+    """Refuse a write a link carries out of the data scope, seen where it lands *now*.
+
+    Policy already matched the landing path; this closes the window between its
+    decision and the write (a link made meanwhile). Only a link's doing is refused: a
+    path written outside the scope was the policy's to allow (an ``override`` rule).
+    """
+    scope = ctx.data_scope
+    if scope and landed != rel and in_scope(rel, scope) and not in_scope(landed, scope):
+        raise PathEscapeError(f"{rel!r} lands outside the data scope through a symlink")
+
+
+def _walk_files(
+    dir_fd: int, reldir: str, ctx: InvokeContext, depth: int
+) -> Iterator[tuple[str, bool]]:
+    """(workspace-relative name, is a link) of the non-directories below ``dir_fd``, sorted.
+
+    Directories are entered beneath their parent's descriptor with ``O_NOFOLLOW``, so a
+    directory swapped for a link mid-listing is skipped, never listed through; a
+    directory link is never descended (it could loop or leave the root).
+    """
+    if ctx.cancel.is_set():
+        raise ToolCancelled("the listing was cancelled")
+    with os.scandir(dir_fd) as it:
+        entries = sorted(it, key=lambda e: e.name)
+    subdirs = []
+    for entry in entries:
+        rel = f"{reldir}{entry.name}"
+        try:
+            is_dir, is_link = entry.is_dir(follow_symlinks=False), entry.is_symlink()
+        except OSError:
+            continue  # gone meanwhile
+        if not is_dir:
+            yield rel, is_link
+        elif entry.name != JOURNAL_DIR and depth < MAX_LIST_DEPTH:
+            subdirs.append(entry.name)
+    for name in subdirs:
+        try:
+            fd = os.open(
+                name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd
+            )
+        except OSError:
+            continue  # swapped for a link or removed since it was listed
+        try:
+            yield from _walk_files(fd, f"{reldir}{name}/", ctx, depth + 1)
+        finally:
+            os.close(fd)
+
+
+def _listable(base: Path, rel: str) -> bool:
+    """A link is listed when it lands inside the workspace, and not on a directory."""
+    try:
+        target = landing(base, rel)
+    except ExecGraphError:
+        return False  # a symlink pointing outside the workspace is not listed
+    return not os.path.isdir(base / target)

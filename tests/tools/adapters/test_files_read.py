@@ -157,3 +157,20 @@ def test_dangling_link_inside_and_missing_root_are_not_found(
         call(adapter, "read_file", ctx_for(root), path="dangling.txt")
     with pytest.raises(TargetNotFound):
         call(adapter, "list_files", ctx_for(tmp_path / "missing"))
+
+
+def test_a_page_is_the_longest_prefix_that_fits(adapter: FileAdapter, root: Path) -> None:
+    """Expensive escapes (newline 2 bytes, NUL 6) shrink a page in proportion, no more."""
+    body = ("a\n\t\x00é" * 400).encode()
+    (root / "mixed.txt").write_bytes(body)
+    budget = 700
+    ctx = ctx_for(root, output_budget=budget)
+    pages = page_through(adapter, ctx, "mixed.txt")
+    assert b"".join(p.data["content"].encode() for p in pages) == body
+    for page in pages[:-1]:
+        assert json_len(page.data) <= budget
+        shown = len(page.data["content"].encode())
+        start = page.data["offset"]
+        ahead = body[start : start + shown + 4].decode(errors="ignore")
+        one_more = ahead[: len(page.data["content"]) + 1]
+        assert json_len({**page.data, "content": one_more}) > budget  # nothing left unused
