@@ -19,6 +19,7 @@ from typing import Any
 
 from langchain_core.messages import ToolMessage
 
+from execgraph.nodes.untrusted import wrap_untrusted
 from execgraph.state.errors import MODEL_RETRY_CHARS, ModelRetry
 
 __all__ = ["observation_text", "tool_message", "tool_message_id"]
@@ -40,9 +41,7 @@ def observation_text(result: Mapping[str, Any], limit: int) -> str:
     text = json.dumps(body, ensure_ascii=False, default=str)
     if len(text) > limit:
         text = text[:limit] + " …[truncated]"
-    text = text.replace("</tool_output", "<\\/tool_output")  # no breaking out of the wrapper
-    tool = result.get("tool_name", "")
-    return f'<tool_output tool="{tool}" untrusted="true">\n{text}\n</tool_output>'
+    return wrap_untrusted(text, tool=str(result.get("tool_name") or ""))
 
 
 def tool_message_id(call_id: str) -> str:
