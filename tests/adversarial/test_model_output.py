@@ -219,6 +219,7 @@ def test_the_argument_limit_is_the_tasks_to_set(tmp_path: Path) -> None:
     replies = [call("note", {"text": "y" * 600}, "c1"), call("note", {"text": "ok"}, "c2")]
     task = {"goal": "go", "max_argument_bytes": 500, "budgets": {"model_calls": 3}}
     out, model, _ = run_react(tmp_path, [*replies, finish()], [_note_tool(seen)], task=task)
+    assert out["status"] == "COMPLETED", out.get("error")
     assert seen.effects == ["ok"]
     assert "500 bytes" in _repair_notes(model.calls[1])[0]
 

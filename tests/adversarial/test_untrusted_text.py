@@ -57,9 +57,7 @@ def _hostile_corpus(root: Path, title: str) -> Path:
 
 
 def _calls(*calls: tuple[str, dict[str, object], str]) -> AIMessage:
-    return AIMessage(
-        content="", tool_calls=[{"name": n, "args": a, "id": i} for n, a, i in calls]
-    )
+    return AIMessage(content="", tool_calls=[{"name": n, "args": a, "id": i} for n, a, i in calls])
 
 
 @pytest.mark.timeout(120)
