@@ -110,7 +110,7 @@ def _check_limits(spec: TaskSpec) -> None:
         bad["deadline_s"] = spec.deadline_s
     if bad:
         named = ", ".join(f"{field} = {value:g}" for field, value in sorted(bad.items()))
-        raise AdmissionError(f"limits must be finite and positive; got {named}")
+        raise AdmissionError(f"budgets must be positive and finite, deadline_s finite; got {named}")
 
 
 def _finished(state: RunState) -> bool:
