@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pydantic_core import PydanticSerializationError, to_json
+
 from execgraph.state.contracts import DEFAULT_MAX_ARGUMENT_BYTES
 from execgraph.state.errors import ArgumentsTooLarge
 
@@ -30,11 +32,16 @@ _MIB = 1 << 20
 
 
 def argument_bytes(arguments: Any) -> int:
-    """UTF-8 bytes of ``arguments`` as canonical JSON (key order does not change the size)."""
-    text = json.dumps(arguments, separators=(",", ":"), ensure_ascii=False, default=str)
-    if text.isascii():
-        return len(text)
-    return len(text.encode("utf-8", "surrogatepass"))
+    """UTF-8 bytes of ``arguments`` as compact JSON (key order does not change the size).
+
+    pydantic-core's encoder is several times faster than ``json``'s on the hot path; the
+    standard one measures what it cannot encode (a lone surrogate).
+    """
+    try:
+        return len(to_json(arguments, fallback=str))
+    except PydanticSerializationError:
+        text = json.dumps(arguments, separators=(",", ":"), ensure_ascii=False, default=str)
+        return len(text.encode("utf-8", "surrogatepass"))
 
 
 def size_text(size: int) -> str:

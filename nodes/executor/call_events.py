@@ -19,8 +19,9 @@ def call_event(request: ToolExecutionRequest, type: EventType, **kw: Any) -> Eve
     """
     payload = kw.get("payload")
     if type is EventType.TOOL_REQUESTED and payload and "arguments" in payload:
-        limit = request.max_argument_bytes
-        kw["payload"] = {**payload, "arguments": logged_arguments(payload["arguments"], limit)}
+        logged = logged_arguments(payload["arguments"], request.max_argument_bytes)
+        if logged is not payload["arguments"]:
+            kw["payload"] = {**payload, "arguments": logged}
     return make_event(
         type,
         request.run_id,

@@ -8,6 +8,7 @@ here, run through the real graph, store and checkpointer.
 
 from __future__ import annotations
 
+import json
 import math
 import sqlite3
 from pathlib import Path
@@ -16,7 +17,10 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 
+from execgraph.nodes.decide import parse_reply
 from execgraph.nodes.executor.validate import DEFAULT_MAX_ARGUMENT_BYTES
+from execgraph.nodes.model_call import call_model
+from execgraph.nodes.models import ScriptedChatModel
 from execgraph.state.events import EventType, make_event
 from execgraph.state.store.sqlite import SqliteExecutionStore
 from execgraph.tools import tool_spec
@@ -240,3 +244,31 @@ def test_an_oversized_request_is_refused_at_validate_before_anything_is_stored(
     assert len(seen) == 0
     logged = sum(len(e.model_dump_json()) for e in deps.store.events("run-1"))
     assert logged < 10_000  # the refusal's events name the size, not the text
+
+
+def test_a_replayed_turn_refuses_what_the_log_says_it_refused() -> None:
+    # The log writes the surrogate as escape text, which alone would parse as a fine call:
+    # a turn re-run after a crash must still refuse the reply the first run refused.
+    model = ScriptedChatModel([call("note", {"text": "a\ud800"}, "c1")])
+    turn = call_model(
+        model,
+        [],
+        lambda ai: parse_reply(ai, "t1"),
+        max_repairs=0,
+        left=None,
+        run_id="r",
+        turn_id="t1",
+    )
+    assert not turn.parsed and turn.problem is not None and "surrogate" in turn.problem
+    logged = json.loads(turn.events[0].model_dump_json())["payload"]  # as the store keeps it
+    replayed = call_model(
+        ScriptedChatModel([]),  # a new model call would fail the test
+        [],
+        lambda ai: parse_reply(ai, "t1"),
+        max_repairs=0,
+        left=None,
+        run_id="r",
+        turn_id="t1",
+        recorded=lambda seq: logged if seq == 1 else None,
+    )
+    assert not replayed.parsed and replayed.problem == turn.problem
