@@ -55,6 +55,12 @@ def test_a_run_of_hanging_tools_leaves_the_pool_to_other_runs(tmp_path: Path) ->
                 for k in range(40)
             ]
             stuck.invoke({"batch": batch}, config(f"stuck-{wave}"))
+        out = other.invoke(
+            {"request": request("quick", {"i": 1}, root=tmp_path, run_id="other")}, config("o")
+        )
+        [result] = out["results"].values()
+        assert result["status"] == "OK" and ran.effects == [1]  # the unrelated run's tool ran
+
         usage = pools.pool_usage("stuck")
         assert usage.busy == usage.abandoned == pools.RUN_SLOTS  # its share, no more
         assert len(started) == pools.RUN_SLOTS  # no hanging tool started beyond the share
@@ -64,12 +70,6 @@ def test_a_run_of_hanging_tools_leaves_the_pool_to_other_runs(tmp_path: Path) ->
         refused = [r for r in finished if "never started" in r["error"]["message"]]
         assert len(refused) == 80 - pools.RUN_SLOTS  # the rest were abandoned, timed out
         assert all(r["side_effect"]["committed"] is False for r in refused)
-
-        out = other.invoke(
-            {"request": request("quick", {"i": 1}, root=tmp_path, run_id="other")}, config("o")
-        )
-        [result] = out["results"].values()
-        assert result["status"] == "OK" and ran.effects == [1]  # the unrelated run's tool ran
 
         events = stuck_deps.store.events("stuck")
         reports = [
