@@ -6,9 +6,10 @@ in state's ``messages`` channel, so what LangGraph users, Studio's chat view and
 ``stream_mode="messages"`` show is what the model saw; ``artifact`` is the whole
 ToolResult and ``status`` is ``success`` only for an OK observation.
 
-:func:`observation_text` is the text :mod:`execgraph.nodes.context` puts into the model's
-input, kept here because the executor, which builds the message, may not import the
-context projection (that would be an import cycle); a test pins the two equal.
+:func:`observation_text` is also the text :mod:`execgraph.nodes.context` puts into the
+model's input (the context imports it from here: the executor, which builds the message,
+may not import the context projection). Both wrap it with
+:func:`execgraph.nodes.untrusted.wrap_untrusted`.
 """
 
 from __future__ import annotations
