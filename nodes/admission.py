@@ -19,6 +19,7 @@ cancel request stands for the thread, so the caller is told to use a new ``threa
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -74,9 +75,7 @@ def build_contract(task: dict[str, Any], deps: RunDeps, run_id: str, now: float)
     for check in spec.success_checks:
         if check.kind == "tool_succeeded" and check.target not in allowed:
             raise AdmissionError(f"success check needs tool {check.target!r}, not allowed here")
-    empty = sorted(str(kind) for kind, limit in spec.budgets.items() if limit <= 0)
-    if empty:
-        raise AdmissionError(f"budgets must be positive; zero or less for: {empty}")
+    _check_limits(spec)
     try:  # a malformed rule refuses the task now, not a call later
         deps.executor.policy.with_rules(spec.approval_rules)
     except UsageError as exc:
@@ -95,7 +94,23 @@ def build_contract(task: dict[str, Any], deps: RunDeps, run_id: str, now: float)
         data_scope=spec.data_scope,
         workspace=Workspace(id=run_id, root=deps.workspace_root),
         idempotency_key=spec.idempotency_key,
+        max_argument_bytes=spec.max_argument_bytes,
     )
+
+
+def _check_limits(spec: TaskSpec) -> None:
+    """Every budget and the deadline a finite positive number: NaN compares false with
+    every limit and infinity never runs out, so either would silently disable its cap.
+
+    Raises:
+        AdmissionError: naming each field that is not.
+    """
+    bad = {f"budgets.{kind}": v for kind, v in spec.budgets.items() if not 0 < v < math.inf}
+    if spec.deadline_s is not None and not math.isfinite(spec.deadline_s):
+        bad["deadline_s"] = spec.deadline_s
+    if bad:
+        named = ", ".join(f"{field} = {value:g}" for field, value in sorted(bad.items()))
+        raise AdmissionError(f"budgets must be positive and finite, deadline_s finite; got {named}")
 
 
 def _finished(state: RunState) -> bool:

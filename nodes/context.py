@@ -34,8 +34,9 @@ from langchain_core.messages import (
 
 from execgraph.nodes.budget import used
 from execgraph.nodes.deps import RunDeps
+from execgraph.nodes.executor.messages import observation_text
+from execgraph.nodes.untrusted import wrap_untrusted
 from execgraph.state.contracts import SuccessCheck, TaskContract
-from execgraph.state.errors import MODEL_RETRY_CHARS, ModelRetry
 
 __all__ = ["evidence_message", "observation_text", "project", "transcript", "wrap_untrusted"]
 
@@ -53,36 +54,6 @@ Rules:
   the success checks and evidence, and may reject it.
 - Call `ask_user` only when you cannot continue without a person; `abort` when the goal is
   impossible."""
-
-
-def observation_text(result: Mapping[str, Any], limit: int) -> str:
-    """A ToolResult as the model sees it: status, error, bounded data, wrapped as untrusted."""
-    body: dict[str, Any] = {"status": result.get("status"), "outcome": result.get("outcome")}
-    if result.get("error"):
-        error = result["error"]
-        body["error"] = {"type": error.get("type"), "message": error.get("message")}
-        if error.get("type") == ModelRetry.__name__:  # the tool's own words, not the runtime's
-            message = str(error.get("message") or "")[:MODEL_RETRY_CHARS]
-            body["error"] = {"type": error.get("type"), "by": "tool", "message": message}
-    if result.get("data") is not None:
-        body["data"] = result["data"]
-    if result.get("truncated"):
-        body["truncated"] = True
-    text = json.dumps(body, ensure_ascii=False, default=str)
-    if len(text) > limit:
-        text = text[:limit] + " …[truncated]"
-    return wrap_untrusted(text, tool=str(result.get("tool_name", "")))
-
-
-def wrap_untrusted(text: str, **attributes: str) -> str:
-    """``text`` inside the untrusted tool-output wrapper, with no way to break out of it."""
-    text = text.replace("</tool_output", "<\\/tool_output")
-    attrs = "".join(f' {k}="{_attribute(v)}"' for k, v in attributes.items())
-    return f'<tool_output{attrs} untrusted="true">\n{text}\n</tool_output>'
-
-
-def _attribute(value: str) -> str:
-    return value.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
 
 
 def _evidence_count(evidence: Mapping[str, Mapping[str, Any]]) -> str:

@@ -15,9 +15,11 @@ from langchain_core.runnables import Runnable, RunnableConfig
 
 from execgraph.nodes.admission import run_id_of
 from execgraph.nodes.budget import remaining
+from execgraph.nodes.call_ids import distinct_call_ids
 from execgraph.nodes.context import project
 from execgraph.nodes.conversation import ai_message, unanswered
 from execgraph.nodes.deps import RunDeps
+from execgraph.nodes.executor.argument_size import argument_bytes, oversized
 from execgraph.nodes.model_call import (
     ModelTurn,
     call_model,
@@ -26,9 +28,17 @@ from execgraph.nodes.model_call import (
     unstorable,
 )
 from execgraph.nodes.models.streamed import StreamedReplies, streaming_model, wants_tokens
-from execgraph.state.contracts import BudgetKind, Decision, DecisionKind, RunStatus, TaskContract
+from execgraph.state.contracts import (
+    DEFAULT_MAX_ARGUMENT_BYTES,
+    BudgetKind,
+    Decision,
+    DecisionKind,
+    RunStatus,
+    TaskContract,
+)
 from execgraph.state.events import Event, EventType, make_event
 from execgraph.state.schema import RunState
+from execgraph.state.surrogates import has_surrogate
 from execgraph.state.updates import merge
 
 __all__ = [
@@ -96,17 +106,49 @@ def model_failure(
     }
 
 
-def parse_reply(ai: AIMessage, turn_id: str) -> tuple[list[Decision], str | None]:
-    """Decisions in ``ai``, or a problem the model must repair."""
+def _unusable(ai: AIMessage, max_argument_bytes: int) -> str | None:
+    """Why the calls of ``ai`` cannot become decisions as they are, if they cannot.
+
+    An integration that skips LangChain's validation may hand over arguments that are
+    not an object; text with a lone surrogate can be neither stored nor sent back; an
+    argument of megabytes would be copied into every checkpoint. Each is the model's to
+    repair, like arguments that are not JSON.
+    """
+    calls = ai.tool_calls
     if ai.invalid_tool_calls:
         names = ", ".join(str(c.get("name")) for c in ai.invalid_tool_calls)
-        return [], f"the arguments of your call(s) to {names} were not valid JSON objects"
-    if any(unstorable(c.get("args")) for c in ai.tool_calls):
-        return [], "argument numbers must fit in 64 bits"
+        return f"the arguments of your call(s) to {names} were not valid JSON objects"
+    if any(has_surrogate(c.get("name")) or has_surrogate(c.get("id")) for c in calls):
+        return "a tool name or call id held a lone surrogate (text that is not Unicode)"
+    shapeless = [str(c.get("name")) for c in calls if not isinstance(c.get("args", {}), dict)]
+    if shapeless:
+        return f"the arguments of your call(s) to {', '.join(shapeless)} were not JSON objects"
+    if any(has_surrogate(c.get("args")) for c in calls):
+        return "the arguments held a lone surrogate (text that is not Unicode)"
+    if any(unstorable(c.get("args")) for c in calls):
+        return "argument numbers must fit in 64 bits"
+    for c in calls:
+        refusal = oversized(argument_bytes(c.get("args") or {}), max_argument_bytes)
+        if refusal is not None:
+            return f"your call to {c.get('name')!r}: {refusal.message}; pass less at once"
+    return None
+
+
+def parse_reply(
+    ai: AIMessage, turn_id: str, max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES
+) -> tuple[list[Decision], str | None]:
+    """Decisions in ``ai``, or a problem the model must repair.
+
+    Calls sharing an id are told apart (:func:`execgraph.nodes.call_ids.distinct_call_ids`),
+    so each is run and answered once.
+    """
+    problem = _unusable(ai, max_argument_bytes)
+    if problem is not None:
+        return [], problem
     decisions: list[Decision] = []
-    for index, call in enumerate(ai.tool_calls):
+    for index, call in enumerate(distinct_call_ids(ai, turn_id).tool_calls):
         name, args = call["name"], dict(call.get("args") or {})
-        tool_call_id = str(call.get("id") or f"{turn_id}-{index}")
+        tool_call_id = str(call["id"])
         decision_id = f"{turn_id}.d{index}"
         if name in _CONTROL_KIND:
             decisions.append(
@@ -198,7 +240,7 @@ def decide(
             deps,
             instruction if isinstance(instruction, str) else instruction(state, deps),
         ),
-        lambda ai: parse_reply(ai, turn_id),
+        lambda ai: parse_reply(ai, turn_id, contract.max_argument_bytes),
         max_repairs=deps.max_repairs,
         left=left,
         run_id=run_id,
@@ -217,7 +259,7 @@ def decide(
     }
     if result.problem is not None or result.parsed is None:
         return merge([update, model_failure(result, left, run_id, turn_id, deps)])
-    decisions, ai = result.parsed, result.ai
+    decisions, ai = result.parsed, distinct_call_ids(result.ai, turn_id)
     for index, d in enumerate(decisions):
         events.append(
             make_event(

@@ -72,6 +72,7 @@ def make_request(
         approval_rules=contract.approval_rules,
         task_key=contract.idempotency_key,
         tool_call_id=decision.tool_call_id,
+        max_argument_bytes=contract.max_argument_bytes,
     )
 
 

@@ -27,6 +27,7 @@ from execgraph.nodes.diagnostics import describe, http_problem, logger
 from execgraph.nodes.prices import Prices, prices_of, reply_cost
 from execgraph.state.events import Event, EventType, make_event
 from execgraph.state.store.base import ExecutionStore
+from execgraph.state.surrogates import has_surrogate, scrub_surrogates
 
 __all__ = [
     "ModelTurn",
@@ -121,6 +122,8 @@ def unstorable(value: Any) -> bool:
 
 
 def _repair(ai: AIMessage, problem: str) -> list[BaseMessage]:
+    if has_surrogate(ai.tool_calls):  # the model is shown what a request can carry
+        ai = ai.model_copy(update={"tool_calls": scrub_surrogates(ai.tool_calls)})
     calls = [*ai.tool_calls, *ai.invalid_tool_calls]
     replies: list[BaseMessage] = [
         ToolMessage(content=f"rejected: {problem}", tool_call_id=str(c.get("id")), status="error")
@@ -234,16 +237,19 @@ def call_model(
             turn.tokens_in + t_in,
             turn.tokens_out + t_out,
         )
+        turn.parsed, turn.problem = parse(ai)
+        if logged is not None and logged.get("refused"):
+            # The log keeps what it can store of a reply (a lone surrogate as its escape),
+            # so a replayed turn refuses what the first run refused, as the log says.
+            turn.parsed, turn.problem = None, str(logged["refused"])
+        payload = {"message": compact_message(ai), "tokens_in": t_in, "tokens_out": t_out}
+        if turn.problem is not None:
+            payload["refused"] = turn.problem
         turn.events.append(
             make_event(
-                EventType.MODEL_CALLED,
-                run_id,
-                turn_id=turn_id,
-                seq=turn.calls,
-                payload={"message": compact_message(ai), "tokens_in": t_in, "tokens_out": t_out},
+                EventType.MODEL_CALLED, run_id, turn_id=turn_id, seq=turn.calls, payload=payload
             )
         )
-        turn.parsed, turn.problem = parse(ai)
         if turn.problem is None:
             break
         messages = [*messages, *_repair(ai, turn.problem)]

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from execgraph.state.errors import ObservationStatus, Phase
 
 __all__ = [
+    "DEFAULT_MAX_ARGUMENT_BYTES",
     "Actor",
     "ApprovalDecision",
     "ApprovalRequest",
@@ -97,6 +98,11 @@ class DecisionKind(StrEnum):
 
 # --------------------------------------------------------------------------- task
 
+DEFAULT_MAX_ARGUMENT_BYTES = 1 << 20
+"""The default bound on one call's arguments: 1 MiB of their normalized (canonical) JSON.
+A call beyond it is refused before anything stores it (every turn would otherwise copy it
+into the log and the checkpoints several times)."""
+
 
 class Actor(_Frozen):
     """Who a run acts for."""
@@ -168,6 +174,9 @@ class TaskSpec(_Frozen):
     """The logical request's stable identity (seed 000 §6): a task submitted again under
     a new run id with the same key reuses the writes the first submission committed —
     within one key, a write of one tool with the same normalized arguments happens once."""
+    max_argument_bytes: int = Field(default=DEFAULT_MAX_ARGUMENT_BYTES, gt=0)
+    """The most bytes of normalized JSON one call's arguments may take; a larger call is
+    refused (``ArgumentsTooLarge``), reported to the model, and never stored."""
 
 
 class TaskContract(_Frozen):
@@ -186,6 +195,7 @@ class TaskContract(_Frozen):
     data_scope: list[str]
     workspace: Workspace
     idempotency_key: str | None = None
+    max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES
 
 
 # --------------------------------------------------------------------------- decisions
@@ -245,6 +255,8 @@ class ToolExecutionRequest(_Frozen):
     tool_call_id: str | None = None
     """The id the model gave this call in its reply (None for a call no model asked for,
     such as a plan step): the call's ``ToolMessage`` answers it."""
+    max_argument_bytes: int = Field(default=DEFAULT_MAX_ARGUMENT_BYTES, gt=0)
+    """The bound validate holds ``arguments`` to (the run's, from its task)."""
 
 
 class ToolError(_Frozen):

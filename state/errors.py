@@ -18,7 +18,8 @@ Only :class:`ModelRetry` carries a tool's own words: a message written *for* the
     │   ├── SchemaViolation       also a ValueError, so pydantic validators may raise it
     │   ├── DomainViolation
     │   ├── StateGuardMismatch    expected_state (compare-and-swap) does not hold
-    │   └── DeadlineExceeded
+    │   ├── DeadlineExceeded
+    │   └── ArgumentsTooLarge     more normalized JSON than the run's bound allows
     ├── PolicyError               phase=policy: nothing happened
     │   ├── PolicyDenied
     │   ├── ApprovalRejected
@@ -65,6 +66,7 @@ __all__ = [
     "ApprovalStale",
     "ApprovalTokenInvalid",
     "ArgumentError",
+    "ArgumentsTooLarge",
     "CliError",
     "DeadlineExceeded",
     "DomainViolation",
@@ -205,6 +207,10 @@ class StateGuardMismatch(ArgumentError):
 
 class DeadlineExceeded(ArgumentError):
     """The request's deadline passed before the effect started."""
+
+
+class ArgumentsTooLarge(ArgumentError):
+    """The arguments' normalized JSON exceeds the run's bound; nothing stored them."""
 
 
 class PolicyError(ExecGraphError):

@@ -12,7 +12,9 @@ import time
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
+
+from execgraph.state.surrogates import scrub_surrogates
 
 __all__ = ["EVENT_SCHEMA_VERSION", "Event", "EventType", "make_event"]
 
@@ -65,6 +67,12 @@ class Event(BaseModel):
     step_id: str | None = None
     ts: float = Field(default_factory=time.time)
     payload: dict[str, Any] = Field(default_factory=dict)
+
+    @field_serializer("payload", when_used="json")
+    def _writable(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """The payload as JSON can hold it: a lone surrogate (model or tool text that is
+        not valid Unicode) is written as its escape, so logging an event never fails."""
+        return scrub_surrogates(payload)
 
 
 def make_event(

@@ -200,6 +200,7 @@ class TaskInput(TypedDict, total=False):
     data_scope: list[str]
     actor: ActorInput
     idempotency_key: str | None
+    max_argument_bytes: int
 
 
 class RunInput(TypedDict, total=False):

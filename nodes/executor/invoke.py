@@ -21,6 +21,11 @@ callbacks hear the call as a tool run (``on_tool_start``, then ``on_tool_end`` o
 LangChain tool reports itself (it is a Runnable); any other tool is reported here, and
 only when some callback listens. An ``interrupt()`` inside the tool propagates (see
 :mod:`execgraph.nodes.executor.paused`).
+
+Each call first takes one of its run's tool-pool slots (:mod:`execgraph.nodes.executor.pools`)
+and gives it back only when the tool has really ended, so an abandoned call keeps its slot
+while its thread runs on: a run whose tools hang can hold no more than its share of the
+pool. A call that finds no slot free before its deadline is refused without starting.
 """
 
 from __future__ import annotations
@@ -43,8 +48,11 @@ from langchain_core.tools import ToolException
 from langgraph.errors import GraphBubbleUp
 from pydantic import BaseModel
 
+from execgraph.nodes.diagnostics import logger
+from execgraph.nodes.executor.pools import abandon_slot, pool_usage, release_slot, take_slot
 from execgraph.nodes.executor.stages import Invoked
 from execgraph.state.errors import (
+    DeadlineExceeded,
     ExecGraphError,
     ModelRetry,
     ResponseLostError,
@@ -63,6 +71,8 @@ POLL_S = 0.25  # how often a running call looks for a cancel request
 
 Stop = Literal["deadline", "cancel"]
 """Why the executor signalled a running tool to stop."""
+
+_log = logger("executor")
 
 
 def _call(spec: ToolSpec, args: BaseModel, ctx: InvokeContext) -> AdapterOutput:
@@ -141,6 +151,42 @@ def _raised_timeout(spec: ToolSpec, exc: TimeoutError) -> ExecGraphError:
     )
 
 
+def _no_slot(ctx: InvokeContext) -> DeadlineExceeded:
+    """The refusal of a call whose run holds every slot it may (its tools hang)."""
+    usage = pool_usage(ctx.run_id)
+    return DeadlineExceeded(
+        f"the tool never started: this run already holds all {usage.slots} of its tool-pool "
+        f"slots ({usage.abandoned} abandoned calls still running), and none came free "
+        "before the call's deadline or a cancel request"
+    )
+
+
+def _abandoned(spec: ToolSpec, ctx: InvokeContext, future: Future[Any], stop: Stop | None) -> None:
+    """Count the abandoned call until its tool ends, and say so (log and event)."""
+    ended = abandon_slot(ctx.run_id)
+    future.add_done_callback(lambda _: ended())
+    usage = pool_usage(ctx.run_id)
+    report = {
+        "reason": stop,
+        "run_abandoned": usage.abandoned,
+        "run_busy": usage.busy,
+        "run_slots": usage.slots,
+        "process_abandoned": usage.abandoned_running,
+    }
+    ctx.emit("tool.pool", report)
+    _log.warning(
+        "run %s: call %s of %s abandoned (%s) while its tool still runs; the run has %d "
+        "abandoned call(s) running and holds %d of its %d tool-pool slots",
+        ctx.run_id,
+        ctx.call_id,
+        spec.key,
+        stop,
+        usage.abandoned,
+        usage.busy,
+        usage.slots,
+    )
+
+
 def invoke(
     spec: ToolSpec,
     args: BaseModel,
@@ -157,13 +203,21 @@ def invoke(
     ``on_stop`` hears at once when the tool is signalled (the call is then *cancelling*).
     """
     start = time.monotonic()
-    future: Future[AdapterOutput] = pool.submit(copy_context().run, _reported, spec, args, ctx)
-    stop = _wait(future, ctx, cancelled, on_stop)
 
     def elapsed() -> int:
         return int((time.monotonic() - start) * 1000)
 
+    if not take_slot(ctx.run_id, ctx.remaining_s, cancelled, POLL_S):
+        return Invoked(None, _no_slot(ctx), elapsed())
+    try:
+        future: Future[AdapterOutput] = pool.submit(copy_context().run, _reported, spec, args, ctx)
+    except BaseException:
+        release_slot(ctx.run_id)
+        raise
+    future.add_done_callback(lambda _: release_slot(ctx.run_id))
+    stop = _wait(future, ctx, cancelled, on_stop)
     if not future.done():  # it ignored the signal: abandoned, still running
+        _abandoned(spec, ctx, future, stop)
         return Invoked(
             None, None, elapsed(), timed_out=stop == "deadline", stop=stop, running=future
         )

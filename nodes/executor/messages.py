@@ -6,9 +6,10 @@ in state's ``messages`` channel, so what LangGraph users, Studio's chat view and
 ``stream_mode="messages"`` show is what the model saw; ``artifact`` is the whole
 ToolResult and ``status`` is ``success`` only for an OK observation.
 
-:func:`observation_text` is the text :mod:`execgraph.nodes.context` puts into the model's
-input, kept here because the executor, which builds the message, may not import the
-context projection (that would be an import cycle); a test pins the two equal.
+:func:`observation_text` is also the text :mod:`execgraph.nodes.context` puts into the
+model's input (the context imports it from here: the executor, which builds the message,
+may not import the context projection). Both wrap it with
+:func:`execgraph.nodes.untrusted.wrap_untrusted`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 from langchain_core.messages import ToolMessage
 
+from execgraph.nodes.untrusted import wrap_untrusted
 from execgraph.state.errors import MODEL_RETRY_CHARS, ModelRetry
 
 __all__ = ["observation_text", "tool_message", "tool_message_id"]
@@ -40,9 +42,7 @@ def observation_text(result: Mapping[str, Any], limit: int) -> str:
     text = json.dumps(body, ensure_ascii=False, default=str)
     if len(text) > limit:
         text = text[:limit] + " …[truncated]"
-    text = text.replace("</tool_output", "<\\/tool_output")  # no breaking out of the wrapper
-    tool = result.get("tool_name", "")
-    return f'<tool_output tool="{tool}" untrusted="true">\n{text}\n</tool_output>'
+    return wrap_untrusted(text, tool=str(result.get("tool_name") or ""))
 
 
 def tool_message_id(call_id: str) -> str:

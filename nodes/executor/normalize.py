@@ -6,12 +6,14 @@ and ``a.txt``, an alias, an omitted default) are one action to a person and to t
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
-from execgraph.nodes.executor.hashing import stable_hash
+from execgraph.nodes.executor.hashing import canonical_json, stable_hash
 from execgraph.nodes.executor.stages import Normalized
 from execgraph.state.contracts import ToolExecutionRequest
 from execgraph.state.errors import SchemaViolation
+from execgraph.state.surrogates import has_surrogate
 from execgraph.tools.paths import normalize_relpath
 from execgraph.tools.spec import ToolSpec
 
@@ -21,14 +23,23 @@ __all__ = ["canonical_arguments", "normalize"]
 def normalize(request: ToolExecutionRequest, spec: ToolSpec) -> Normalized:
     """Normalize ``request.arguments`` for ``spec``.
 
+    The canonical JSON is encoded once: its sha256 is ``args_hash`` and its length the
+    ``size`` validate bounds.
+
     Raises:
-        SchemaViolation: arguments are not an object, or an alias collides with its target.
+        SchemaViolation: arguments are not an object, hold a lone surrogate, or an alias
+            collides with its target.
         PathEscapeError: a path argument leaves the workspace.
     """
     raw = request.arguments
     args, paths = canonical_arguments(raw, spec)
+    encoded = canonical_json(args).encode("utf-8", "surrogatepass")  # (refused above)
     return Normalized(
-        arguments=args, hash_before=stable_hash(raw), args_hash=stable_hash(args), paths=paths
+        arguments=args,
+        hash_before=stable_hash(raw),
+        args_hash=hashlib.sha256(encoded).hexdigest(),
+        paths=paths,
+        size=len(encoded),
     )
 
 
@@ -36,11 +47,14 @@ def canonical_arguments(raw: Any, spec: ToolSpec) -> tuple[dict[str, Any], tuple
     """The normalized arguments and the canonical paths among them, without hashing.
 
     Raises:
-        SchemaViolation: arguments are not an object, or an alias collides with its target.
+        SchemaViolation: arguments are not an object, hold a lone surrogate, or an alias
+            collides with its target.
         PathEscapeError: a path argument leaves the workspace.
     """
     if not isinstance(raw, dict):
         raise SchemaViolation("arguments must be a JSON object")
+    if has_surrogate(raw):  # no store, log or file system could take it (nor echo it)
+        raise SchemaViolation("the arguments hold a lone surrogate (text that is not Unicode)")
     args: dict[str, Any] = {}
     for key, value in raw.items():
         canonical = spec.aliases.get(key, key)

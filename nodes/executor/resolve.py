@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from execgraph.state.contracts import ToolExecutionRequest
+from execgraph.state.errors import SchemaViolation
+from execgraph.state.surrogates import has_surrogate
 from execgraph.tools.registry import ToolRegistry
 from execgraph.tools.spec import ToolSpec
 
@@ -14,5 +16,9 @@ def resolve(request: ToolExecutionRequest, registry: ToolRegistry) -> ToolSpec:
 
     Raises:
         ResolutionError: unknown, disabled, or no compatible version.
+        SchemaViolation: the name holds a lone surrogate (no tool could have it, and the
+            error must not echo it).
     """
+    if has_surrogate(request.tool.name):
+        raise SchemaViolation("the tool name holds a lone surrogate (text that is not Unicode)")
     return registry.resolve(request.tool.name, request.tool.requested_version)

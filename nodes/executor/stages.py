@@ -39,12 +39,14 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Normalized:
-    """Arguments after aliases, path canonicalization and defaults; hashes before and after."""
+    """Arguments after aliases, path canonicalization and defaults; hashes before and after;
+    ``size``: bytes of their canonical JSON (what the run's argument bound counts)."""
 
     arguments: dict[str, Any]
     hash_before: str
     args_hash: str
     paths: tuple[str, ...] = ()
+    size: int = 0
 
 
 @dataclass(frozen=True)

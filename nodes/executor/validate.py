@@ -14,6 +14,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from execgraph.nodes.executor.argument_size import DEFAULT_MAX_ARGUMENT_BYTES, oversized
 from execgraph.nodes.executor.stages import Normalized, Validated
 from execgraph.nodes.executor.targets import read_state
 from execgraph.state.contracts import ToolExecutionRequest
@@ -28,7 +29,13 @@ from execgraph.state.errors import (
 from execgraph.tools.paths import confine_path
 from execgraph.tools.spec import ToolSpec
 
-__all__ = ["refused_at_validate", "schema_message", "validate"]
+__all__ = [
+    "DEFAULT_MAX_ARGUMENT_BYTES",
+    "check_argument_size",
+    "refused_at_validate",
+    "schema_message",
+    "validate",
+]
 
 
 def refused_at_validate(exc: ExecGraphError) -> ExecGraphError:
@@ -53,6 +60,19 @@ def schema_message(exc: ValidationError, limit: int = 5) -> str:
     return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
 
 
+def check_argument_size(request: ToolExecutionRequest, normalized: Normalized) -> None:
+    """Refuse arguments whose normalized JSON exceeds the request's bound, before the
+    schema is even tried (a model of megabytes is not worth validating) and before any
+    record stores them.
+
+    Raises:
+        ArgumentsTooLarge: naming the size and the limit.
+    """
+    refusal = oversized(normalized.size, request.max_argument_bytes)
+    if refusal is not None:
+        raise refusal
+
+
 def validate(
     request: ToolExecutionRequest,
     spec: ToolSpec,
@@ -63,8 +83,10 @@ def validate(
     """Check the normalized arguments against schema, workspace, expected state and deadline.
 
     Raises:
-        SchemaViolation, PathEscapeError, DomainViolation, StateGuardMismatch, DeadlineExceeded.
+        ArgumentsTooLarge, SchemaViolation, PathEscapeError, DomainViolation,
+        StateGuardMismatch, DeadlineExceeded.
     """
+    check_argument_size(request, normalized)
     try:
         args = spec.input_model.model_validate(normalized.arguments)
     except ValidationError as exc:
