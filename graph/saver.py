@@ -10,6 +10,15 @@ that loop's, and its ``aiosqlite`` connection runs on a non-daemon thread that k
 process alive until someone closes it. So the default is one ``SqliteSaver`` whose async
 methods run its sync ones on a worker thread: one connection and one lock for both, the
 same rows either way, and nothing to open or close per loop.
+
+Channel versions are plain integers, as LangGraph's ``InMemorySaver`` makes them, not
+``SqliteSaver``'s ``"<32 digits>.<random float>"`` strings: every checkpoint holds a
+version per channel and per node that has seen it (about 30 on a run graph), so the
+strings were over a kilobyte of each step's checkpoint. The random part keeps versions
+unique across forks for savers that file channel values under their version (PostgreSQL's
+blobs); ``SqliteSaver`` keeps them inline in the checkpoint, so nothing is keyed by
+them here. A thread begun under string versions continues with them, so a thread's
+versions always compare with each other.
 """
 
 from __future__ import annotations
@@ -35,6 +44,12 @@ __all__ = ["EmbeddedSqliteSaver", "open_embedded_saver"]
 
 class EmbeddedSqliteSaver(SqliteSaver):
     """A ``SqliteSaver`` that also serves LangGraph's async methods, off the event loop."""
+
+    def get_next_version(self, current: str | int | None, channel: None) -> Any:
+        """The next integer version (a thread begun under string versions keeps them)."""
+        if isinstance(current, str):
+            return super().get_next_version(current, channel)
+        return (current or 0) + 1
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """``get_tuple`` on a worker thread."""
