@@ -63,6 +63,9 @@ async def lc_asleepy(i: int) -> str:
     return "ok"
 
 
+lc_asleepy.metadata = {"effect": "read"}  # declared, as execgraph runs it (undeclared: approval)
+
+
 def batch(k: int) -> AIMessage:
     """One model turn calling ``sleepy`` k times with different arguments."""
     calls = [{"name": "sleepy", "args": {"i": j}, "id": f"p{j}"} for j in range(k)]

@@ -2,7 +2,9 @@
 
 A scripted model calls a no-op tool N times (each call's arguments differ, ``{"i": k}``, so
 execgraph's loop guard sees progress) and then finishes. Every framework gets the same
-``ScriptedChatModel``, the same kind of tool and a ``SqliteSaver`` on a file in a temp dir.
+``ScriptedChatModel``, the same kind of tool and a ``SqliteSaver`` on a file in a temp dir
+(execgraph its embedded default, the ``SqliteSaver`` subclass ``build_graph`` opens when
+given no checkpointer).
 Each runs in the durability that makes it crash-safe (:func:`durability`), and ``invoke``
 returns only once the last checkpoint (and, for execgraph, its execution store
 transaction) is on disk: what we time is durable work.
@@ -154,9 +156,11 @@ def build_app(
 ) -> Any:
     """Compile ``framework``'s agent over ``model`` with checkpoints under ``directory``."""
     directory.mkdir(parents=True, exist_ok=True)
-    if framework != "create_agent_nocp" and saver is None:
+    if framework != "create_agent_nocp" and saver is None and not is_execgraph(framework):
         saver = open_saver(directory / "checkpoints.db")
     if is_execgraph(framework):
+        # No saver given: execgraph's embedded default, what build_graph gives a user
+        # (a SqliteSaver on <home>/checkpoints.db, WAL, with integer channel versions).
         from execgraph.graph import build_graph
         from execgraph.state.store.sqlite import SqliteExecutionStore
 

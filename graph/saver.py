@@ -14,6 +14,15 @@ same rows either way, and nothing to open or close per loop.
 Every SQLite failure (a full disk, a read-only or unwritable home) becomes a
 :class:`~execgraph.state.errors.StoreError` naming the database file, from opening it to
 every read and write, so a caller never meets a raw ``sqlite3.OperationalError``.
+
+Channel versions are plain integers, as LangGraph's ``InMemorySaver`` makes them, not
+``SqliteSaver``'s ``"<32 digits>.<random float>"`` strings: every checkpoint holds a
+version per channel and per node that has seen it (about 30 on a run graph), so the
+strings were over a kilobyte of each step's checkpoint. The random part keeps versions
+unique across forks for savers that file channel values under their version (PostgreSQL's
+blobs); ``SqliteSaver`` keeps them inline in the checkpoint, so nothing is keyed by
+them here. A thread begun under string versions continues with them, so a thread's
+versions always compare with each other.
 """
 
 from __future__ import annotations
@@ -63,6 +72,12 @@ class EmbeddedSqliteSaver(SqliteSaver):
                 yield cur
         except sqlite3.Error as exc:
             raise _store_error(self.path, exc) from exc
+
+    def get_next_version(self, current: str | int | None, channel: None) -> Any:
+        """The next integer version (a thread begun under string versions keeps them)."""
+        if isinstance(current, str):
+            return super().get_next_version(current, channel)
+        return (current or 0) + 1
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """``get_tuple`` on a worker thread."""

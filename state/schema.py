@@ -37,7 +37,7 @@ from execgraph.state.reducers import (
 
 #: Updates of a delta channel between two full snapshots of it: bounds how many writes a
 #: reader replays to rebuild the channel (a resume from another process, ``get_state``).
-SNAPSHOT_EVERY = 32
+SNAPSHOT_EVERY = 64
 
 __all__ = [
     "SNAPSHOT_EVERY",
