@@ -103,11 +103,7 @@ def take_slot(
 def release_slot(run_id: str) -> None:
     """Give back a slot taken by :func:`take_slot` (when the tool has really ended)."""
     with _cond:
-        left = _busy.get(run_id, 0) - 1
-        if left > 0:
-            _busy[run_id] = left
-        else:
-            _busy.pop(run_id, None)
+        _decrement(_busy, run_id)
         _cond.notify_all()
 
 
@@ -120,13 +116,18 @@ def abandon_slot(run_id: str) -> Callable[[], None]:
 
     def ended() -> None:
         with _cond:
-            left = _abandoned.get(run_id, 0) - 1
-            if left > 0:
-                _abandoned[run_id] = left
-            else:
-                _abandoned.pop(run_id, None)
+            _decrement(_abandoned, run_id)
 
     return ended
+
+
+def _decrement(counts: dict[str, int], run_id: str) -> None:
+    """One less for ``run_id``; a run at zero leaves the table (it stays O(live runs))."""
+    left = counts.get(run_id, 0) - 1
+    if left > 0:
+        counts[run_id] = left
+    else:
+        counts.pop(run_id, None)
 
 
 def pool_usage(run_id: str) -> PoolUsage:

@@ -62,17 +62,20 @@ class Reader(threading.Thread):
             return "".join(self._lines)
 
 
-def test_process_output_is_shown_while_the_tool_runs(
-    tmp_path: Path, openai_server: OpenAIServer
-) -> None:
-    openai_server.add(
-        tool_calls(tool_call("run_process", {"program": "python", "args": ["-c", CHILD]})),
+def run_until_seen(
+    tmp_path: Path, server: OpenAIServer, child: str, run_id: str, seen: str
+) -> tuple[str, str, int]:
+    """Run the CLI on a run whose one call runs ``child``; once its output shows ``seen``,
+    let the child end (the ``go`` file). Returns (what was shown while the child still
+    ran, everything shown, the exit code)."""
+    server.add(
+        tool_calls(tool_call("run_process", {"program": "python", "args": ["-c", child]})),
         tool_calls(tool_call("finish", {"output": "The script ran."})),
     )
     task = tmp_path / "task.json"
     task.write_text('{"goal": "Run the script and say that it ran."}')
-    env = cli_env(tmp_path, OPENAI_BASE_URL=openai_server.base_url, OPENAI_API_KEY="test-key")
-    args = [str(task), "--model", "openai:gpt-test", "--tools", TOOLS, "--run-id", "live1"]
+    env = cli_env(tmp_path, OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="test-key")
+    args = [str(task), "--model", "openai:gpt-test", "--tools", TOOLS, "--run-id", run_id]
     with (tmp_path / "stderr.txt").open("w") as err:
         proc = subprocess.Popen(
             [*executable(), "run", *args, "--home", str(tmp_path)],
@@ -87,19 +90,27 @@ def test_process_output_is_shown_while_the_tool_runs(
         reader.start()
         try:
             deadline = time.monotonic() + GUARD_S
-            while "t1.c0 │ first line from the tool" not in reader.text():
+            while seen not in reader.text():
                 assert proc.poll() is None, reader.text()
                 assert time.monotonic() < deadline, reader.text()
                 time.sleep(0.05)
             seen_while_running = reader.text()
-            (tmp_path / "workspaces" / "live1" / "go").touch()
+            (tmp_path / "workspaces" / run_id / "go").touch()
             code = proc.wait(timeout=GUARD_S)
         finally:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
         reader.join(timeout=GUARD_S)
-    out = reader.text()
+    return seen_while_running, reader.text(), code
+
+
+def test_process_output_is_shown_while_the_tool_runs(
+    tmp_path: Path, openai_server: OpenAIServer
+) -> None:
+    seen_while_running, out, code = run_until_seen(
+        tmp_path, openai_server, CHILD, "live1", "t1.c0 │ first line from the tool"
+    )
     assert "gave up waiting" not in out, f"the output was not shown while the tool ran:\n{out}"
     assert "t1.c0 │ flag seen" in out, out
     assert "run_process OK" not in seen_while_running  # the tool had not finished
@@ -124,41 +135,9 @@ print("flag seen" if os.path.exists("go") else "gave up waiting", flush=True)
 def test_a_quiet_tool_is_shown_running_with_its_elapsed_time(
     tmp_path: Path, openai_server: OpenAIServer
 ) -> None:
-    openai_server.add(
-        tool_calls(tool_call("run_process", {"program": "python", "args": ["-c", QUIET_CHILD]})),
-        tool_calls(tool_call("finish", {"output": "The script ran."})),
+    seen_while_running, out, code = run_until_seen(
+        tmp_path, openai_server, QUIET_CHILD, "quiet1", "t1.c0 │ run_process still running (2 s)"
     )
-    task = tmp_path / "task.json"
-    task.write_text('{"goal": "Run the script and say that it ran."}')
-    env = cli_env(tmp_path, OPENAI_BASE_URL=openai_server.base_url, OPENAI_API_KEY="test-key")
-    args = [str(task), "--model", "openai:gpt-test", "--tools", TOOLS, "--run-id", "quiet1"]
-    with (tmp_path / "stderr.txt").open("w") as err:
-        proc = subprocess.Popen(
-            [*executable(), "run", *args, "--home", str(tmp_path)],
-            cwd=REPO,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=err,
-            text=True,
-        )
-        reader = Reader(proc.stdout)
-        reader.start()
-        try:
-            deadline = time.monotonic() + GUARD_S
-            while "t1.c0 │ run_process still running (2 s)" not in reader.text():
-                assert proc.poll() is None, reader.text()
-                assert time.monotonic() < deadline, reader.text()
-                time.sleep(0.05)
-            seen_while_running = reader.text()
-            (tmp_path / "workspaces" / "quiet1" / "go").touch()
-            code = proc.wait(timeout=GUARD_S)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-        reader.join(timeout=GUARD_S)
-    out = reader.text()
     assert "t1.c0 │ running run_process …" in seen_while_running
     assert "run_process OK" not in seen_while_running  # shown before the tool ended
     assert code == 0, (out, (tmp_path / "stderr.txt").read_text())
