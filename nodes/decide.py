@@ -46,6 +46,7 @@ __all__ = [
     "decide",
     "model_failure",
     "parse_reply",
+    "unusable_reply",
 ]
 
 _CONTROL_KIND = {
@@ -106,7 +107,7 @@ def model_failure(
     }
 
 
-def _unusable(ai: AIMessage, max_argument_bytes: int) -> str | None:
+def unusable_reply(ai: AIMessage, max_argument_bytes: int) -> str | None:
     """Why the calls of ``ai`` cannot become decisions as they are, if they cannot.
 
     An integration that skips LangChain's validation may hand over arguments that are
@@ -142,7 +143,7 @@ def parse_reply(
     Calls sharing an id are told apart (:func:`execgraph.nodes.call_ids.distinct_call_ids`),
     so each is run and answered once.
     """
-    problem = _unusable(ai, max_argument_bytes)
+    problem = unusable_reply(ai, max_argument_bytes)
     if problem is not None:
         return [], problem
     decisions: list[Decision] = []

@@ -49,7 +49,7 @@ from execgraph.nodes.admission import build_contract, run_id_of
 from execgraph.nodes.budget import remaining, used
 from execgraph.nodes.context import observation_text, project
 from execgraph.nodes.conversation import ai_message, answer, unanswered
-from execgraph.nodes.decide import CONTROL_SCHEMAS, model_failure
+from execgraph.nodes.decide import CONTROL_SCHEMAS, model_failure, unusable_reply
 from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.dispatch import queue_calls
 from execgraph.nodes.executor.validate import schema_message
@@ -196,7 +196,7 @@ def plan(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str,
     result = call_model(
         deps.model.bind_tools([PLAN_SCHEMA, CONTROL_SCHEMAS["abort"]]),
         project(state, contract, deps, instruction),
-        lambda ai: _parse_or_abort(ai, done),
+        lambda ai: _parse_or_abort(ai, done, contract.max_argument_bytes),
         max_repairs=deps.max_repairs,
         left=left,
         run_id=run_id,
@@ -240,7 +240,14 @@ def plan(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str,
     }
 
 
-def _parse_or_abort(ai: AIMessage, done: set[str]) -> tuple[Any, str | None]:
+def _parse_or_abort(
+    ai: AIMessage, done: set[str], max_argument_bytes: int
+) -> tuple[Any, str | None]:
+    # What no call may carry (a lone surrogate, arguments that are not an object or too
+    # large) no plan may either: it would sit in the checkpoint until the executor refused it.
+    problem = unusable_reply(ai, max_argument_bytes)
+    if problem is not None:
+        return None, problem
     if any(c["name"] == "abort" for c in ai.tool_calls):
         return "abort", None
     return parse_plan(ai, done)

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 
+from execgraph.graph import build_graph
 from execgraph.nodes.decide import parse_reply
 from execgraph.nodes.executor.validate import DEFAULT_MAX_ARGUMENT_BYTES
 from execgraph.nodes.model_call import call_model
@@ -272,3 +273,26 @@ def test_a_replayed_turn_refuses_what_the_log_says_it_refused() -> None:
         recorded=lambda seq: logged if seq == 1 else None,
     )
     assert not replayed.parsed and replayed.problem == turn.problem
+
+
+def test_a_plan_carrying_a_lone_surrogate_is_sent_back_before_any_step_runs(tmp_path: Path) -> None:
+    seen = Counter()
+    bad = {"steps": [{"id": "s1", "tool": "note", "arguments": {"text": "a\ud800b"}}]}
+    good = {"steps": [{"id": "s1", "tool": "note", "arguments": {"text": "fine"}}]}
+    model = ScriptedChatModel(
+        [call("submit_plan", bad, "p1"), call("submit_plan", good, "p2"), finish()]
+    )
+    store = SqliteExecutionStore(tmp_path / "exec.db")
+    app = build_graph(
+        "plan_execute", model=model, tools=[_note_tool(seen)], home=tmp_path, store=store
+    )
+    cfg = {"configurable": {"thread_id": "plan"}}
+    spec = {"goal": "go", "budgets": {"model_calls": 8, "tool_calls": 8}}
+    out = app.invoke({"task": spec}, cfg)
+    assert out["status"] == "COMPLETED", out.get("error")
+    assert seen.effects == ["fine"]  # the repaired plan ran; the hostile one never did
+    shown = [text_of(m) for m in model.calls[1]]
+    assert any("lone surrogate" in t for t in shown)  # the planner is told why, at once:
+    assert not any("Replanning because" in t for t in shown)  # not after a step failed
+    requested = [e for e in store.events("plan") if e.type == EventType.TOOL_REQUESTED]
+    assert len(requested) == 1  # the hostile plan's step was never requested

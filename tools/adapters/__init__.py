@@ -19,7 +19,11 @@ if TYPE_CHECKING:
     from execgraph.tools.adapters.fake import FakeAdapter
     from execgraph.tools.adapters.files import FileAdapter
     from execgraph.tools.adapters.http import HttpAdapter
-    from execgraph.tools.adapters.process import ProcessAdapter, ProcessExitError
+    from execgraph.tools.adapters.process import (
+        ProcessAdapter,
+        ProcessExitError,
+        ProcessLeftoverError,
+    )
 
 __all__ = [
     "Adapter",
@@ -30,6 +34,7 @@ __all__ = [
     "HttpAdapter",
     "ProcessAdapter",
     "ProcessExitError",
+    "ProcessLeftoverError",
 ]
 
 _WHERE = {
@@ -41,6 +46,7 @@ _WHERE = {
     "HttpAdapter": "http",
     "ProcessAdapter": "process",
     "ProcessExitError": "process",
+    "ProcessLeftoverError": "process",
 }
 
 
