@@ -17,13 +17,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.messages import AIMessage
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
+from execgraph.graph import build_graph
+from execgraph.nodes.models import ScriptedChatModel
 from execgraph.state.errors import UsageError
 from execgraph.state.events import EventType
 from execgraph.state.store import open_store
-from execgraph.tools import PolicyEngine, tool_spec
-from tests.support.executor import config, make_deps, make_executor, request
+from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.tools import tool_spec
 from tests.support.workers import Worker, start_pair
 
 TRIALS = int(os.environ.get("EXECGRAPH_RACE_TRIALS", "100"))
@@ -88,23 +92,33 @@ def test_approve_and_reject_at_once_end_consistent(pair: tuple[Worker, Worker, s
     assert not bad, report
 
 
+def _call(name: str, args: dict[str, Any]) -> AIMessage:
+    return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": name}])
+
+
 def test_resume_with_no_value_is_a_usage_error_saying_what_to_pass(tmp_path: Path) -> None:
-    ran: list[str] = []
+    ran: list[int] = []
 
     @tool_spec(effect="irreversible")
     def pay(amount: int) -> str:
         """Pay."""
-        ran.append("paid")
+        ran.append(amount)
         return "paid"
 
-    ask = PolicyEngine([{"tool": "pay", "decision": "require_approval", "reason": "money"}])
-    deps = make_deps(tmp_path, [pay], ask)
-    app = make_executor(deps)
-    assert app.invoke({"request": request("pay", {"amount": 1}, root=tmp_path)}, config())[
-        "__interrupt__"
-    ]
-    with pytest.raises(UsageError, match="approve"):
-        app.invoke(Command(resume=None), config())
+    model = ScriptedChatModel([_call("pay", {"amount": 5}), _call("finish", {"output": "paid"})])
+    app = build_graph(
+        "react",
+        model=model,
+        tools=[pay],
+        store=SqliteExecutionStore(tmp_path / "exec.db"),
+        checkpointer=InMemorySaver(),
+        workspace=tmp_path,
+        home=tmp_path,
+    )
+    cfg: Any = {"configurable": {"thread_id": "resume-none"}}
+    assert app.invoke({"task": {"goal": "pay 5"}}, cfg)["__interrupt__"]
+    with pytest.raises(UsageError, match='resume="approve"'):
+        app.invoke(Command(resume=None), cfg)
     assert ran == []
-    out = app.invoke(Command(resume="approve"), config())  # still paused: it can be answered
-    assert out["results"]["call-1"]["outcome"] == "succeeded" and ran == ["paid"]
+    out = app.invoke(Command(resume="approve"), cfg)  # still paused: it can be answered
+    assert ran == [5] and not out.get("__interrupt__")
