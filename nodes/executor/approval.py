@@ -91,9 +91,9 @@ def require_answer(value: Any) -> None:
     Raises:
         UsageError: ``value`` is a Command with no resume value, update or goto.
     """
-    if isinstance(value, Command) and value.resume is None and not value.update:
-        if not value.goto:
-            raise UsageError(f"a resume needs an answer: pass {RESUME_VALUES}")
+    empty = isinstance(value, Command) and value.resume is None
+    if empty and not value.update and not value.goto:
+        raise UsageError(f"a resume needs an answer: pass {RESUME_VALUES}")
 
 
 def decide_once(

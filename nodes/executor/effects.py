@@ -20,13 +20,13 @@ from langgraph.config import get_stream_writer
 from langgraph.errors import GraphInterrupt
 
 from execgraph.nodes.cancel import cancel_requested
+from execgraph.nodes.executor import lease
 from execgraph.nodes.executor.abandoned import hold_until_ended
 from execgraph.nodes.executor.call_events import call_event
 from execgraph.nodes.executor.commit import build_result, commit, failure_result
 from execgraph.nodes.executor.deps import ExecutorDeps
 from execgraph.nodes.executor.evidence import gather_evidence
 from execgraph.nodes.executor.gate import Gate
-from execgraph.nodes.executor import lease
 from execgraph.nodes.executor.invoke import invoke
 from execgraph.nodes.executor.lease import await_owner
 from execgraph.nodes.executor.lock import acquire, lock_keys

@@ -50,6 +50,7 @@ _POLL_S = (0.002, 0.2)  # first and longest pause while waiting for another owne
 _GUARD = threading.Lock()
 _LIVE: dict[str, tuple[ExecutionStore, str] | None] = {}  # attempt id -> (store, key) held
 _TICKER: list[threading.Thread] = []
+_WAKE = threading.Event()  # set: renew now, and time the next renewals from now
 os.register_at_fork(after_in_child=_LIVE.clear)  # a forked child is a new worker
 
 
@@ -82,7 +83,8 @@ def end(attempt_id: str) -> None:
 def _tick() -> None:
     """Renew every held lease, one statement per record, one transaction per store."""
     while True:
-        time.sleep(RENEW_EVERY_S)
+        _WAKE.wait(RENEW_EVERY_S)
+        _WAKE.clear()
         with _GUARD:
             held = [h for h in _LIVE.values() if h is not None]
         by_store: dict[int, tuple[ExecutionStore, list[str]]] = {}
@@ -117,9 +119,7 @@ class Taken:
     previous: ExecutionRecord | None = None
 
 
-def await_owner(
-    store: ExecutionStore, held: Reserved, attempt_id: str, *, wait_s: float
-) -> Taken:
+def await_owner(store: ExecutionStore, held: Reserved, attempt_id: str, *, wait_s: float) -> Taken:
     """Wait for another owner's uncommitted record to be committed, or to be free to take.
 
     Raises:
@@ -132,9 +132,7 @@ def await_owner(
         if record.state == "committed":
             return Taken(Reserved(key, "committed", record))
         gone = _free(record)
-        taken = store.take_over(
-            key, worker_id(), attempt_id=attempt_id, lease_s=LEASE_S, gone=gone
-        )
+        taken = store.take_over(key, worker_id(), attempt_id=attempt_id, lease_s=LEASE_S, gone=gone)
         if taken is not None:
             return Taken(Reserved(key, "in_doubt", taken), previous=record)
         remaining = deadline - time.monotonic()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from execgraph.nodes.executor.lease import LEASE_S, begin
+from execgraph.nodes.executor import lease
 from execgraph.nodes.executor.stages import Authorized, Reserved, Staged
 from execgraph.state.contracts import ToolExecutionRequest
 from execgraph.state.errors import DomainViolation, ExecGraphError
@@ -55,7 +55,7 @@ def claim(request: ToolExecutionRequest, authorized: Authorized, attempt_id: str
         args_hash=authorized.validated.normalized.args_hash,
         attempt_id=attempt_id,
         owner=worker_id(),
-        lease_s=LEASE_S,
+        lease_s=lease.LEASE_S,
     )
 
 
@@ -90,7 +90,7 @@ def reserve(
         DomainViolation: the key is already bound to another tool or other arguments.
     """
     claimed = claim(request, authorized, attempt_id)
-    begin(attempt_id)  # live in this process from before its record exists
+    lease.begin(attempt_id)  # live in this process from before its record exists
     [reservation] = store.reserve_all([claimed], durable=_guards(authorized), log=log)
     return reserved(claimed, reservation)
 
@@ -113,7 +113,7 @@ def reserve_together(
     """
     claims = [claim(s.request, s.authorized, s.attempt_id) for s in staged]
     for one in staged:
-        begin(one.attempt_id)
+        lease.begin(one.attempt_id)
     durable = any(_guards(s.authorized) for s in staged)
     try:
         return list(store.reserve_all(claims, durable=durable, log=log))

@@ -117,8 +117,9 @@ class ExecutionStore(Protocol):
     ) -> Reservation:
         """Create a ``started`` record for ``key`` unless one exists; durable on return.
 
-        A new record belongs to ``owner`` for ``lease_s`` seconds (fence 1). With ``durable=False`` the record is visible to every worker at once but does not
-        wait for its own flush to disk: for calls with no side effect to guard.
+        A new record belongs to ``owner`` for ``lease_s`` seconds (fence 1). With
+        ``durable=False`` the record is visible to every worker at once but does not wait
+        for its own flush to disk: for calls with no side effect to guard.
         """
         ...
 

@@ -17,9 +17,11 @@ Step = str | Callable[[Cursor], None]
 def upgrade_layout(cur: Cursor, current: int, steps: Sequence[Step]) -> None:
     """Run the layout steps after version ``current`` (step ``i`` makes version ``i + 1``)."""
     for version, step in enumerate(steps, start=1):
-        if current < version and callable(step):
+        if current >= version:
+            continue
+        if callable(step):
             step(cur)
-        elif current < version:
-            for statement in step.split(";"):
-                if statement.strip():
-                    cur.execute(statement)
+            continue
+        for statement in step.split(";"):
+            if statement.strip():
+                cur.execute(statement)

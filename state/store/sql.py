@@ -151,8 +151,9 @@ class SqlExecutionStore(SqlLog):
     ) -> Reservation:
         """Create a ``started`` record for ``key`` unless one exists; durable on return.
 
-        A new record is ``owner``'s for ``lease_s`` seconds. ``durable=False`` does not wait for the flush (see :meth:`_tx`): for a call with no
-        side effect, whose record guards nothing but is still seen at once by every worker.
+        A new record is ``owner``'s for ``lease_s`` seconds. ``durable=False`` does not wait
+        for the flush (see :meth:`_tx`): for a call with no side effect, whose record guards
+        nothing but is still seen at once by every worker.
         """
         values = (key, run_id, call_id, tool, version, args_hash, attempt_id)
         return self._tx(

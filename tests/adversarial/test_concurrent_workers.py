@@ -12,14 +12,24 @@ ledger lines the tool appended.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from execgraph.nodes.executor import lease
+from execgraph.nodes.executor.pipeline import preview
+from execgraph.state.contracts import ToolExecutionRequest
+from execgraph.state.errors import CallInProgress
 from execgraph.state.store import open_store
+from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.state.store.worker import worker_id
+from execgraph.tools import AdapterOutput, InvokeContext, tool_spec
+from tests.support.executor import config, make_deps, make_executor, request
 from tests.support.workers import Worker, release_when, start_pair
 
 TRIALS = int(os.environ.get("EXECGRAPH_RACE_TRIALS", "100"))
@@ -123,3 +133,102 @@ def test_a_second_worker_resuming_a_running_thread_does_not_run_it_again(
     assert all(r["effects"] == 1 for r in rows), _report(rows)
     assert all(r["agree"] for r in rows), _report(rows)
     assert all(r["met"] != "timeout" for r in rows), _report(rows)
+
+
+# -- one process: the owner's lease decides -----------------------------------------------
+
+OTHER = "elsewhere/1/1/feedbeef"  # a worker on another host: only its lease can expire
+
+
+def _one_write(
+    tmp_path: Path,
+    ran: list[str],
+    *,
+    started: threading.Event | None = None,
+    go: threading.Event | None = None,
+) -> tuple[Any, Any, dict[str, Any]]:
+    def reconcile(args: Any, ctx: InvokeContext) -> AdapterOutput:
+        return AdapterOutput(committed=bool(ran))
+
+    @tool_spec(effect="write", reconcile=reconcile, retry=None, timeout_s=5.0)
+    def record_payment(line: str) -> str:
+        """Record a payment."""
+        if started is not None and go is not None:
+            started.set()
+            assert go.wait(60)
+        ran.append(line)
+        return "paid"
+
+    deps = make_deps(tmp_path, [record_payment])
+    req = request("record_payment", {"line": "pay 1"}, root=tmp_path)
+    return deps, make_executor(deps), req
+
+
+def _claim_as(deps: Any, req: dict[str, Any], owner: str, lease_s: float) -> None:
+    authorized = preview(ToolExecutionRequest.model_validate(req), deps)
+    deps.store.reserve(
+        "run-1:call-1",
+        run_id="run-1",
+        call_id="call-1",
+        tool="record_payment",
+        version=authorized.spec.version,
+        args_hash=authorized.validated.normalized.args_hash,
+        attempt_id="theirs",
+        owner=owner,
+        lease_s=lease_s,
+    )
+
+
+def test_a_live_owner_elsewhere_is_waited_for_then_reported_not_run_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(lease, "LEASE_S", 0.2)  # the wait: the call's timeout plus a lease
+    ran: list[str] = []
+    deps, app, req = _one_write(tmp_path, ran)
+    _claim_as(deps, req, OTHER, 600.0)
+    with pytest.raises(CallInProgress, match=OTHER):
+        app.invoke({"request": req}, config())
+    assert ran == []
+    record = deps.store.get("run-1:call-1")
+    assert record is not None and record.owner == OTHER and record.fence == 1
+
+
+def test_an_expired_lease_elsewhere_is_taken_over_and_reconciled(tmp_path: Path) -> None:
+    ran: list[str] = []
+    deps, app, req = _one_write(tmp_path, ran)
+    _claim_as(deps, req, OTHER, 0.0)  # its worker stopped renewing: expired
+    out = app.invoke({"request": req}, config())
+    assert out["results"]["call-1"]["outcome"] == "succeeded" and ran == ["pay 1"]
+    record = deps.store.get("run-1:call-1")
+    assert record is not None and record.fence == 2 and record.owner == worker_id()
+
+
+def test_the_running_owner_renews_its_lease(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(lease, "LEASE_S", 0.5)
+    monkeypatch.setattr(lease, "RENEW_EVERY_S", 0.05)
+    lease._WAKE.set()  # a ticker already running takes the short period now
+    ran: list[str] = []
+    started, go = threading.Event(), threading.Event()
+    deps, app, req = _one_write(tmp_path, ran, started=started, go=go)
+    with ThreadPoolExecutor(1) as pool:
+        running = pool.submit(app.invoke, {"request": req}, config())
+        assert started.wait(60)
+        first = deps.store.get("run-1:call-1")
+        assert first is not None
+        deadline = time.monotonic() + 60
+        while True:  # wait for a renewal to land, then for the first lease to have expired
+            now = deps.store.get("run-1:call-1")
+            assert now is not None and time.monotonic() < deadline
+            if now.lease_until > first.lease_until and time.time() > first.lease_until:
+                break
+            time.sleep(0.01)
+        other = SqliteExecutionStore(tmp_path / "exec.db")
+        try:  # past its first lease, the call is still its owner's
+            assert other.take_over("run-1:call-1", OTHER, attempt_id="x", lease_s=1) is None
+        finally:
+            other.close()
+        go.set()
+        assert running.result(60)["results"]["call-1"]["outcome"] == "succeeded"
+    assert ran == ["pay 1"]

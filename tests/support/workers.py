@@ -6,13 +6,13 @@ checkpointer (SQLite file, or the same PostgreSQL database). It takes one JSON c
 per line on stdin and answers one JSON line on stdout, so a test reuses two processes
 for hundreds of trials, each on its own thread id, instead of starting Python per trial.
 
-The tool ``pay`` is irreversible (``record_payment`` the same as a plain write) and counted by the world itself: each run appends one
-line to the trial's ledger (the effect) and, when it starts, one line to the trial's
-``invocations`` file. It holds until the test creates the trial's ``release`` file, so a
-second worker racing for the same call really finds it in flight; its reconcile probe
-honestly answers from the ledger. A worker that waits for another one's call (the
-executor's ``await_owner``) touches the trial's ``waiting`` file, which tells the test the
-race was met without a sleep.
+The tool ``pay`` is irreversible (``record_payment`` is the same as a plain write) and
+counted by the world itself: each run appends one line to the trial's ledger (the effect)
+and, when it starts, one line to the trial's ``invocations`` file. It holds until the test
+creates the trial's ``release`` file, so a second worker racing for the same call really
+finds it in flight; its reconcile probe honestly answers from the ledger. A worker that
+waits for another one's call (the executor's ``await_owner``) touches the trial's
+``waiting`` file, which tells the test the race was met without a sleep.
 
 Commands (``trial`` names the thread, run and files):
 
