@@ -222,6 +222,14 @@ def _outcome(app: Any, out: Any, cfg: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _until_checkpointed(app: Any, cfg: dict[str, Any]) -> None:
+    """Wait until the thread's first checkpoint is visible here (LangGraph writes it in the
+    background while the node runs)."""
+    deadline = time.monotonic() + 30
+    while not app.get_state(cfg).next and time.monotonic() < deadline:
+        time.sleep(0.001)
+
+
 def main() -> None:
     from langgraph.types import Command
 
@@ -247,6 +255,8 @@ def main() -> None:
                 while time.time() < command["at"]:  # the barrier: both start this instant
                     pass
                 value = None if command.get("input") == "none" else Command(resume=command["value"])
+                if value is None:  # the first worker's run: resumable once checkpointed
+                    _until_checkpointed(app, cfg)
                 out = app.invoke(value, cfg)
             reply = _outcome(app, out, cfg)
         except Exception as exc:  # told, not crashed: the test reads what it was told
