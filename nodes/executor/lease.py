@@ -45,7 +45,7 @@ is recovered this long after its last renewal; on this host, at once)."""
 RENEW_EVERY_S = LEASE_S / 3
 """How often the ticker renews the leases of this process's calls in flight."""
 
-_POLL_S = (0.002, 0.2)  # first and longest pause while waiting for another owner
+_POLL_S = (0.002, 0.05)  # first and longest pause while waiting for another owner
 
 _GUARD = threading.Lock()
 _LIVE: dict[str, tuple[ExecutionStore, str] | None] = {}  # attempt id -> (store, key) held
