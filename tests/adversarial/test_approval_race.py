@@ -11,6 +11,7 @@ usage error saying what to pass, not LangGraph's own ``UnboundLocalError``.
 
 from __future__ import annotations
 
+import copy
 import os
 import time
 from collections.abc import Iterator
@@ -24,7 +25,7 @@ from langgraph.types import Command
 
 from execgraph.graph import build_graph
 from execgraph.nodes.models import ScriptedChatModel
-from execgraph.state.errors import UsageError
+from execgraph.state.errors import ApprovalConflict, UsageError
 from execgraph.state.events import EventType
 from execgraph.state.store import open_store
 from execgraph.state.store.sqlite import SqliteExecutionStore
@@ -130,3 +131,65 @@ def test_resume_with_no_value_is_a_usage_error_saying_what_to_pass(tmp_path: Pat
     assert ran == []
     out = app.invoke(Command(resume="approve"), cfg)  # still paused: it can be answered
     assert ran == [5] and not out.get("__interrupt__")
+
+
+POST = AIMessage(content="", tool_calls=[{"name": "post", "args": {"item": "a"}, "id": "post-0"}])
+REPLIES = {
+    "react": [POST, *[_call("finish", {"output": "not posted"})] * 12],
+    "hybrid": [
+        _call("look", {"item": "a"}),
+        _call("finish", {"output": "looked"}),
+        _call("save", {"item": "a"}),
+        _call("finish", {"output": "saved"}),
+        POST,
+        *[_call("finish", {"output": "not posted"})] * 12,
+    ],
+}
+
+
+@pytest.mark.parametrize("arch", sorted(REPLIES))
+def test_a_worker_answering_after_another_answered_otherwise_runs_nothing(
+    tmp_path: Path, arch: str
+) -> None:
+    """A second worker that loaded the paused checkpoint before the first one's rejection
+    ended the run: its approval loses (ApprovalConflict), and nothing is posted. Both the
+    executor's own approval (react) and hybrid's fixed publish gate."""
+    posted: list[str] = []
+
+    @tool_spec(effect="read")
+    def look(item: str) -> str:
+        """Look an item up."""
+        return "found"
+
+    @tool_spec(effect="write")
+    def save(item: str) -> str:
+        """Save an item."""
+        return "saved"
+
+    @tool_spec(effect="irreversible")
+    def post(item: str) -> str:
+        """Post an item (irreversible)."""
+        posted.append(item)
+        return "posted"
+
+    def worker(saver: InMemorySaver) -> Any:
+        return build_graph(
+            arch,
+            model=ScriptedChatModel(REPLIES[arch]),
+            tools=[look, save, post],
+            store=SqliteExecutionStore(tmp_path / "exec.db"),
+            checkpointer=saver,
+            home=tmp_path,
+        )
+
+    saver = InMemorySaver()
+    first = worker(saver)
+    cfg: Any = {"configurable": {"thread_id": f"late-{arch}"}}
+    task = {"goal": "post a", "budgets": {"model_calls": 10}}
+    [pause] = first.invoke({"task": task}, cfg)["__interrupt__"]
+    second = worker(copy.deepcopy(saver))  # it loaded the paused run, then was slow
+    first.invoke(Command(resume={pause.id: {"action": "reject", "reason": "no"}}), cfg)
+    assert posted == []
+    with pytest.raises(ApprovalConflict, match="'reject'"):
+        second.invoke(Command(resume={pause.id: {"action": "approve"}}), cfg)
+    assert posted == []
