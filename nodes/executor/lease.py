@@ -51,7 +51,18 @@ _GUARD = threading.Lock()
 _LIVE: dict[str, tuple[ExecutionStore, str] | None] = {}  # attempt id -> (store, key) held
 _TICKER: list[threading.Thread] = []
 _WAKE = threading.Event()  # set: renew now, and time the next renewals from now
-os.register_at_fork(after_in_child=_LIVE.clear)  # a forked child is a new worker
+
+
+def _forked() -> None:
+    """A forked child is a new worker: none of the parent's calls run in it, no ticker
+    either, and the guard may have been held by a parent's thread at the fork."""
+    global _GUARD
+    _GUARD = threading.Lock()
+    _LIVE.clear()
+    _TICKER.clear()
+
+
+os.register_at_fork(after_in_child=_forked)
 
 
 def lock_owner(owner: str, key: str) -> str:

@@ -16,7 +16,8 @@ waits for another one's call (the executor's ``await_owner``) touches the trial'
 
 Commands (``trial`` names the thread, run and files):
 
-* ``{"op": "pause", "trial": n}`` — start the call; it pauses for approval.
+* ``{"op": "pause", "trial": n, "tool": t}`` — start the call; it pauses for approval
+  (``pay``, or ``pay_unprobed``: the same without a reconcile probe).
 * ``{"op": "run", "trial": n}`` — start the same payment as a plain write (never asked).
 * ``{"op": "resume", "trial": n, "value": v, "at": t}`` — wait until wall time ``t`` (the
   barrier both workers are given), then ``invoke(Command(resume=v))``; ``"value": null``
@@ -147,13 +148,18 @@ def _app(store_url: str, base: Path, checkpoints: str, policy: Any) -> Any:
         """Pay once (the ledger line is the payment; running twice pays twice)."""
         return pay_once(trial, line)
 
+    @tool_spec(effect="irreversible", retry=None)
+    def pay_unprobed(trial: int, line: str) -> str:
+        """Pay once, with no way to check afterwards whether it happened."""
+        return pay_once(trial, line)
+
     @tool_spec(effect="write", reconcile=reconcile, retry=None)
     def record_payment(trial: int, line: str) -> str:
         """Append the payment line (a write no policy asks about; twice writes it twice)."""
         return pay_once(trial, line)
 
     deps = ExecutorDeps(
-        registry=ToolRegistry([pay, record_payment]),
+        registry=ToolRegistry([pay, pay_unprobed, record_payment]),
         policy=policy,
         store=open_store(store_url),
         approval_secret=b"race-test",
@@ -249,7 +255,7 @@ def main() -> None:
         cfg = {"configurable": {"thread_id": f"thread-{trial}"}}
         try:
             if op in ("pause", "run"):
-                tool = "pay" if op == "pause" else "record_payment"
+                tool = command.get("tool") or ("pay" if op == "pause" else "record_payment")
                 out = app.invoke({"request": _request(base, trial, tool)}, cfg)
             else:
                 while time.time() < command["at"]:  # the barrier: both start this instant
