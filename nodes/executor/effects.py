@@ -1,8 +1,10 @@
 """The executor's effectful half: reserve → lock → invoke → outcome → evidence → commit.
 
 No side effect starts before the durable execution record exists; a record found started
-but uncommitted (a crash) is reconciled, never blindly run again; one store transaction
-commits result, evidence, idempotency state, lock release and events.
+but uncommitted is another worker's call in flight (waited for, never run again: lease.py)
+or, once its owner is gone, one a crash cut short (taken over and reconciled, never
+blindly run again); one store transaction commits result, evidence, idempotency state,
+lock release and events, and only while this worker still holds the record (its fence).
 """
 
 from __future__ import annotations
