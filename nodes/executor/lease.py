@@ -143,7 +143,9 @@ def await_owner(store: ExecutionStore, held: Reserved, attempt_id: str, *, wait_
         if record.state == "committed":
             return Taken(Reserved(key, "committed", record))
         gone = _free(record)
-        taken = store.take_over(key, worker_id(), attempt_id=attempt_id, lease_s=LEASE_S, gone=gone)
+        taken = store.take_over(
+            key, worker_id(), attempt_id=attempt_id, lease_s=LEASE_S, gone=gone, fence=record.fence
+        )
         if taken is not None:
             return Taken(Reserved(key, "in_doubt", taken), previous=record)
         remaining = deadline - time.monotonic()

@@ -144,12 +144,19 @@ class ExecutionStore(Protocol):
         ...
 
     def take_over(
-        self, key: str, owner: str, *, attempt_id: str, lease_s: float, gone: str | None = None
+        self,
+        key: str,
+        owner: str,
+        *,
+        attempt_id: str,
+        lease_s: float,
+        gone: str | None = None,
+        fence: int | None = None,
     ) -> ExecutionRecord | None:
         """Make ``owner`` the owner of ``key``'s uncommitted record, as a new attempt, with
-        the fence one higher; only if its lease expired or its owner is ``gone`` (an owner
-        the caller proved dead). None when the record is committed or its owner still holds
-        it; only one of several concurrent takers wins.
+        the fence one higher; only if its lease expired, or it is still as the caller saw
+        it (owner ``gone``, at ``fence``) and that owner is proved dead. None when the
+        record is committed or its owner still holds it; of concurrent takers one wins.
         """
         ...
 

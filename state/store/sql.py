@@ -209,13 +209,23 @@ class SqlExecutionStore(SqlLog):
         return self._tx("restart an execution record", run)
 
     def take_over(
-        self, key: str, owner: str, *, attempt_id: str, lease_s: float, gone: str | None = None
+        self,
+        key: str,
+        owner: str,
+        *,
+        attempt_id: str,
+        lease_s: float,
+        gone: str | None = None,
+        fence: int | None = None,
     ) -> ExecutionRecord | None:
         """Make ``owner`` the owner of ``key``'s uncommitted record as a new attempt, the fence
-        one higher; only if its lease expired (store clock) or its owner is ``gone``.
+        one higher; only if its lease expired (store clock), or its owner is ``gone`` and its
+        fence still ``fence`` (as the caller saw it: the owner may be unchanged when a
+        process takes over its own dead attempt).
 
         One conditional update decides, so of several takers at once exactly one matches
-        (the others find the new owner's live lease). None: committed, or still held.
+        (the others find the new fence, or the new owner's live lease). None: committed,
+        or still held.
         """
         d = self._dialect
         now, at = self._now()
@@ -227,7 +237,8 @@ class SqlExecutionStore(SqlLog):
         )
         params: tuple[Any, ...] = (owner, attempt_id, *at, float(lease_s), *at, key, *at)
         if gone is not None:
-            sql, params = sql + f" OR owner = {d.param}", (*params, gone)
+            sql += f" OR (owner = {d.param} AND fence = {d.param})"
+            params = (*params, gone, -1 if fence is None else fence)
         sql += f") RETURNING {RECORD_COLUMNS}"
 
         def run(cur: Cursor) -> ExecutionRecord | None:

@@ -90,11 +90,21 @@ def test_an_expired_lease_is_taken_over_once_and_fences_the_old_owner_out(
 
 def test_a_gone_owner_is_taken_over_at_once(store: ExecutionStore) -> None:
     _reserve(store, "k", OTHER, 600.0)
-    assert store.take_over("k", ME, attempt_id="a2", lease_s=60.0, gone="someone else") is None
-    taken = store.take_over("k", ME, attempt_id="a2", lease_s=60.0, gone=OTHER)
+    assert store.take_over("k", ME, attempt_id="a2", lease_s=60, gone="else", fence=1) is None
+    assert store.take_over("k", ME, attempt_id="a2", lease_s=60, gone=OTHER, fence=7) is None
+    taken = store.take_over("k", ME, attempt_id="a2", lease_s=60.0, gone=OTHER, fence=1)
     assert taken is not None and taken.owner == ME and taken.fence == 2
-    store.commit("k", {"outcome": "succeeded"})
-    assert store.take_over("k", OTHER, attempt_id="a3", lease_s=60.0, gone=ME) is None
+
+
+def test_of_two_takers_of_a_dead_attempt_of_one_worker_one_wins(store: ExecutionStore) -> None:
+    """A process taking over its own dead attempt leaves the owner as it was: the fence
+    is what tells the second taker it came too late."""
+    _reserve(store, "k", ME, 600.0)
+    first = store.take_over("k", ME, attempt_id="a2", lease_s=60.0, gone=ME, fence=1)
+    assert first is not None and first.fence == 2 and first.attempt_id == "a2"
+    assert store.take_over("k", ME, attempt_id="a3", lease_s=60.0, gone=ME, fence=1) is None
+    store.commit("k", {"outcome": "succeeded"}, fence=2)
+    assert store.take_over("k", OTHER, attempt_id="a4", lease_s=60, gone=ME, fence=2) is None
 
 
 def test_renewing_keeps_only_the_owners_leases(store: ExecutionStore) -> None:
