@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langgraph.types import Command
 
-from execgraph.nodes.executor import lease
+from execgraph.nodes.executor import effects, lease
 from execgraph.nodes.executor.pipeline import preview
 from execgraph.state.contracts import ToolExecutionRequest
 from execgraph.state.errors import CallInProgress
@@ -235,3 +236,38 @@ def test_the_running_owner_renews_its_lease(
         go.set()
         assert running.result(60)["results"]["call-1"]["outcome"] == "succeeded"
     assert ran == ["pay 1"]
+
+
+def test_two_threads_of_one_process_approving_one_call_run_it_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Inside one process the worker is the same: attempts are told apart by id, so the
+    second thread waits for the first one's call instead of taking it for a dead one."""
+    paid: list[int] = []
+    waiting, go = threading.Event(), threading.Event()
+
+    @tool_spec(effect="irreversible")
+    def pay(amount: int) -> str:
+        """Pay."""
+        assert go.wait(60)
+        paid.append(amount)
+        return "paid"
+
+    original = effects.await_owner
+
+    def await_owner(*args: Any, **kwargs: Any) -> Any:
+        waiting.set()
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(effects, "await_owner", await_owner)
+    deps = make_deps(tmp_path, [pay])
+    app = make_executor(deps)
+    assert app.invoke({"request": request("pay", {"amount": 3}, root=tmp_path)}, config())[
+        "__interrupt__"
+    ]
+    with ThreadPoolExecutor(2) as pool:
+        both = [pool.submit(app.invoke, Command(resume="approve"), config()) for _ in range(2)]
+        assert waiting.wait(60)  # one of them found the other's call in flight
+        go.set()
+        outcomes = [f.result(60)["results"]["call-1"]["outcome"] for f in both]
+    assert paid == [3] and outcomes == ["succeeded", "succeeded"]
