@@ -38,6 +38,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StateSnapshot, StateUpdate
 
 from execgraph.graph.compiled import RunGraph
+from execgraph.nodes.executor.approval import require_answer
 from execgraph.state.errors import UsageError
 from execgraph.state.schema import RunInput, RunState
 
@@ -62,6 +63,7 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
     ) -> Iterator[Any]:
         """LangGraph's ``stream`` (and so ``invoke``), once the config names a thread."""
         self._require_thread(config)
+        require_answer(input)
         return super().stream(input, config, **kwargs)
 
     def astream(
@@ -69,6 +71,7 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
     ) -> AsyncIterator[Any]:
         """LangGraph's ``astream`` (and so ``ainvoke``), once the config names a thread."""
         self._require_thread(config)
+        require_answer(input)
         return super().astream(input, config, **kwargs)
 
     def get_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> StateSnapshot:

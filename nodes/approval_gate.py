@@ -18,7 +18,7 @@ from langgraph.types import interrupt
 
 from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.dispatch import make_request
-from execgraph.nodes.executor.approval import approval_request, parse_decision
+from execgraph.nodes.executor.approval import approval_request, decide_once, parse_decision
 from execgraph.nodes.executor.effects import execute
 from execgraph.nodes.executor.gate import Gate
 from execgraph.nodes.executor.pipeline import calls_update, preview
@@ -74,6 +74,13 @@ def approval_tokens(
                 break
             ask = approval_request(request, authorized, ttl_s=deps.executor.approval_ttl_s)
             answer = parse_decision(interrupt(ask.model_dump(mode="json")))
+            asked_id = make_event(
+                EventType.APPROVAL_RESOLVED,
+                contract.run_id,
+                call_id=request.call_id,
+                seq=f"gate-{round_}",
+            ).event_id
+            answer = decide_once(deps.executor.store, asked_id, answer)  # the first one stands
             answered = make_event(
                 EventType.APPROVAL_RESOLVED,
                 contract.run_id,

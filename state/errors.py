@@ -62,15 +62,18 @@ __all__ = [
     "MODEL_RETRY_CHARS",
     "AdapterError",
     "AdmissionError",
+    "ApprovalConflict",
     "ApprovalRejected",
     "ApprovalStale",
     "ApprovalTokenInvalid",
     "ArgumentError",
     "ArgumentsTooLarge",
+    "CallInProgress",
     "CliError",
     "DeadlineExceeded",
     "DomainViolation",
     "ExecGraphError",
+    "FencedOut",
     "IncompatibleVersionError",
     "LockTimeout",
     "ModelConfigError",
@@ -240,6 +243,10 @@ class UnresolvedOutcome(PolicyError):
     """An identical earlier write has an unknown outcome: reconcile it, never retry blindly."""
 
 
+class ApprovalConflict(PolicyError):
+    """Another answer to the same approval request was recorded first; this one lost."""
+
+
 class AdapterError(ExecGraphError):
     """The adapter could not do what was asked."""
 
@@ -344,6 +351,14 @@ class StoreError(ExecGraphError):
 
 class LockTimeout(StoreError):
     """A resource lock was not granted before the deadline."""
+
+
+class CallInProgress(StoreError):
+    """Another live worker holds this call's execution record (its lease has not expired)."""
+
+
+class FencedOut(StoreError):
+    """Another worker took this call over (its lease had expired): this result is not kept."""
 
 
 class UsageError(ExecGraphError, ValueError):

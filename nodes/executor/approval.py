@@ -5,6 +5,11 @@ target the tool can read. Between asking and answering the world may change, so 
 the call is re-resolved and re-validated and must still match what was shown: same
 version, same hash, expected state still holding, not expired — and the same target
 state, or the person is asked again about the target as it is now.
+
+One answer per question: two people (or two workers) answering the same request at once
+would otherwise both act — a payment made while the state says rejected. The store keeps
+the first decision per request (:func:`decide_once`); a later answer that says the same
+goes on with it, one that differs is refused with ApprovalConflict and does nothing.
 """
 
 from __future__ import annotations
@@ -13,14 +18,30 @@ import time
 from pathlib import Path
 from typing import Any
 
+from langgraph.types import Command
 from pydantic import ValidationError
 
 from execgraph.nodes.executor.stages import Authorized
 from execgraph.nodes.executor.targets import target_state
 from execgraph.state.contracts import ApprovalDecision, ApprovalRequest, ToolExecutionRequest
-from execgraph.state.errors import ApprovalStale
+from execgraph.state.errors import ApprovalConflict, ApprovalStale, UsageError
+from execgraph.state.store.base import ExecutionStore
 
-__all__ = ["approval_request", "changed_targets", "check_fresh", "parse_decision"]
+__all__ = [
+    "RESUME_VALUES",
+    "approval_request",
+    "changed_targets",
+    "check_fresh",
+    "decide_once",
+    "parse_decision",
+    "require_answer",
+]
+
+RESUME_VALUES = (
+    'Command(resume="approve"), Command(resume="reject"), or Command(resume={"action": '
+    '"approve" | "reject" | "edit", "reason": ..., "arguments": {...}}) (keyed by the '
+    "interrupt id when several are pending)"
+)
 
 
 def _target_state(request: ToolExecutionRequest, authorized: Authorized) -> dict[str, str]:
@@ -61,6 +82,38 @@ def parse_decision(value: Any) -> ApprovalDecision:
         return ApprovalDecision.model_validate(value)
     except ValidationError:
         return ApprovalDecision(action="reject", reason="malformed approval decision")
+
+
+def require_answer(value: Any) -> None:
+    """Refuse a resume that carries no answer (``Command(resume=None)``), saying what to
+    pass; LangGraph itself fails on it with an ``UnboundLocalError``.
+
+    Raises:
+        UsageError: ``value`` is a Command with no resume value, update or goto.
+    """
+    empty = isinstance(value, Command) and value.resume is None
+    if empty and not value.update and not value.goto:
+        raise UsageError(f"a resume needs an answer: pass {RESUME_VALUES}")
+
+
+def decide_once(
+    store: ExecutionStore, request_id: str, decision: ApprovalDecision
+) -> ApprovalDecision:
+    """The decision that stands for the approval request ``request_id``: the first one
+    recorded. An answer saying the same as it (a second approver) goes on with it.
+
+    Raises:
+        ApprovalConflict: another, different answer was recorded first; this one lost.
+    """
+    stands = ApprovalDecision.model_validate(
+        store.decide_approval(request_id, decision.model_dump(mode="json"))
+    )
+    if stands.action == decision.action and stands.arguments == decision.arguments:
+        return stands
+    raise ApprovalConflict(
+        f"this approval request was already answered ({stands.action!r} by "
+        f"{stands.approver}); this {decision.action!r} was not applied"
+    )
 
 
 def check_fresh(

@@ -88,10 +88,12 @@ def commit(
     locked: Locked | None,
     *,
     durable: bool = True,
+    fence: int | None = None,
 ) -> ToolResult:
     """Commit atomically; returns the committed result (the first commit of the key wins).
 
-    ``durable=False`` (a read, safe to redo) does not wait for the disk flush.
+    ``durable=False`` (a read, safe to redo) does not wait for the disk flush. ``fence``
+    commits only while this worker still holds the record (else FencedOut).
     """
     record = store.commit(
         key,
@@ -100,6 +102,7 @@ def commit(
         release=locked.keys if locked else (),
         owner=locked.owner if locked else "",
         durable=durable,
+        fence=fence,
     )
     assert record.result is not None  # a committed record always carries its result
     return ToolResult.model_validate(record.result)

@@ -1,8 +1,10 @@
 """The executor's effectful half: reserve → lock → invoke → outcome → evidence → commit.
 
 No side effect starts before the durable execution record exists; a record found started
-but uncommitted (a crash) is reconciled, never blindly run again; one store transaction
-commits result, evidence, idempotency state, lock release and events.
+but uncommitted is another worker's call in flight (waited for, never run again: lease.py)
+or, once its owner is gone, one a crash cut short (taken over and reconciled, never
+blindly run again); one store transaction commits result, evidence, idempotency state,
+lock release and events, and only while this worker still holds the record (its fence).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from langgraph.config import get_stream_writer
 from langgraph.errors import GraphInterrupt
 
 from execgraph.nodes.cancel import cancel_requested
+from execgraph.nodes.executor import lease
 from execgraph.nodes.executor.abandoned import hold_until_ended
 from execgraph.nodes.executor.call_events import call_event
 from execgraph.nodes.executor.commit import build_result, commit, failure_result
@@ -27,6 +30,7 @@ from execgraph.nodes.executor.deps import ExecutorDeps
 from execgraph.nodes.executor.evidence import gather_evidence
 from execgraph.nodes.executor.gate import Gate
 from execgraph.nodes.executor.invoke import invoke
+from execgraph.nodes.executor.lease import await_owner
 from execgraph.nodes.executor.lock import acquire, lock_keys
 from execgraph.nodes.executor.outcome import settle
 from execgraph.nodes.executor.paused import mark_paused, resumes_pause
@@ -50,6 +54,7 @@ from execgraph.state.errors import (
 )
 from execgraph.state.events import Event, EventType
 from execgraph.state.store.base import Reservation
+from execgraph.state.store.worker import worker_id
 from execgraph.tools.invocation import InvokeContext
 from execgraph.tools.spec import ToolSpec
 
@@ -157,7 +162,21 @@ def run_staged(
     log: Sequence[Event] = (),
 ) -> Finished:
     """Reserve (unless a batch did; with ``log``), lock, invoke, settle, gather evidence
-    and commit."""
+    and commit; a record another worker holds is waited for (lease.py), not run again.
+
+    Raises:
+        CallInProgress: another live worker still runs this call after the bounded wait.
+        FencedOut: this worker's lease lapsed and another took the call over.
+    """
+    try:
+        return _run_staged(staged, deps, reservation, log)
+    finally:
+        lease.end(staged.attempt_id)
+
+
+def _run_staged(
+    staged: Staged, deps: ExecutorDeps, reservation: Reservation | None, log: Sequence[Event]
+) -> Finished:
     request, authorized, attempt_id = staged.request, staged.authorized, staged.attempt_id
     events = staged.events
     spec, args = authorized.spec, authorized.validated.args
@@ -171,6 +190,11 @@ def run_staged(
         refusal = failure_result(request, exc, tool_version=spec.version)
         return _unreserved(request, deps, refusal, [*log, *events])  # its transaction fell
     key = held.key
+    previous = None
+    if held.kind == "in_doubt":  # another worker's, or an attempt that ended uncommitted
+        wait_s = (spec.timeout_s or deps.default_timeout_s) + lease.LEASE_S
+        taken = await_owner(deps.store, held, attempt_id, wait_s=wait_s)
+        held, previous = taken.held, taken.previous
     if held.kind == "committed":
         assert held.record.result is not None
         deps.store.append_events(events)  # already logged, unless another worker committed
@@ -181,12 +205,20 @@ def run_staged(
             update = {"call_id": request.call_id, "tool_call_id": request.tool_call_id}
             committed = committed.model_copy(update=update)
         return Finished(committed, tuple(e.event_id for e in events))
-    owner = f"{request.run_id}:{request.call_id}"
+    lease.hold(deps.store, key, attempt_id)  # renewed while the tool runs
+    fence = held.record.fence
+    owner = lease.lock_owner(worker_id(), key)
     ctx = _context(request, deps, attempt_id, key, spec.timeout_s, events)
     raised = Raised(request, attempt_id, spec.key, events)  # tool.raised: for the developer
-    if held.kind == "in_doubt":
-        # A tool that paused the run is resumed from its start, not reconciled (paused.py).
-        settled = None if resumes_pause(held.record) else in_doubt(spec, args, ctx, raised)
+    if previous is not None:
+        # Taken over from an owner that is gone: resumed from its start if it paused
+        # (paused.py), else reconciled, never blindly run again.
+        settled = None if resumes_pause(previous) else in_doubt(spec, args, ctx, raised)
+        crashed = Locked(
+            keys=_keys_or_none(spec, normalized_args, request),
+            owner=lease.lock_owner(previous.owner, key),
+            queued_ms=0,
+        )
         if settled is not None:
             events.append(
                 call_event(
@@ -200,12 +232,10 @@ def run_staged(
                 )
             )
             result = build_result(request, spec.version, settled, key=key, attempt_id=attempt_id)
-            # The crashed attempt held this call's locks under the same owner: free them.
-            crashed = Locked(
-                keys=_keys_or_none(spec, normalized_args, request), owner=owner, queued_ms=0
-            )
-            return _finish(request, deps, key, result, events, crashed, authorized)
-        deps.store.restart(key, attempt_id)
+            # The crashed attempt's locks are its owner's: free them with the commit.
+            return _finish(request, deps, key, result, events, crashed, authorized, fence)
+        if crashed.keys and crashed.owner != owner:
+            deps.store.release_locks(crashed.keys, crashed.owner)
     if authorized.token_id and not deps.store.use_approval_token(authorized.token_id):
         used = ApprovalTokenInvalid("approval token was already used")
         return _finish(
@@ -215,6 +245,7 @@ def run_staged(
             failure_result(request, used, tool_version=spec.version),
             events,
             None,
+            fence=fence,
         )
     try:
         keys = lock_keys(spec, normalized_args, request.workspace.id)
@@ -234,6 +265,7 @@ def run_staged(
             failure_result(request, exc, tool_version=spec.version),
             events,
             None,
+            fence=fence,
         )
     events.append(
         call_event(
@@ -309,7 +341,7 @@ def run_staged(
         attempts=attempts,
     )
     if invoked.running is None:
-        return _finish(request, deps, key, result, events, locked, authorized)
+        return _finish(request, deps, key, result, events, locked, authorized, fence)
     # The tool ignored the signal and still runs: report the call, keep its locks.
     events.append(
         call_event(
@@ -319,7 +351,7 @@ def run_staged(
             payload={"reason": invoked.stop, "locks": list(locked.keys)},
         )
     )
-    finished = _finish(request, deps, key, result, events, None, authorized)
+    finished = _finish(request, deps, key, result, events, None, authorized, fence)
 
     def ended(late_s: float) -> None:
         event = call_event(
@@ -365,6 +397,7 @@ def _finish(
     events: list[Event],
     locked: Locked | None,
     authorized: Authorized | None = None,
+    fence: int | None = None,
 ) -> Finished:
     events.append(
         call_event(
@@ -377,7 +410,7 @@ def _finish(
     # A read is safe to redo, so its commit need not wait for the disk; anything that may
     # have changed the world is flushed before the model can observe it.
     redo_safe = authorized is not None and authorized.spec.effect == "read"
-    final = commit(deps.store, key, result, events, locked, durable=not redo_safe)
+    final = commit(deps.store, key, result, events, locked, durable=not redo_safe, fence=fence)
     if final.outcome == "unknown" and authorized is not None:
         mark_unresolved(deps.store, request, authorized, final.model_dump(mode="json"))
     return Finished(final, tuple(e.event_id for e in events))

@@ -15,6 +15,7 @@ from execgraph.nodes.executor.approval import (
     approval_request,
     changed_targets,
     check_fresh,
+    decide_once,
     parse_decision,
 )
 from execgraph.nodes.executor.call_events import call_event
@@ -159,7 +160,11 @@ def ask_person(
 
     Everything logged so far is appended before the pause (idempotent by id), so the store
     shows a waiting approval; after the answer the caller re-derives the same events. An
-    approval whose targets changed meanwhile comes back ``stale``, to be asked again.
+    approval whose targets changed meanwhile comes back ``stale``, to be asked again. Of
+    two different answers to one request, only the first recorded acts (``decide_once``).
+
+    Raises:
+        ApprovalConflict: another answer to this request was recorded first.
     """
     assert gate.approval is not None
     asked = _asked(deps, request, round_)
@@ -167,7 +172,8 @@ def ask_person(
         asked = gate.approval
         deps.store.append_events([*gate.events, _asked_event(request, round_, asked)])
     asked_event = _asked_event(request, round_, asked)
-    decision = parse_decision(interrupt(asked.model_dump(mode="json")))
+    answer = parse_decision(interrupt(asked.model_dump(mode="json")))
+    decision = decide_once(deps.store, asked_event.event_id, answer)  # the first one stands
     answered = call_event(
         request,
         EventType.APPROVAL_RESOLVED,

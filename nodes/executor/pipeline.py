@@ -4,7 +4,8 @@ The whole pipeline is one durability boundary. The node re-runs from its start a
 interrupt or a crash, which is safe because nothing before ``interrupt()`` has a side
 effect (the gate is pure but for idempotent event appends) and no side effect starts
 before the durable execution record exists (``execute`` reserves first; a record found
-started but uncommitted is reconciled, never blindly run again). One node instead of one
+started but uncommitted is waited for while its owner's lease holds, and reconciled, never
+blindly run again, once it does not). One node instead of one
 per stage means one checkpoint per superstep of parallel calls, not three per call.
 
 A node input is one request (``{"request": …}``) or a batch of them (``{"batch": […]}``,

@@ -1,7 +1,9 @@
 """Stage 5 — reserve: the durable execution record, written before any side effect.
 
 A committed record for the key is returned as is (idempotent replay); a started record
-that never committed means a crash or a lost worker, and must be reconciled first.
+that never committed is another worker's call in flight, or one a crash cut short: the
+caller waits for its owner or takes it over once its lease is gone (lease.py) and
+reconciles it, never runs it blindly. A new record is this worker's, with a lease.
 """
 
 from __future__ import annotations
@@ -9,11 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from execgraph.nodes.executor import lease
 from execgraph.nodes.executor.stages import Authorized, Reserved, Staged
 from execgraph.state.contracts import ToolExecutionRequest
 from execgraph.state.errors import DomainViolation, ExecGraphError
 from execgraph.state.events import Event
 from execgraph.state.store.base import Claim, ExecutionStore, Reservation
+from execgraph.state.store.worker import worker_id
 
 __all__ = [
     "claim",
@@ -50,6 +54,8 @@ def claim(request: ToolExecutionRequest, authorized: Authorized, attempt_id: str
         version=authorized.spec.version,
         args_hash=authorized.validated.normalized.args_hash,
         attempt_id=attempt_id,
+        owner=worker_id(),
+        lease_s=lease.LEASE_S,
     )
 
 
@@ -84,6 +90,7 @@ def reserve(
         DomainViolation: the key is already bound to another tool or other arguments.
     """
     claimed = claim(request, authorized, attempt_id)
+    lease.begin(attempt_id)  # live in this process from before its record exists
     [reservation] = store.reserve_all([claimed], durable=_guards(authorized), log=log)
     return reserved(claimed, reservation)
 
@@ -105,6 +112,8 @@ def reserve_together(
     error).
     """
     claims = [claim(s.request, s.authorized, s.attempt_id) for s in staged]
+    for one in staged:
+        lease.begin(one.attempt_id)
     durable = any(_guards(s.authorized) for s in staged)
     try:
         return list(store.reserve_all(claims, durable=durable, log=log))

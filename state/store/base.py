@@ -3,8 +3,15 @@
 LangGraph's checkpointer remembers where a graph is; the execution store remembers what
 was done: one execution record per idempotency key (written *before* any side effect and
 committed with its result in one transaction), resource locks with leases, the versioned
-append-only event log, artifacts for bulky outputs, and single-use approval tokens.
-Every backend (SQLite embedded, PostgreSQL scale-out) passes one conformance suite.
+append-only event log, artifacts for bulky outputs, single-use approval tokens and the one
+decision recorded per approval request. Every backend (SQLite embedded, PostgreSQL
+scale-out) passes one conformance suite.
+
+A record in flight is owned by a *worker* (:mod:`execgraph.state.store.worker`), with a
+lease (``lease_until``, renewed while its tool runs) and a fencing token (``fence``). Only
+an expired lease, or an owner provably dead, lets another worker :meth:`take_over
+<ExecutionStore.take_over>` the record, which bumps the fence; a commit that names an old
+fence matches nothing and raises :class:`~execgraph.state.errors.FencedOut`.
 """
 
 from __future__ import annotations
@@ -43,6 +50,12 @@ class ExecutionRecord:
     result: dict[str, Any] | None
     created_at: float
     updated_at: float
+    #: The worker running it (``host/pid/start/boot``); empty in records from before owners.
+    owner: str = ""
+    #: Until when the owner's lease holds (store clock); renewed while its tool runs.
+    lease_until: float = 0.0
+    #: The fencing token: 1 when reserved, one more at each take-over.
+    fence: int = 0
 
 
 @dataclass(frozen=True)
@@ -69,6 +82,9 @@ class Claim:
     version: str
     args_hash: str
     attempt_id: str
+    #: The worker that will run it, and for how long its lease holds before a renewal.
+    owner: str = ""
+    lease_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -96,11 +112,14 @@ class ExecutionStore(Protocol):
         args_hash: str,
         attempt_id: str,
         durable: bool = True,
+        owner: str = "",
+        lease_s: float = 0.0,
     ) -> Reservation:
         """Create a ``started`` record for ``key`` unless one exists; durable on return.
 
-        With ``durable=False`` the record is visible to every worker at once but does not
-        wait for its own flush to disk: for calls with no side effect to guard.
+        A new record belongs to ``owner`` for ``lease_s`` seconds (fence 1). With
+        ``durable=False`` the record is visible to every worker at once but does not wait
+        for its own flush to disk: for calls with no side effect to guard.
         """
         ...
 
@@ -117,8 +136,33 @@ class ExecutionStore(Protocol):
         """
         ...
 
-    def restart(self, key: str, attempt_id: str) -> ExecutionRecord:
-        """Start a new attempt on an uncommitted record (after reconcile proved no effect)."""
+    def restart(self, key: str, attempt_id: str, *, fence: int | None = None) -> ExecutionRecord:
+        """Start a new attempt on an uncommitted record (after reconcile proved no effect).
+
+        With ``fence``, only while the record still carries it (else FencedOut).
+        """
+        ...
+
+    def take_over(
+        self,
+        key: str,
+        owner: str,
+        *,
+        attempt_id: str,
+        lease_s: float,
+        gone: str | None = None,
+        fence: int | None = None,
+    ) -> ExecutionRecord | None:
+        """Make ``owner`` the owner of ``key``'s uncommitted record, as a new attempt, with
+        the fence one higher; only if its lease expired, or it is still as the caller saw
+        it (owner ``gone``, at ``fence``) and that owner is proved dead. None when the
+        record is committed or its owner still holds it; of concurrent takers one wins.
+        """
+        ...
+
+    def renew_leases(self, keys: Sequence[str], owner: str, *, lease_s: float) -> list[str]:
+        """Extend ``owner``'s leases on the uncommitted records of ``keys``; returns the keys
+        still held (a key missing was taken over or committed)."""
         ...
 
     def settle_unknown(
@@ -165,8 +209,12 @@ class ExecutionStore(Protocol):
         release: Sequence[str] = (),
         owner: str = "",
         durable: bool = True,
+        fence: int | None = None,
     ) -> ExecutionRecord:
         """In one transaction: store the result, mark committed, append events, release locks.
+
+        With ``fence``, an uncommitted record with another fence (taken over) is left as it
+        is and FencedOut is raised (the locks in ``release`` are still released).
 
         ``durable=False`` does not wait for the flush, for a call that is safe to redo (a
         read): a result lost to a power cut leaves the record started, and it is redone.
@@ -219,6 +267,11 @@ class ExecutionStore(Protocol):
 
     def use_approval_token(self, token_id: str) -> bool:
         """Mark a token used; True only the first time (tokens are single-use)."""
+        ...
+
+    def decide_approval(self, request_id: str, decision: dict[str, Any]) -> dict[str, Any]:
+        """Record ``decision`` for an approval request unless one is recorded; return the
+        one that stands (the first: later answers lose)."""
         ...
 
     def close(self) -> None:

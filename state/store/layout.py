@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from execgraph.state.store.dialect import Cursor
 
-__all__ = ["upgrade_layout"]
+__all__ = ["Step", "upgrade_layout"]
 
 
-def upgrade_layout(cur: Cursor, current: int, steps: Sequence[str]) -> None:
-    """Run the layout steps after version ``current`` (step ``i`` makes version ``i + 1``).
+Step = str | Callable[[Cursor], None]
+"""Statements separated by semicolons (so none in comments), or a function that runs them
+(for a step SQL alone cannot make idempotent, such as SQLite's ``ADD COLUMN``)."""
 
-    A step is one or more statements separated by semicolons (so none in its comments).
-    """
+
+def upgrade_layout(cur: Cursor, current: int, steps: Sequence[Step]) -> None:
+    """Run the layout steps after version ``current`` (step ``i`` makes version ``i + 1``)."""
     for version, step in enumerate(steps, start=1):
-        if current < version:
-            for statement in step.split(";"):
-                if statement.strip():
-                    cur.execute(statement)
+        if current >= version:
+            continue
+        if callable(step):
+            step(cur)
+            continue
+        for statement in step.split(";"):
+            if statement.strip():
+                cur.execute(statement)

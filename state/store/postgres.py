@@ -34,7 +34,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 __all__ = ["SCHEMA_VERSION", "PostgresExecutionStore"]
 
 #: Layout version kept in ``execgraph_schema``; bump it and add a step to migrate.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _T = TypeVar("_T")
 
@@ -96,6 +96,20 @@ CREATE TABLE IF NOT EXISTS execgraph_approval_tokens (
 
 # v2: events by type, so "was this run cancelled?" does not scan the run's whole log.
 _SCHEMA_V2 = "CREATE INDEX IF NOT EXISTS execgraph_events_type ON execgraph_events (run_id, type)"
+
+# v3: a record in flight is owned by a worker, with a lease and a fencing token, and an
+# approval request keeps the one decision that won.
+_SCHEMA_V3 = """
+ALTER TABLE execgraph_executions ADD COLUMN IF NOT EXISTS owner TEXT NOT NULL DEFAULT '';
+ALTER TABLE execgraph_executions
+    ADD COLUMN IF NOT EXISTS lease_until DOUBLE PRECISION NOT NULL DEFAULT 0;
+ALTER TABLE execgraph_executions ADD COLUMN IF NOT EXISTS fence INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE IF NOT EXISTS execgraph_approval_decisions (
+    request_id TEXT PRIMARY KEY,
+    decision TEXT NOT NULL,
+    decided_at DOUBLE PRECISION NOT NULL
+)
+"""
 
 
 _DIALECT = Dialect(
@@ -197,7 +211,7 @@ class PostgresExecutionStore(SqlExecutionStore):
                 f"the execution store has layout version {current}, newer than this "
                 f"execgraph understands ({SCHEMA_VERSION})"
             )
-        upgrade_layout(cur, current, (_SCHEMA_V1, _SCHEMA_V2))
+        upgrade_layout(cur, current, (_SCHEMA_V1, _SCHEMA_V2, _SCHEMA_V3))
         if current < SCHEMA_VERSION:
             cur.execute("DELETE FROM execgraph_schema")
             cur.execute("INSERT INTO execgraph_schema (version) VALUES (%s)", (SCHEMA_VERSION,))

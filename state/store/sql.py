@@ -18,7 +18,7 @@ from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from execgraph.state.errors import LockTimeout, StoreError
+from execgraph.state.errors import FencedOut, LockTimeout, StoreError
 from execgraph.state.events import Event
 from execgraph.state.store.base import Claim, ExecutionRecord, OutcomeCount, Reservation
 from execgraph.state.store.dialect import Cursor
@@ -43,6 +43,14 @@ def _poll_locks(try_once: Callable[[], bool], wanted: list[str], timeout_s: floa
         pause = min(pause * 2, _LOCK_POLL_S[1])
 
 
+def _fenced_out(record: ExecutionRecord, fence: int | None) -> FencedOut:
+    return FencedOut(
+        f"call {record.call_id!r} of run {record.run_id!r} was taken over by worker "
+        f"{record.owner} (fence {record.fence}, this worker held fence {fence}) after this "
+        "worker's lease expired; this worker's result was not recorded"
+    )
+
+
 class SqlExecutionStore(SqlLog):
     """An ExecutionStore on SQL tables; a backend names its dialect and its primitives."""
 
@@ -61,8 +69,11 @@ class SqlExecutionStore(SqlLog):
         row = cur.execute(sql, (key,)).fetchone()
         return None if row is None else record_from_row(row)
 
-    def _reserve(self, cur: Cursor, values: tuple[str, ...]) -> Reservation:
-        """Create a started record of ``values`` (key first) unless the key has one.
+    def _reserve(
+        self, cur: Cursor, values: tuple[str, ...], owner: str, lease_s: float
+    ) -> Reservation:
+        """Create a started record of ``values`` (key first) unless the key has one; a new
+        record is ``owner``'s for ``lease_s`` seconds, fence 1.
 
         One statement decides: the insert that skips an existing key returns the row it
         wrote (PostgreSQL's waits for a concurrent inserter and yields to it; SQLite's
@@ -70,11 +81,15 @@ class SqlExecutionStore(SqlLog):
         """
         d = self._dialect
         now, at = self._now()
-        row_values = f"{d.params(len(values))}, 1, 'started', NULL, {now}, {now}"
+        row_values = (
+            f"{d.params(len(values))}, 1, 'started', NULL, {now}, {now},"
+            f" {d.param}, {now} + {d.param}, 1"
+        )
         sql = d.insert_ignore(
             d.table("executions"), RECORD_COLUMNS, row_values, key="idempotency_key"
         )
-        row = cur.execute(f"{sql} RETURNING {RECORD_COLUMNS}", (*values, *at, *at)).fetchone()
+        params = (*values, *at, *at, owner, *at, float(lease_s))
+        row = cur.execute(f"{sql} RETURNING {RECORD_COLUMNS}", params).fetchone()
         if row is not None:
             return Reservation(record=record_from_row(row), fresh=True)
         existing = self._get(cur, values[0])
@@ -90,19 +105,25 @@ class SqlExecutionStore(SqlLog):
         params: tuple[Any, ...],
         *,
         uncommitted_only: bool = False,
+        fence: int | None = None,
     ) -> ExecutionRecord | None:
         """Apply ``assignments`` to ``key``'s record, stamp ``updated_at``, return the record
         (``RETURNING``: the same statement, not a second read); None if no row matched.
 
-        ``uncommitted_only`` leaves a committed record as it is. In PostgreSQL the update
-        waits for a concurrent committer's row lock, then re-checks the state and yields.
+        ``uncommitted_only`` leaves a committed record as it is, ``fence`` one taken over
+        since. In PostgreSQL the update waits for a concurrent committer's row lock, then
+        re-checks the state and yields.
         """
         d = self._dialect
         now, at = self._now()
         sql = f"UPDATE {d.table('executions')} SET {assignments}, updated_at = {now} "
         sql += f"WHERE idempotency_key = {d.param}"
         sql += " AND state <> 'committed'" if uncommitted_only else ""
-        row = cur.execute(f"{sql} RETURNING {RECORD_COLUMNS}", (*params, *at, key)).fetchone()
+        where: tuple[Any, ...] = ()
+        if fence is not None:
+            sql, where = sql + f" AND fence = {d.param}", (fence,)
+        sql += f" RETURNING {RECORD_COLUMNS}"
+        row = cur.execute(sql, (*params, *at, key, *where)).fetchone()
         return None if row is None else record_from_row(row)
 
     def _release(self, cur: Cursor, keys: Sequence[str], owner: str) -> None:
@@ -125,15 +146,20 @@ class SqlExecutionStore(SqlLog):
         args_hash: str,
         attempt_id: str,
         durable: bool = True,
+        owner: str = "",
+        lease_s: float = 0.0,
     ) -> Reservation:
         """Create a ``started`` record for ``key`` unless one exists; durable on return.
 
-        ``durable=False`` does not wait for the flush (see :meth:`_tx`): for a call with no
-        side effect, whose record guards nothing but is still seen at once by every worker.
+        A new record is ``owner``'s for ``lease_s`` seconds. ``durable=False`` does not wait
+        for the flush (see :meth:`_tx`): for a call with no side effect, whose record guards
+        nothing but is still seen at once by every worker.
         """
         values = (key, run_id, call_id, tool, version, args_hash, attempt_id)
         return self._tx(
-            "reserve an execution record", lambda cur: self._reserve(cur, values), durable=durable
+            "reserve an execution record",
+            lambda cur: self._reserve(cur, values, owner, lease_s),
+            durable=durable,
         )
 
     def reserve_all(
@@ -145,22 +171,23 @@ class SqlExecutionStore(SqlLog):
             if log:
                 self.append_events(log, durable=durable)
             return []
-        rows = [claim_row(claim) for claim in claims]
+        rows = [(claim_row(claim), claim.owner, claim.lease_s) for claim in claims]
 
         def run(cur: Cursor) -> list[Reservation]:
             self._append(cur, log)
-            return [self._reserve(cur, values) for values in rows]
+            return [self._reserve(cur, values, owner, lease) for values, owner, lease in rows]
 
         with streamed():
             return self._tx("reserve execution records", run, durable=durable)
 
-    def restart(self, key: str, attempt_id: str) -> ExecutionRecord:
+    def restart(self, key: str, attempt_id: str, *, fence: int | None = None) -> ExecutionRecord:
         """Start a new attempt on an uncommitted record (after reconcile proved no effect).
 
         Restarting with the attempt id the record already carries changes nothing, so a
         node replayed after a crash does not count the attempt twice.
 
         Raises:
+            FencedOut: ``fence`` is given and the record was taken over since.
             StoreError: The key is unknown or already committed.
         """
 
@@ -170,6 +197,8 @@ class SqlExecutionStore(SqlLog):
                 raise StoreError(f"no execution record for key {key!r} to restart")
             if record.state == "committed":
                 raise StoreError(f"execution record {key!r} is committed; it cannot restart")
+            if fence is not None and record.fence != fence:
+                raise _fenced_out(record, fence)
             if record.attempt_id == attempt_id:
                 return record
             assignments = f"attempt_id = {self._dialect.param}, attempts = attempts + 1"
@@ -178,6 +207,67 @@ class SqlExecutionStore(SqlLog):
             return restarted
 
         return self._tx("restart an execution record", run)
+
+    def take_over(
+        self,
+        key: str,
+        owner: str,
+        *,
+        attempt_id: str,
+        lease_s: float,
+        gone: str | None = None,
+        fence: int | None = None,
+    ) -> ExecutionRecord | None:
+        """Make ``owner`` the owner of ``key``'s uncommitted record as a new attempt, the fence
+        one higher; only if its lease expired (store clock), or its owner is ``gone`` and its
+        fence still ``fence`` (as the caller saw it: the owner may be unchanged when a
+        process takes over its own dead attempt).
+
+        One conditional update decides, so of several takers at once exactly one matches
+        (the others find the new fence, or the new owner's live lease). None: committed,
+        or still held.
+        """
+        d = self._dialect
+        now, at = self._now()
+        sql = (
+            f"UPDATE {d.table('executions')} SET owner = {d.param}, attempt_id = {d.param},"
+            f" attempts = attempts + 1, fence = fence + 1, lease_until = {now} + {d.param},"
+            f" updated_at = {now} WHERE idempotency_key = {d.param} AND state = 'started'"
+            f" AND (lease_until <= {now}"
+        )
+        params: tuple[Any, ...] = (owner, attempt_id, *at, float(lease_s), *at, key, *at)
+        if gone is not None:
+            sql += f" OR (owner = {d.param} AND fence = {d.param})"
+            params = (*params, gone, -1 if fence is None else fence)
+        sql += f") RETURNING {RECORD_COLUMNS}"
+
+        def run(cur: Cursor) -> ExecutionRecord | None:
+            row = cur.execute(sql, params).fetchone()
+            return None if row is None else record_from_row(row)
+
+        return self._tx("take over an execution record", run)
+
+    def renew_leases(self, keys: Sequence[str], owner: str, *, lease_s: float) -> list[str]:
+        """Extend ``owner``'s leases on the uncommitted records of ``keys``; returns the keys
+        still held. Not flushed: a renewal lost to a power cut only lets a lease expire."""
+        if not keys:
+            return []
+        d = self._dialect
+        now, at = self._now()
+        sql = (
+            f"UPDATE {d.table('executions')} SET lease_until = {now} + {d.param}"
+            f" WHERE idempotency_key = {d.param} AND owner = {d.param} AND state = 'started'"
+            " RETURNING idempotency_key"
+        )
+
+        def run(cur: Cursor) -> list[str]:
+            held = []
+            for key in sorted(set(keys)):  # sorted: the order every writer locks rows in
+                if cur.execute(sql, (*at, float(lease_s), key, owner)).fetchone() is not None:
+                    held.append(key)
+            return held
+
+        return self._tx("renew leases", run, durable=False)
 
     def settle_unknown(
         self, key: str, result: dict[str, Any], *, events: Sequence[Event] = ()
@@ -276,11 +366,14 @@ class SqlExecutionStore(SqlLog):
         release: Sequence[str] = (),
         owner: str = "",
         durable: bool = True,
+        fence: int | None = None,
     ) -> ExecutionRecord:
         """In one transaction: store the result, mark committed, append events, release locks.
 
         ``durable=False`` does not wait for the flush (see :meth:`_tx`), for a call that is
         safe to redo (a read): a result lost to a power cut leaves the record started.
+        ``fence`` commits only the attempt that still holds the record: one taken over
+        since (by a worker that found this one's lease expired) is left to its new owner.
 
         The update matches only an uncommitted record, under a lock (its row's, or the
         whole store's), so a second commit of a key finds it committed and returns it as
@@ -288,6 +381,7 @@ class SqlExecutionStore(SqlLog):
         ``release`` are still released, so a duplicate commit cannot leak them.
 
         Raises:
+            FencedOut: ``fence`` is given and another worker took the record over.
             StoreError: The key was never reserved, or the result is not JSON.
         """
         try:
@@ -298,10 +392,12 @@ class SqlExecutionStore(SqlLog):
         assignments = f"state = 'committed', result = {self._dialect.param}"
 
         def run(cur: Cursor) -> ExecutionRecord:
-            record = self._update_record(cur, key, assignments, (body,), uncommitted_only=True)
+            record = self._update_record(
+                cur, key, assignments, (body,), uncommitted_only=True, fence=fence
+            )
             if record is not None:
                 self._append(cur, events)
-            else:  # committed already (the first commit wins), or never reserved
+            else:  # committed already (the first commit wins), taken over, or never reserved
                 record = self._get(cur, key)
                 if record is None:
                     raise StoreError(f"no execution record for key {key!r} to commit")
@@ -309,7 +405,10 @@ class SqlExecutionStore(SqlLog):
             return record
 
         with streamed():
-            return self._tx("commit an execution record", run, durable=durable)
+            record = self._tx("commit an execution record", run, durable=durable)
+        if record.state != "committed":  # its locks are released all the same
+            raise _fenced_out(record, fence)
+        return record
 
     # -- locks ----------------------------------------------------------------------
 

@@ -9,11 +9,13 @@ writes decide on what they read.
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any, ClassVar, Self, TypeVar
 
+from execgraph.state.errors import StoreError
 from execgraph.state.events import Event
 from execgraph.state.store.dialect import Cursor, Dialect
 from execgraph.state.store.live import note_appended, streamed
@@ -171,6 +173,25 @@ class SqlLog(ABC):
                 cur, "approval_tokens", columns, values, key="token_id"
             ),
         )
+
+    def decide_approval(self, request_id: str, decision: dict[str, Any]) -> dict[str, Any]:
+        """Record ``decision`` for the approval request unless one is; return the one that
+        stands. One insert-once row per request: of two answers at once, the first wins."""
+        try:
+            body = json.dumps(decision, sort_keys=True)
+        except (TypeError, ValueError) as exc:
+            raise StoreError("the approval decision is not JSON-serializable") from exc
+        d = self._dialect
+        sql = f"SELECT decision FROM {d.table('approval_decisions')} WHERE request_id = {d.param}"
+
+        def run(cur: Cursor) -> dict[str, Any]:
+            columns = "request_id, decision, decided_at"
+            table = "approval_decisions"
+            self._insert_stamped(cur, table, columns, (request_id, body), key="request_id")
+            stands: dict[str, Any] = json.loads(cur.execute(sql, (request_id,)).fetchone()[0])
+            return stands
+
+        return self._tx("record an approval decision", run)
 
     # -- lifecycle --------------------------------------------------------------------
 

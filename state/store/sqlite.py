@@ -27,7 +27,7 @@ from execgraph.state.store.sql import SqlExecutionStore
 __all__ = ["SCHEMA_VERSION", "SqliteExecutionStore"]
 
 #: Layout version kept in ``PRAGMA user_version``; bump it and add a step to migrate.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _BUSY_TIMEOUT_MS = 30_000
 _MIN_SQLITE = (3, 35)  # RETURNING; ON CONFLICT ... DO NOTHING came in 3.24
@@ -84,6 +84,27 @@ CREATE TABLE IF NOT EXISTS approval_tokens (
 
 # v2: events by type, so "was this run cancelled?" does not scan the run's whole log.
 _SCHEMA_V2 = "CREATE INDEX IF NOT EXISTS events_type ON events (run_id, type)"
+
+# v3: a record in flight is owned by a worker, with a lease and a fencing token, and an
+# approval request keeps the one decision that won.
+_OWNER_COLUMNS = (
+    ("owner", "TEXT NOT NULL DEFAULT ''"),
+    ("lease_until", "REAL NOT NULL DEFAULT 0"),
+    ("fence", "INTEGER NOT NULL DEFAULT 0"),
+)
+
+
+def _schema_v3(conn: Cursor) -> None:
+    """Add the owner columns that are missing (SQLite has no ``ADD COLUMN IF NOT EXISTS``)."""
+    have = {row[1] for row in conn.execute("PRAGMA table_info(executions)").fetchall()}
+    for name, kind in _OWNER_COLUMNS:
+        if name not in have:
+            conn.execute(f"ALTER TABLE executions ADD COLUMN {name} {kind}")
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS approval_decisions (request_id TEXT PRIMARY KEY,"
+        " decision TEXT NOT NULL, decided_at REAL NOT NULL)"
+    )
+
 
 _DIALECT = Dialect(
     param="?",
@@ -194,7 +215,7 @@ class SqliteExecutionStore(SqlExecutionStore):
                 f"the execution store at {self.path} has layout version {current}, "
                 f"newer than this execgraph understands ({SCHEMA_VERSION})"
             )
-        upgrade_layout(conn, current, (_SCHEMA_V1, _SCHEMA_V2))
+        upgrade_layout(conn, current, (_SCHEMA_V1, _SCHEMA_V2, _schema_v3))
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def _now(self) -> tuple[str, tuple[Any, ...]]:
