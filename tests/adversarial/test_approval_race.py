@@ -121,7 +121,7 @@ def test_resume_with_no_value_is_a_usage_error_saying_what_to_pass(tmp_path: Pat
         tools=[pay],
         store=SqliteExecutionStore(tmp_path / "exec.db"),
         checkpointer=InMemorySaver(),
-        workspace=tmp_path,
+        workspace=tmp_path / "ws",
         home=tmp_path,
     )
     cfg: Any = {"configurable": {"thread_id": "resume-none"}}
