@@ -50,7 +50,8 @@ class ExecutionRecord:
     result: dict[str, Any] | None
     created_at: float
     updated_at: float
-    #: The worker running it (``host/pid/start/boot``); empty in records from before owners.
+    #: The worker running it (``host/pid/start/boot``); empty once committed (a committed
+    #: record is nobody's to run) and in records from before owners.
     owner: str = ""
     #: Until when the owner's lease holds (store clock); renewed while its tool runs.
     lease_until: float = 0.0

@@ -389,7 +389,10 @@ class SqlExecutionStore(SqlLog):
         except (TypeError, ValueError) as exc:
             raise StoreError(f"the result for {key!r} is not JSON-serializable") from exc
 
-        assignments = f"state = 'committed', result = {self._dialect.param}"
+        # A committed record is nobody's to run: its owner and lease go with the commit.
+        assignments = (
+            f"state = 'committed', result = {self._dialect.param}, owner = '', lease_until = 0"
+        )
 
         def run(cur: Cursor) -> ExecutionRecord:
             record = self._update_record(
