@@ -14,7 +14,6 @@ from __future__ import annotations
 import copy
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,21 +29,9 @@ from execgraph.state.events import EventType
 from execgraph.state.store import open_store
 from execgraph.state.store.sqlite import SqliteExecutionStore
 from execgraph.tools import tool_spec
-from tests.support.workers import Worker, start_pair
+from tests.support.workers import Worker
 
 TRIALS = int(os.environ.get("EXECGRAPH_RACE_TRIALS", "100"))
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def pair(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Worker, Worker, str]]:
-    if request.param == "sqlite":
-        store, checkpoints = str(tmp_path / "exec.db"), str(tmp_path / "checkpoints.db")
-    else:
-        store = checkpoints = str(request.getfixturevalue("postgres_database"))
-    a, b = start_pair(store, tmp_path / "w", checkpoints)
-    yield a, b, store
-    a.close()
-    b.close()
 
 
 def _story(store_url: str, base: Path, trial: int) -> dict[str, Any]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -30,24 +29,11 @@ from execgraph.state.store import open_store
 from execgraph.state.store.sqlite import SqliteExecutionStore
 from execgraph.tools import AdapterOutput, InvokeContext, tool_spec
 from tests.support.executor import config, make_deps, make_executor, request
-from tests.support.workers import Worker, release_when, start_pair
+from tests.support.workers import Worker, release_when
 
 TRIALS = int(os.environ.get("EXECGRAPH_RACE_TRIALS", "100"))
 
 pytestmark = pytest.mark.timeout(900)
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def pair(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Worker, Worker, str]]:
-    """Two workers on one store and checkpointer of each backend, and the store's URL."""
-    if request.param == "sqlite":
-        store, checkpoints = str(tmp_path / "exec.db"), str(tmp_path / "checkpoints.db")
-    else:
-        store = checkpoints = str(request.getfixturevalue("postgres_database"))
-    a, b = start_pair(store, tmp_path / "w", checkpoints)
-    yield a, b, store
-    a.close()
-    b.close()
 
 
 def _effects(base: Path, trial: int) -> int:
