@@ -1,4 +1,5 @@
-"""A run's entry points refuse a config without a thread id, saying what is missing.
+"""A run's entry points refuse a config without a thread id, saying what is missing, and
+every compiled graph (the executor alone too) a resume that carries no answer.
 
 The thread id is the run id: checkpoints, the execution log, idempotency keys and the
 model replies a re-run replays are all filed under it. LangGraph itself, given a
@@ -37,12 +38,24 @@ from langchain_core.runnables.config import merge_configs
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StateSnapshot, StateUpdate
 
-from execgraph.graph.compiled import RunGraph
+from execgraph.graph.compiled import ExecutorGraph, RunGraph
 from execgraph.nodes.executor.approval import require_answer
 from execgraph.state.errors import UsageError
-from execgraph.state.schema import RunInput, RunState
+from execgraph.state.schema import (
+    ExecutorInput,
+    ExecutorOutput,
+    ExecutorState,
+    RunInput,
+    RunState,
+)
 
-__all__ = ["MISSING_THREAD", "ThreadBoundGraph", "thread_bound"]
+__all__ = [
+    "MISSING_THREAD",
+    "AnswerGuardedExecutor",
+    "ThreadBoundGraph",
+    "answer_guarded",
+    "thread_bound",
+]
 
 MISSING_THREAD = (
     'a run needs a thread id (it is the run id): pass config={"configurable": '
@@ -107,8 +120,36 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
         return await super().abulk_update_state(config, supersteps)
 
 
+class AnswerGuardedExecutor(CompiledStateGraph[ExecutorState, None, ExecutorInput, ExecutorOutput]):
+    """The executor compiled alone: no thread id needed (it may run without a
+    checkpointer), but a resume must carry an answer, as in a run graph."""
+
+    def stream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> Iterator[Any]:
+        """LangGraph's ``stream`` (and so ``invoke``), once a resume carries an answer."""
+        require_answer(input)
+        return super().stream(input, config, **kwargs)
+
+    def astream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        """LangGraph's ``astream`` (and so ``ainvoke``), once a resume carries an answer."""
+        require_answer(input)
+        return super().astream(input, config, **kwargs)
+
+
+def _attrs(graph: CompiledStateGraph[Any, Any, Any, Any]) -> dict[str, Any]:
+    """What rebuilds ``graph`` as another class: the same object graph, as LangGraph's own
+    ``copy`` rebuilds one (``with_config`` and ``copy`` keep the class)."""
+    return {k: v for k, v in graph.__dict__.items() if k != "__orig_class__"}
+
+
 def thread_bound(graph: RunGraph) -> RunGraph:
-    """``graph`` as a :class:`ThreadBoundGraph` (the same object graph, as LangGraph's own
-    ``copy`` rebuilds one; ``with_config`` and ``copy`` keep the class)."""
-    attrs = {k: v for k, v in graph.__dict__.items() if k != "__orig_class__"}
-    return ThreadBoundGraph(**attrs)
+    """``graph`` as a :class:`ThreadBoundGraph`."""
+    return ThreadBoundGraph(**_attrs(graph))
+
+
+def answer_guarded(graph: ExecutorGraph) -> ExecutorGraph:
+    """``graph`` as an :class:`AnswerGuardedExecutor`."""
+    return AnswerGuardedExecutor(**_attrs(graph))

@@ -8,6 +8,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.graph import END, START, StateGraph
 
 from execgraph.graph.compiled import ExecutorGraph
+from execgraph.graph.entry import answer_guarded
 from execgraph.nodes.executor.deps import ExecutorDeps
 from execgraph.nodes.executor.pipeline import aexecutor_node, executor_node
 from execgraph.state.schema import ExecutorInput, ExecutorOutput, ExecutorState
@@ -58,4 +59,4 @@ def build_executor(
     builder.add_node("executor", executor(deps))
     builder.add_edge(START, "executor")
     builder.add_edge("executor", END)
-    return builder.compile(checkpointer=checkpointer, name=name)
+    return answer_guarded(builder.compile(checkpointer=checkpointer, name=name))

@@ -29,6 +29,7 @@ from execgraph.state.events import EventType
 from execgraph.state.store import open_store
 from execgraph.state.store.sqlite import SqliteExecutionStore
 from execgraph.tools import tool_spec
+from tests.support.executor import config, make_deps, make_executor, request
 from tests.support.workers import Worker
 
 TRIALS = int(os.environ.get("EXECGRAPH_RACE_TRIALS", "100"))
@@ -180,3 +181,24 @@ def test_a_worker_answering_after_another_answered_otherwise_runs_nothing(
     with pytest.raises(ApprovalConflict, match="'reject'"):
         second.invoke(Command(resume={pause.id: {"action": "approve"}}), cfg)
     assert posted == []
+
+
+def test_the_executor_alone_refuses_a_resume_with_no_value_too(tmp_path: Path) -> None:
+    ran: list[int] = []
+
+    @tool_spec(effect="irreversible")
+    def pay(amount: int) -> str:
+        """Pay."""
+        ran.append(amount)
+        return "paid"
+
+    deps = make_deps(tmp_path, [pay])
+    app = make_executor(deps)
+    cfg = config()
+    paused = app.invoke({"request": request("pay", {"amount": 5}, root=tmp_path)}, cfg)
+    [pause] = paused["__interrupt__"]
+    with pytest.raises(UsageError, match='resume="approve"'):
+        app.invoke(Command(resume=None), cfg)  # before: LangGraph's UnboundLocalError
+    assert ran == [] and app.get_state(cfg).interrupts  # still paused, still answerable
+    out = app.invoke(Command(resume={pause.id: {"action": "approve"}}), cfg)
+    assert ran == [5] and out["results"]["call-1"]["outcome"] == "succeeded"
