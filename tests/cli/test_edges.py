@@ -7,16 +7,23 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import shlex
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.support.cli_helpers import GUARD_S, REPO, Result, clean, cli, cli_env, executable
+from tests.support.cli_helpers import (
+    GUARD_S,
+    REPO,
+    Result,
+    clean,
+    cli,
+    cli_env,
+    executable,
+    run_in_pty,
+)
 
 
 def _started_waiting(home: Path, run_id: str, *extra: str) -> None:
@@ -44,41 +51,15 @@ def test_a_cancel_of_a_waiting_run_reads_as_a_cancel(tmp_path: Path, arch: str) 
 
 def _interrupt_at_the_prompt(args: list[str]) -> Result:
     """Run on a terminal, wait for the approval prompt, then press Ctrl-C (SIGINT)."""
-    master, slave = os.openpty()
-    proc = subprocess.Popen(
-        [*executable(), *args],
-        cwd=REPO,
-        env=cli_env(),
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        start_new_session=True,
-    )
-    os.close(slave)
-    buf, sent = b"", False
-    deadline = time.monotonic() + GUARD_S
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 1.0)
-            if not ready:
-                if proc.poll() is not None:
-                    break
-                continue
-            try:
-                data = os.read(master, 4096)
-            except OSError:  # the child closed the terminal
-                break
-            if not data:
-                break
-            buf += data
-            if not sent and b"[a/r/e]" in buf:
-                os.kill(proc.pid, signal.SIGINT)
-                sent = True
-    finally:
-        os.close(master)
-    code = proc.wait(timeout=GUARD_S)
-    assert sent, clean(buf.decode(errors="replace"))
-    return Result(code, clean(buf.decode(errors="replace")), "")
+    sent: list[int] = []
+
+    def ctrl_c(proc: subprocess.Popen[bytes]) -> None:
+        os.kill(proc.pid, signal.SIGINT)
+        sent.append(proc.pid)
+
+    result = run_in_pty(args, [(b"[a/r/e]", ctrl_c)], None)  # --home given in args
+    assert sent, result.out
+    return result
 
 
 def _run_as_printed(line: str) -> Result:

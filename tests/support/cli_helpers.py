@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,11 +106,16 @@ def wait_for(predicate: object, what: str, proc: subprocess.Popen[str] | None = 
         time.sleep(0.1)
 
 
-def run_in_pty(args: list[str], script: list[tuple[bytes, bytes]], home: Path) -> Result:
+Answer = bytes | Callable[[subprocess.Popen[bytes]], None]
+
+
+def run_in_pty(args: list[str], script: list[tuple[bytes, Answer]], home: Path | None) -> Result:
     """Run a command on a pseudo-terminal, typing each answer when its prompt appears.
 
     ``script`` is answered in order; a prompt is looked for only in the output that came
-    after the previous answer, so the same prompt can be answered twice.
+    after the previous answer, so the same prompt can be answered twice. An answer that is
+    a function is called with the process instead (to signal it, say). ``home`` is
+    ``$EXECGRAPH_HOME`` (None: left unset, so only an explicit ``--home`` names one).
     """
     master, slave = os.openpty()
     proc = subprocess.Popen(
@@ -141,7 +147,10 @@ def run_in_pty(args: list[str], script: list[tuple[bytes, bytes]], home: Path) -
             while pending and pending[0][0] in buf[seen:]:
                 prompt, answer = pending.pop(0)
                 seen = buf.index(prompt, seen) + len(prompt)
-                os.write(master, answer)
+                if callable(answer):
+                    answer(proc)
+                else:
+                    os.write(master, answer)
     finally:
         os.close(master)
     code = proc.wait(timeout=GUARD_S)
