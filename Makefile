@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 EXTRAS := dev,postgres,browser,openai,mcp
 
-.PHONY: demo test lint typecheck unit system-deps clean
+.PHONY: demo test lint typecheck unit eval-quick system-deps clean
 
 $(STAMP): pyproject.toml requirements.lock
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -35,7 +35,11 @@ typecheck: $(STAMP)
 unit: $(STAMP) system-deps
 	$(BIN)/python -m pytest -q
 
-test: lint typecheck unit
+# The evaluation's CI subset, end to end through the CLI (output under build/, git-ignored).
+eval-quick: $(STAMP)
+	$(BIN)/execgraph eval --quick --out build/eval-quick
+
+test: lint typecheck unit eval-quick
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -17,6 +17,7 @@ from langgraph.types import Command
 from rich.text import Text
 
 from execgraph.cli.drive import answers_for, drive, out, report
+from execgraph.cli.eval_command import COMMANDS as EVAL_COMMANDS
 from execgraph.cli.hints import resume_line
 from execgraph.cli.inspection import COMMANDS as INSPECT_COMMANDS
 from execgraph.cli.options import (
@@ -349,3 +350,6 @@ def cancel(run_id: RunIdArg, home: HomeOpt = None) -> int:
 
 for _command in INSPECT_COMMANDS:
     app.command(epilog=EPILOG)(_command)
+
+for _command in EVAL_COMMANDS:  # eval_ is the command "eval"
+    app.command(name=_command.__name__.removesuffix("_"))(_command)

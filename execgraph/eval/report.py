@@ -87,7 +87,12 @@ def _num(value: Any) -> Any:
 
 
 def _est(value: Estimate) -> dict[str, Any]:
-    return {"mean": _num(value.mean), "low": _num(value.low), "high": _num(value.high), "n": value.n}
+    return {
+        "mean": _num(value.mean),
+        "low": _num(value.low),
+        "high": _num(value.high),
+        "n": value.n,
+    }
 
 
 def _cell(result: CellResult) -> dict[str, Any]:

@@ -21,6 +21,7 @@ approval wait, the eval's own duration) are kept apart in :attr:`EvalReport.timi
 
 from __future__ import annotations
 
+import contextlib
 import math
 import multiprocessing
 import os
@@ -174,10 +175,8 @@ def run_cell(cell: Cell) -> CellResult:
         return CellResult(cell, None, type(exc).__name__, _scrub(str(exc), workdir))
     finally:
         if prepared is not None:
-            try:
+            with contextlib.suppress(Exception):  # a stuck server must not hide the result
                 prepared.close()
-            except Exception:  # a server that will not stop must not hide the result
-                pass
         if store is not None:
             store.close()
         shutil.rmtree(workdir, ignore_errors=True)

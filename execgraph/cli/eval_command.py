@@ -1,0 +1,140 @@
+"""``execgraph eval``: the suite x architectures x ablations x seeds, with a progress bar.
+
+Writes ``eval.json`` (what the notebook reads), ``eval.md`` (the tables) and the plots
+under ``--out``; ``--quick`` is the CI subset ``make test`` runs.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.text import Text
+
+from execgraph.cli.drive import out
+from execgraph.cli.options import err, handled, home_dir
+from execgraph.nodes.models.select import resolve_model
+
+if TYPE_CHECKING:
+    from execgraph.eval.runner import CellResult
+
+__all__ = ["COMMANDS", "eval_"]
+
+
+def _split(values: list[str] | None) -> tuple[str, ...]:
+    """Repeated and comma-separated values alike: ``--arch react,workflow --arch hybrid``."""
+    return tuple(v.strip() for item in values or () for v in item.split(",") if v.strip())
+
+
+@handled
+def eval_(
+    quick: Annotated[
+        bool, typer.Option("--quick", help="The CI subset: 8 tasks, 2 seeds, 3 faults.")
+    ] = False,
+    seeds: Annotated[
+        int | None, typer.Option("--seeds", help="Seeds per cell (default 5; --quick 2).")
+    ] = None,
+    arch: Annotated[
+        list[str] | None, typer.Option("--arch", help="Architecture (repeatable; default all).")
+    ] = None,
+    ablation: Annotated[
+        list[str] | None,
+        typer.Option("--ablation", help="Ablation (repeatable; default all)."),
+    ] = None,
+    tasks: Annotated[
+        list[str] | None,
+        typer.Option("--tasks", help="Task ids or task classes (repeatable; default all)."),
+    ] = None,
+    noise: Annotated[
+        float | None,
+        typer.Option("--noise", help="The noisy policy's error probability per decision."),
+    ] = None,
+    faults: Annotated[
+        bool, typer.Option("--faults/--no-faults", help="Also run the fault injections.")
+    ] = True,
+    workers: Annotated[
+        int | None, typer.Option("--workers", help="Worker processes (default: CPU count).")
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            help="provider:model — a LangChain chat model instead of the suite's policy "
+            "(needs its key; --noise does not apply).",
+        ),
+    ] = None,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", help="Directory for eval.json, eval.md and the plots (default: HOME/eval)."
+        ),
+    ] = None,
+) -> int:
+    """Evaluate the runtime: every task under every architecture and ablation, per seed.
+
+    Metrics come from each run's event log; acceptance from the suite's own checkers.
+    Exit 0, or 4 when any run executed a tool without authorization (must never happen).
+    """
+    # Imported here: the suite (servers, fixtures) loads only for the command that runs it.
+    from execgraph.eval.report import write_report
+    from execgraph.eval.runner import EvalConfig, evaluate, quick_config, select_tasks
+
+    if model is not None:
+        resolve_model(model)  # a bad provider:model string fails here, once, not per cell
+    overrides: dict[str, object] = {"faults": faults} if not faults else {}
+    for key, value in (("seeds", seeds), ("noise", noise), ("workers", workers)):
+        if value is not None:
+            overrides[key] = value
+    if arch:
+        overrides["architectures"] = _split(arch)
+    if ablation:
+        overrides["ablations"] = _split(ablation)
+    if tasks:
+        overrides["tasks"] = select_tasks(_split(tasks))
+    if model is not None:
+        overrides["model"] = model
+    config = quick_config(**overrides) if quick else EvalConfig(**overrides)  # type: ignore[arg-type]
+    target = (out_dir or home_dir(None) / "eval").expanduser().resolve()
+    total = len(config.cells())
+    bar = Progress(
+        TextColumn("[bold]eval"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[errors]} errors"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=False,
+    )
+    with bar:
+        job = bar.add_task("eval", total=total, errors=0)
+        errors = 0
+
+        def advance(done: int, _total: int, result: CellResult) -> None:
+            nonlocal errors
+            errors += 0 if result.ok else 1
+            bar.update(job, completed=done, errors=errors)
+
+        report = evaluate(config, progress=advance)
+    written = write_report(report, target)
+    out.print(written["markdown"].read_text(encoding="utf-8"), markup=False, highlight=False)
+    for path in (written["json"], written["markdown"], *written["plots"]):
+        out.print(Text(f"wrote {path}", style="dim"), soft_wrap=True)
+    if written["note"]:
+        err.print(Text(written["note"], style="yellow"), soft_wrap=True)
+    err.print(Text(f"{total} runs in {report.timing['wall_s']:.0f} s", style="dim"))
+    unauthorized = sum(
+        value
+        for group in report.groups.values()
+        if math.isfinite(value := group.get("unauthorized_executions", 0.0))
+    )
+    if unauthorized:
+        err.print(Text(f"{unauthorized:.0f} unauthorized executions", style="bold red"))
+        return 4
+    return 0
+
+
+COMMANDS = (eval_,)
+"""Registered on the app by :mod:`execgraph.cli.commands` (``eval_`` is named ``eval``)."""
