@@ -110,8 +110,12 @@ def _cell(result: CellResult) -> dict[str, Any]:
     }
     if result.metrics is not None:
         values = dataclasses.asdict(result.metrics)
-        record["metrics"] = {k: _num(v) for k, v in values.items() if k not in TIMING_METRICS}
+        record["metrics"] = _untimed(values)
     return record
+
+
+def _untimed(values: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: _num(v) for k, v in values.items() if k not in TIMING_METRICS}
 
 
 def to_json(report: EvalReport) -> dict[str, Any]:
@@ -142,7 +146,7 @@ def to_json(report: EvalReport) -> dict[str, Any]:
             "metrics": {k: _est(v) for k, v in report.fixed_vs_dynamic.items()},
         },
         "groups": [
-            {"arch": a, "ablation": b, "seed": s, "metrics": {k: _num(v) for k, v in m.items()}}
+            {"arch": a, "ablation": b, "seed": s, "metrics": _untimed(m)}
             for (a, b, s), m in report.groups.items()
         ],
         "cells": [_cell(r) for r in report.results],

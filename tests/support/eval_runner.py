@@ -1,9 +1,9 @@
 """Stand-ins for the suite and metrics modules while they are not on this branch yet.
 
-:func:`install_standins` registers minimal ``execgraph.eval.suite`` / ``execgraph.eval.metrics``
-modules (the contract's names, the demo research task as the only real task, plus one whose
-``prepare`` explodes) ONLY when the real ones cannot be imported, so the runner's tests run
-against the real modules as soon as they land. Used in-process only (``workers=1``): a
+:func:`install_standins` registers minimal ``execgraph.eval.suite`` and
+``execgraph.eval.metrics`` modules (the contract's names; the demo research task, twice)
+ONLY when the real ones cannot be imported, so the runner's tests run against the real
+modules as soon as they land. Used in-process only (``workers=1``): a
 spawned worker imports the real modules.
 """
 
@@ -63,8 +63,6 @@ def _suite() -> types.ModuleType:
             pass
 
     def prepare(task: Any, workdir: Path, *, fault: str | None = None) -> Prepared:
-        if task.id == "boom":
-            raise RuntimeError(f"the task exploded in {workdir}")
         return Prepared(workdir, fault)
 
     def policy_model(task: Any, *, seed: int, noise: float, fault: str | None = None) -> Any:
@@ -78,7 +76,7 @@ def _suite() -> types.ModuleType:
         FAULTS=("read_timeout", "user_cancels"),
         SUITE=(
             EvalTask("research", "short_read", "the demo", ("read_timeout",)),
-            EvalTask("boom", "exploration", "prepare raises"),
+            EvalTask("research-again", "exploration", "the demo once more"),
         ),
         POLICY_MODEL_NAME="offline-policy",
         POLICY_PRICES={"offline-policy": {"input_per_mtok": 1.0, "output_per_mtok": 4.0}},

@@ -1,0 +1,235 @@
+"""The evaluation runner, report and CLI: real runs, real SQLite logs, real worker processes."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.support.eval_runner import STANDINS, install_standins
+
+install_standins()
+
+from execgraph.cli.commands import app  # noqa: E402
+from execgraph.eval import metrics, report, runner  # noqa: E402
+from execgraph.eval.ablations import ABLATIONS, BASELINE  # noqa: E402
+from execgraph.eval.runner import (  # noqa: E402
+    Cell,
+    EvalConfig,
+    evaluate,
+    quick_config,
+    run_cell,
+    select_tasks,
+)
+from execgraph.eval.suite import FAULTS, SUITE  # noqa: E402
+from execgraph.state.errors import UsageError  # noqa: E402
+
+real = pytest.mark.skipif(bool(STANDINS), reason=f"stand-ins in use for {STANDINS}")
+FIRST = SUITE[0]
+ABLATION_SETTINGS = [name for name in ABLATIONS if not STANDINS or name == BASELINE]
+"""The ablations need the graph settings of the ablation branch; stand-ins run baseline."""
+
+
+def _no_nan(text: str) -> Any:
+    def refuse(const: str) -> Any:
+        raise AssertionError(f"non-JSON number {const} in the report")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def _small(**overrides: Any) -> EvalConfig:
+    settings: dict[str, Any] = {
+        "tasks": (FIRST.id,),
+        "architectures": ("react", "workflow"),
+        "ablations": (BASELINE,),
+        "seeds": 2,
+        "workers": 1,
+    }
+    return EvalConfig(**{**settings, **overrides})
+
+
+def test_a_cell_runs_and_its_metrics_come_from_its_event_log(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: dict[str, list[Any]] = {}
+    load = runner.load_events
+
+    def spy(store: Any, run_id: str) -> list[Any]:
+        seen[run_id] = load(store, run_id)
+        return seen[run_id]
+
+    monkeypatch.setattr(runner, "load_events", spy)
+    cell = Cell(FIRST.id, "react", BASELINE, seed=0)
+    result = run_cell(cell)
+    assert result.ok, (result.error_type, result.error)
+    assert result.metrics is not None and list(seen) == [cell.run_id]
+    events = seen[cell.run_id]
+    assert events and {e.run_id for e in events} == {cell.run_id}
+    assert any(str(e.type) == "tool.started" for e in events)
+    # The metrics are exactly the log's, with the suite's verdict passed in.
+    assert result.metrics == metrics.run_metrics(
+        events, accepted=result.metrics.accepted, fault=None, recovered=None
+    )
+    assert result.metrics.tool_calls == sum(1 for e in events if str(e.type) == "tool.started")
+    assert isinstance(result.metrics.accepted, bool)
+
+
+def test_a_cell_with_a_fault_reports_whether_it_recovered() -> None:
+    task = next(t for t in SUITE if t.faults)
+    result = run_cell(Cell(task.id, "react", BASELINE, seed=0, fault=task.faults[0]))
+    assert result.ok, (result.error_type, result.error)
+    assert result.metrics is not None and result.metrics.fault == task.faults[0]
+    assert isinstance(result.metrics.recovered, bool)
+
+
+def test_an_exploding_task_is_an_error_cell_not_a_crash(monkeypatch: pytest.MonkeyPatch) -> None:
+    prepare = runner.prepare
+
+    def exploding(task: Any, workdir: Path, *, fault: str | None = None) -> Any:
+        if task.id == FIRST.id and fault is None:
+            raise RuntimeError(f"fixture broke under {workdir}")
+        return prepare(task, workdir, fault=fault)
+
+    monkeypatch.setattr(runner, "prepare", exploding)
+    second = next(t for t in SUITE if t.id != FIRST.id)
+    rep = evaluate(_small(tasks=(FIRST.id, second.id), faults=False, seeds=1))
+    by_task = {r.cell.task_id: r for r in rep.results if r.cell.arch == "react"}
+    broken = by_task[FIRST.id]
+    assert not broken.ok and broken.error_type == "RuntimeError"
+    assert broken.error == "fixture broke under <cell>"  # no random temp path in the report
+    data = report.to_json(rep)
+    assert data["groups"][0]["metrics"]["errors"] == 1
+    flagged = [c for c in data["cells"] if c["error_type"]]
+    assert {c["task"] for c in flagged} == {FIRST.id} and len(flagged) == 2  # one per arch
+    assert "RuntimeError: fixture broke under <cell>" in report.markdown(data)
+
+
+def test_results_keep_cell_order_and_group_per_arch_ablation_seed() -> None:
+    config = _small(faults=False)
+    rep = evaluate(config)
+    assert [r.cell for r in rep.results] == config.cells()
+    assert set(rep.groups) == {(a, BASELINE, s) for a in ("react", "workflow") for s in (0, 1)}
+    for key, estimates in rep.summary.items():
+        assert key[1] == BASELINE
+        est = estimates["acceptance_rate"]
+        assert est.n == 2 and est.low <= est.mean <= est.high
+
+
+def test_same_seed_same_json_and_timing_kept_apart() -> None:
+    first = report.to_json(evaluate(_small()))
+    second = report.to_json(evaluate(_small()))
+    assert report.comparable(first) == report.comparable(second)
+    assert "timing" in first and "timing" not in report.comparable(first)
+    text = json.dumps(report.comparable(first))
+    assert "latency_s" not in text and "approval_wait_s" not in text and "wall_s" not in text
+    assert first["schema"] == report.SCHEMA and first["schema_version"] == report.SCHEMA_VERSION
+
+
+@real
+@pytest.mark.timeout(300)
+def test_one_worker_and_two_workers_give_the_same_json() -> None:
+    one = report.to_json(evaluate(_small(workers=1)))
+    two = report.to_json(evaluate(_small(workers=2)))
+    assert two["timing"]["workers"] == 2 and one["timing"]["workers"] == 1
+    assert report.comparable(one) == report.comparable(two)
+
+
+@real
+def test_different_seeds_give_different_trajectories() -> None:
+    rep = evaluate(_small(seeds=5, architectures=("react",), faults=False))
+    calls = {r.metrics.model_calls for r in rep.results if r.metrics is not None}
+    tokens = {r.metrics.input_tokens for r in rep.results if r.metrics is not None}
+    assert len(calls | tokens) > 2  # the noisy policy draws differently per seed
+
+
+def test_report_writes_strict_json_markdown_and_plots(tmp_path: Path) -> None:
+    rep = evaluate(_small(ablations=tuple(ABLATION_SETTINGS)))
+    written = report.write_report(rep, tmp_path)
+    assert written["note"] is None
+    data = _no_nan(written["json"].read_text())
+    assert report.comparable(data) == json.loads(json.dumps(report.comparable(report.to_json(rep))))
+    md = written["markdown"].read_text()
+    assert md == report.markdown(data)
+    assert "| architecture | acceptance |" in md
+    assert re.search(r"\| react \| \d\.\d\d \[\d\.\d\d, \d\.\d\d\] \|", md)
+    assert "### Fixed workflow vs dynamic loop (workflow vs react, baseline)" in md
+    if len(ABLATION_SETTINGS) > 1:
+        assert "### Ablation effects vs baseline" in md and "| gate_off | react |" in md
+    assert [p.name for p in written["plots"]] == list(report.PLOT_NAMES)
+    for path in written["plots"]:
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_without_matplotlib_the_report_says_so_instead_of_failing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = report.to_json(evaluate(_small(seeds=1, faults=False)))
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
+    written = report.write_report(data, tmp_path)
+    assert written["plots"] == [] and "matplotlib is not installed" in written["note"]
+    assert written["json"].is_file() and written["markdown"].is_file()
+
+
+def test_config_refuses_unknown_names_and_resolves_classes() -> None:
+    with pytest.raises(UsageError, match="unknown architecture nope"):
+        EvalConfig(architectures=("nope",))
+    with pytest.raises(UsageError, match="unknown ablation"):
+        EvalConfig(ablations=("no_gate",))
+    with pytest.raises(UsageError, match="unknown fault"):
+        EvalConfig(faults=("meteor",))
+    with pytest.raises(UsageError, match="seeds"):
+        EvalConfig(seeds=0)
+    with pytest.raises(UsageError, match="noise"):
+        EvalConfig(noise=1.5)
+    with pytest.raises(UsageError, match="unknown task or task class"):
+        select_tasks(["no-such-task"])
+    klass = FIRST.task_class
+    assert select_tasks([klass]) == tuple(t.id for t in SUITE if t.task_class == klass)
+    assert select_tasks([FIRST.id, FIRST.id]) == (FIRST.id,)
+
+
+def test_cells_cover_the_grid_and_faults_only_under_their_ablations() -> None:
+    config = EvalConfig(seeds=2, ablations=tuple(ABLATIONS))
+    cells = config.cells()
+    clean = [c for c in cells if c.fault is None]
+    assert len(clean) == len(SUITE) * len(config.architectures) * len(ABLATIONS) * 2
+    faulted = [c for c in cells if c.fault is not None]
+    assert faulted and {c.ablation for c in faulted} == {BASELINE}
+    assert {c.fault for c in faulted} == {f for t in SUITE for f in t.faults}
+    assert len({c.run_id for c in cells}) == len(cells)  # one run id per cell
+    assert EvalConfig().seeds >= 5
+
+
+def test_quick_config_covers_every_class_in_two_seeds() -> None:
+    quick = quick_config()
+    classes = {t.task_class for t in SUITE if t.id in quick.tasks}
+    assert classes == {t.task_class for t in SUITE}
+    assert quick.seeds == 2 and quick.ablations == tuple(ABLATIONS)
+    assert set(quick.fault_names) <= set(FAULTS) and len(quick.fault_names) <= 3
+    if not STANDINS:
+        assert len(quick.tasks) == 8 and quick.fault_names
+
+
+def test_cli_eval_writes_the_report(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    args = ["eval", "--tasks", FIRST.id, "--arch", "react", "--arch", "workflow"]
+    args += ["--ablation", BASELINE, "--seeds", "2", "--workers", "1", "--out", str(out)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "| architecture | acceptance |" in result.output
+    data = _no_nan((out / "eval.json").read_text())
+    assert data["config"]["architectures"] == ["react", "workflow"]
+    assert data["config"]["seeds"] == 2 and len(data["groups"]) == 4
+    assert (out / "eval.md").is_file() and (out / "eval_architectures.png").is_file()
+
+
+def test_cli_eval_refuses_bad_input(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["eval", "--arch", "nope", "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "unknown architecture nope" in result.output
+    result = CliRunner().invoke(app, ["eval", "--tasks", "nope", "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "unknown task or task class" in result.output
