@@ -16,7 +16,7 @@ from tests.support.eval_runner import STANDINS, install_standins
 install_standins()
 
 from execgraph.cli.commands import app  # noqa: E402
-from execgraph.eval import metrics, report, runner  # noqa: E402
+from execgraph.eval import metrics, report, runner, suite  # noqa: E402
 from execgraph.eval.ablations import ABLATIONS, BASELINE  # noqa: E402
 from execgraph.eval.runner import (  # noqa: E402
     Cell,
@@ -26,9 +26,9 @@ from execgraph.eval.runner import (  # noqa: E402
     run_cell,
     select_tasks,
 )
-from execgraph.eval.suite import FAULTS, SUITE  # noqa: E402
 from execgraph.state.errors import UsageError  # noqa: E402
 
+SUITE, FAULTS = suite.SUITE, suite.FAULTS
 real = pytest.mark.skipif(bool(STANDINS), reason=f"stand-ins in use for {STANDINS}")
 FIRST = SUITE[0]
 ABLATION_SETTINGS = [name for name in ABLATIONS if not STANDINS or name == BASELINE]
