@@ -3,8 +3,9 @@
 :func:`to_json` is the one serialized form; :func:`markdown` and :func:`plot` read only
 that form, so the notebook (which reads ``eval.json``) shows exactly what ``execgraph eval``
 wrote. Everything but ``timing`` is a pure function of the config (:func:`comparable`):
-wall-clock figures live under ``timing`` only. Non-finite numbers (a rate with an empty
-denominator, the cost per success when nothing was accepted) are written as ``null``.
+wall-clock figures live under ``timing`` only. Strict JSON has no NaN or infinity: a rate
+with an empty denominator is written ``null``, the cost per success of a seed where nothing
+was accepted ``"inf"``.
 """
 
 from __future__ import annotations
@@ -82,7 +83,9 @@ def _num(value: Any) -> Any:
     if isinstance(value, int):
         return value
     if isinstance(value, float):
-        return round(value, 6) if math.isfinite(value) else None
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return None if math.isnan(value) else round(value, 6)
     return value
 
 
@@ -170,6 +173,8 @@ def comparable(data: Mapping[str, Any]) -> dict[str, Any]:
 def _fmt(value: Any, kind: str, *, signed: bool = False) -> str:
     if value is None:
         return "n/a"
+    if isinstance(value, str):  # "inf" / "-inf"
+        return "∞" if value == "inf" else "-∞"
     sign = "+" if signed else ""
     digits = {"rate": ".2f", "usd": ".4f", "tokens": ".0f", "count": ".1f"}[kind]
     return format(float(value), sign + digits)
@@ -278,6 +283,17 @@ def _settings(ablation: str) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in settings.items()) or "defaults"
 
 
+def _float(est: Mapping[str, Any] | None, key: str) -> float:
+    """A plottable number: NaN for null, "inf" and anything missing (no bar drawn)."""
+    value = (est or {}).get(key)
+    return float(value) if isinstance(value, int | float) else math.nan
+
+
+def _gap(high: float, low: float) -> float:
+    gap = high - low
+    return gap if math.isfinite(gap) else 0.0
+
+
 def plot(data: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
     """Write :data:`PLOT_NAMES`: the baseline rates per architecture, and each ablation's
     effect per architecture, as bars with 95% error bars (``Agg`` backend, no display).
@@ -301,16 +317,10 @@ def plot(data: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
         width = 0.8 / max(len(series), 1)
         for j, (label, ests) in enumerate(series):
             xs = [i + (j - (len(series) - 1) / 2) * width for i in range(len(groups))]
-            means = [e["mean"] if e and e.get("mean") is not None else math.nan for e in ests]
+            means = [_float(e, "mean") for e in ests]
             err = [
-                [
-                    m - e["low"] if e and e.get("low") is not None else 0.0
-                    for m, e in zip(means, ests, strict=True)
-                ],
-                [
-                    e["high"] - m if e and e.get("high") is not None else 0.0
-                    for m, e in zip(means, ests, strict=True)
-                ],
+                [_gap(m, _float(e, "low")) for m, e in zip(means, ests, strict=True)],
+                [_gap(_float(e, "high"), m) for m, e in zip(means, ests, strict=True)],
             ]
             ax.bar(xs, means, width, yerr=err, capsize=2, label=label)
         ax.set_xticks(range(len(groups)), groups, fontsize=8)

@@ -42,6 +42,7 @@ from execgraph.eval.metrics import (
     Estimate,
     RunMetrics,
     aggregate,
+    declared_costs,
     estimate,
     load_events,
     run_metrics,
@@ -169,6 +170,8 @@ def run_cell(cell: Cell) -> CellResult:
             accepted=accepted,
             fault=cell.fault,
             recovered=recovered,
+            prices=POLICY_PRICES,
+            tool_costs=declared_costs(prepared.tools),
         )
         return CellResult(cell, metrics)
     except Exception as exc:  # an error cell, never the end of the whole evaluation
@@ -306,20 +309,6 @@ def quick_config(**overrides: Any) -> EvalConfig:
     return EvalConfig(**{**settings, **overrides})
 
 
-def _finite(value: float) -> bool:
-    return isinstance(value, int | float) and math.isfinite(value)
-
-
-def _estimate(values: Sequence[float]) -> Estimate:
-    """``estimate`` over the finite values (NaN: no denominator; inf: nothing accepted);
-    ``n`` says how many seeds contributed."""
-    kept = [float(v) for v in values if _finite(v)]
-    if not kept:
-        nan = float("nan")
-        return Estimate(mean=nan, low=nan, high=nan, n=0)
-    return estimate(kept)
-
-
 def _group_metrics(results: Sequence[CellResult]) -> dict[str, float]:
     """``aggregate`` of one (arch, ablation, seed) group: fault-free runs for every metric,
     the fault runs for recovery; unauthorized executions summed over both."""
@@ -385,12 +374,13 @@ def _reduce(report: EvalReport) -> None:
         return [report.groups.get((arch, ablation, s), {}).get(name, math.nan) for s in seeds]
 
     def paired(a: list[float], b: list[float]) -> Estimate:
-        return _estimate([x - y for x, y in zip(a, b, strict=True) if _finite(x) and _finite(y)])
+        """Per-seed differences; ``estimate`` leaves out the NaN ones (nothing to compare)."""
+        return estimate([x - y for x, y in zip(a, b, strict=True)])
 
     for arch in config.architectures:
         for ablation in config.ablations:
             report.summary[(arch, ablation)] = {
-                n: _estimate(series(arch, ablation, n)) for n in names
+                n: estimate(series(arch, ablation, n)) for n in names
             }
             if ablation != BASELINE and BASELINE in config.ablations:
                 report.effects[(arch, ablation)] = {
@@ -403,7 +393,7 @@ def _reduce(report: EvalReport) -> None:
         }
     timed = [n for n in TIMING_METRICS if any(n in g for g in report.groups.values())]
     report.timing["summary"] = {
-        (arch, ablation): {n: _estimate(series(arch, ablation, n)) for n in timed}
+        (arch, ablation): {n: estimate(series(arch, ablation, n)) for n in timed}
         for arch in config.architectures
         for ablation in config.ablations
     }

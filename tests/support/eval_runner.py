@@ -114,6 +114,8 @@ def _metrics() -> types.ModuleType:
         accepted: bool | None = None,
         fault: str | None = None,
         recovered: bool | None = None,
+        prices: Any = None,
+        tool_costs: Any = None,
     ) -> RunMetrics:
         kinds = [str(e.type) for e in events]
         finished = [e for e in events if str(e.type) == "run.finished"]
@@ -153,6 +155,9 @@ def _metrics() -> types.ModuleType:
         }
 
     def estimate(values: Sequence[float]) -> Estimate:
+        values = [v for v in values if not math.isnan(v)]
+        if not values:
+            return Estimate(math.nan, math.nan, math.nan, 0)
         mean = statistics.fmean(values)
         if len(values) < 2:
             return Estimate(mean, mean, mean, len(values))
@@ -169,6 +174,7 @@ def _metrics() -> types.ModuleType:
         aggregate=aggregate,
         estimate=estimate,
         load_events=load_events,
+        declared_costs=lambda tools: {},
     )
     return mod
 
