@@ -15,11 +15,13 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from execgraph.eval.ablations import ABLATIONS, BASELINE, FIXED_VS_DYNAMIC
 from execgraph.eval.metrics import Estimate
-from execgraph.eval.runner import TIMING_METRICS, CellResult, EvalReport
+
+if TYPE_CHECKING:  # reading a written report (markdown, plot) needs no suite loaded
+    from execgraph.eval.runner import CellResult, EvalReport
 
 __all__ = [
     "EFFECT_METRICS",
@@ -98,7 +100,7 @@ def _est(value: Estimate) -> dict[str, Any]:
     }
 
 
-def _cell(result: CellResult) -> dict[str, Any]:
+def _cell(result: CellResult, timed: Sequence[str]) -> dict[str, Any]:
     c = result.cell
     record: dict[str, Any] = {
         "run_id": c.run_id,
@@ -113,16 +115,18 @@ def _cell(result: CellResult) -> dict[str, Any]:
     }
     if result.metrics is not None:
         values = dataclasses.asdict(result.metrics)
-        record["metrics"] = _untimed(values)
+        record["metrics"] = _untimed(values, timed)
     return record
 
 
-def _untimed(values: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: _num(v) for k, v in values.items() if k not in TIMING_METRICS}
+def _untimed(values: Mapping[str, Any], timed: Sequence[str]) -> dict[str, Any]:
+    return {k: _num(v) for k, v in values.items() if k not in timed}
 
 
 def to_json(report: EvalReport) -> dict[str, Any]:
     """The report as JSON-able data (schema :data:`SCHEMA` version :data:`SCHEMA_VERSION`)."""
+    from execgraph.eval.runner import TIMING_METRICS  # here: markdown and plot need no suite
+
     fixed, dynamic = FIXED_VS_DYNAMIC
     per_cell_timing = {
         r.cell.run_id: {k: _num(getattr(r.metrics, k, None)) for k in TIMING_METRICS}
@@ -149,10 +153,10 @@ def to_json(report: EvalReport) -> dict[str, Any]:
             "metrics": {k: _est(v) for k, v in report.fixed_vs_dynamic.items()},
         },
         "groups": [
-            {"arch": a, "ablation": b, "seed": s, "metrics": _untimed(m)}
+            {"arch": a, "ablation": b, "seed": s, "metrics": _untimed(m, TIMING_METRICS)}
             for (a, b, s), m in report.groups.items()
         ],
-        "cells": [_cell(r) for r in report.results],
+        "cells": [_cell(r, TIMING_METRICS) for r in report.results],
         "timing": {
             "wall_s": report.timing.get("wall_s"),
             "workers": report.timing.get("workers"),
@@ -364,7 +368,7 @@ def write_report(report: EvalReport | Mapping[str, Any], out_dir: str | Path) ->
         ``{"json": path, "markdown": path, "plots": [paths], "note": str | None}``; the
         note says why no plots were written (matplotlib missing) instead of failing.
     """
-    data = to_json(report) if isinstance(report, EvalReport) else dict(report)
+    data = dict(report) if isinstance(report, Mapping) else to_json(report)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     json_path = out / JSON_NAME
