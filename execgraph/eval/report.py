@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from execgraph.eval.ablations import ABLATIONS, BASELINE, FIXED_VS_DYNAMIC
-from execgraph.eval.metrics import Estimate
 
-if TYPE_CHECKING:  # reading a written report (markdown, plot) needs no suite loaded
+if TYPE_CHECKING:  # reading a written report (markdown, plot) loads no suite
+    from execgraph.eval.metrics import Estimate
     from execgraph.eval.runner import CellResult, EvalReport
 
 __all__ = [

@@ -1,86 +1,114 @@
-"""notebooks/compare.py measured directly: the same function the notebook calls."""
+"""notebooks/compare.py: the notebook reads the eval report, or runs the quick one first."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from notebooks.compare import (
-    ARCHITECTURES,
-    COLUMNS,
-    VARIANTS,
-    compare,
-    interpret,
-    markdown_notes,
-    markdown_table,
-    measure,
-    plot,
+from tests.support.eval_runner import install_standins
+
+install_standins()
+
+from execgraph.eval import runner, suite  # noqa: E402
+from execgraph.eval.ablations import BASELINE  # noqa: E402
+from execgraph.eval.report import SCHEMA_VERSION  # noqa: E402
+from execgraph.eval.runner import EvalConfig  # noqa: E402
+from notebooks import compare  # noqa: E402
+
+TINY = EvalConfig(
+    tasks=(suite.SUITE[0].id,),
+    architectures=("react",),
+    ablations=(BASELINE,),
+    seeds=1,
+    faults=False,
+    workers=1,
 )
 
 
-@pytest.fixture(scope="module")
-def default_rows() -> dict[str, dict[str, Any]]:
-    return {row["arch"]: row for row in compare(ARCHITECTURES, ["default"])}
+def test_missing_json_runs_the_given_config_and_writes_it(tmp_path: Path) -> None:
+    target = tmp_path / "nested" / "eval.json"
+    data = compare.load_or_run(target, config=TINY)
+    assert target.is_file() and json.loads(target.read_text()) == data
+    assert data["config"]["architectures"] == ["react"] and len(data["cells"]) == 1
+    assert (target.parent / "eval.md").is_file()
 
 
-def test_default_statuses_per_architecture(default_rows: dict[str, dict[str, Any]]) -> None:
-    assert set(default_rows) == set(ARCHITECTURES)
-    for arch in ("react", "plan_execute", "hybrid"):
-        row = default_rows[arch]
-        assert row["status"] == "COMPLETED", row["reason"]
-        assert row["published"] is True and row["approvals"] == 1
-        assert row["rejections"] >= 1  # the seed case: the first finish is rejected
-        assert row["reason"] == ""
-    workflow = default_rows["workflow"]
-    assert workflow["status"] == "PARTIAL" and not workflow["published"]
-    assert workflow["rejections"] == 1 and workflow["approvals"] == 0
+def test_an_existing_json_is_read_not_rerun(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "eval.json"
+    first = compare.load_or_run(target, config=TINY)
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("ran an evaluation although eval.json exists")
+
+    monkeypatch.setattr(runner, "evaluate", refuse)
+    assert compare.load_or_run(target) == first
 
 
-def test_rows_carry_every_column_with_sane_counts(default_rows: dict[str, dict[str, Any]]) -> None:
-    for row in default_rows.values():
-        assert set(COLUMNS) <= set(row)
-        assert row["model_calls"] > 0 and row["tool_calls"] > 0
-        assert row["tokens_in"] > 0 and row["tokens_out"] > 0
-        assert 0 <= row["tools_ok"] <= row["tool_calls"]
-        assert isinstance(row["wall_ms"], float)  # reported, never compared
+def test_a_json_of_another_schema_version_is_measured_again(tmp_path: Path) -> None:
+    target = tmp_path / "eval.json"
+    target.write_text(json.dumps({"schema": "execgraph.eval", "schema_version": 0}))
+    data = compare.load_or_run(target, config=TINY)
+    assert data["schema_version"] == SCHEMA_VERSION and data["cells"]
 
 
-@pytest.mark.parametrize("arch", ARCHITECTURES)
-def test_rejected_approval_never_publishes(arch: str) -> None:
-    row = measure(arch, "reject")
-    assert row["published"] is False
-    assert row["status"] != "COMPLETED"
+def test_eval_json_follows_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv(compare.ENV, raising=False)
+    assert compare.eval_json() == compare.DEFAULT_JSON
+    assert compare.DEFAULT_JSON.parts[-3:] == ("build", "eval-quick", "eval.json")
+    monkeypatch.setenv(compare.ENV, str(tmp_path / "x.json"))
+    assert compare.eval_json() == tmp_path / "x.json"
 
 
-def test_tight_budget_exhausts_react_without_overspending() -> None:
-    row = measure("react", "tight_budget")
-    assert row["status"] == "BUDGET_EXHAUSTED"
-    assert "tool_calls" in row["reason"]
-    assert row["tool_calls"] <= VARIANTS["tight_budget"].budgets["tool_calls"]
-    assert row["published"] is False
+def _est(mean: float, low: float, high: float) -> dict[str, Any]:
+    return {"mean": mean, "low": low, "high": high, "n": 5}
 
 
-def test_denied_publish_is_never_asked_nor_executed() -> None:
-    row = measure("react", "deny_publish")
-    assert row["published"] is False and row["approvals"] == 0
-    assert row["denied"] >= 1 and row["status"] != "COMPLETED"
-
-
-def test_unknown_variant_is_refused() -> None:
-    with pytest.raises(ValueError, match="unknown variant"):
-        measure("react", "no-such-variant")
-
-
-def test_table_notes_and_plot(default_rows: dict[str, dict[str, Any]], tmp_path: Path) -> None:
-    rows = list(default_rows.values())
-    table = markdown_table(rows).splitlines()
-    assert len(table) == 2 + len(rows) and all(c in table[0] for c in COLUMNS)
-    notes = interpret(rows)
-    text = markdown_notes(notes)
-    assert "3 of 4 architectures reached COMPLETED" in text
-    assert "could not loop back" in text and "ends PARTIAL" in text
-    png = tmp_path / "c.png"
-    plot(rows, png)
-    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+def test_notes_say_which_way_each_ablation_moved_its_metric() -> None:
+    data = {
+        "config": {
+            "architectures": ["react", "workflow"],
+            "ablations": ["baseline", "gate_off"],
+            "seeds": 5,
+            "tasks": ["a", "b"],
+        },
+        "summary": [
+            {
+                "arch": "react",
+                "ablation": "baseline",
+                "metrics": {"acceptance_rate": _est(0.8, 0.7, 0.9)},
+            },
+            {
+                "arch": "workflow",
+                "ablation": "baseline",
+                "metrics": {"acceptance_rate": _est(0.5, 0.4, 0.6)},
+            },
+        ],
+        "effects": [
+            {
+                "arch": "react",
+                "ablation": "gate_off",
+                "metrics": {"completed_but_failed_rate": _est(0.2, 0.1, 0.3)},
+            },
+            {
+                "arch": "workflow",
+                "ablation": "gate_off",
+                "metrics": {"completed_but_failed_rate": _est(-0.05, -0.1, 0.02)},
+            },
+        ],
+        "groups": [{"metrics": {"unauthorized_executions": 0.0}}],
+        "cells": [{"error_type": None}, {"error_type": "RuntimeError"}],
+    }
+    text = compare.markdown_notes(compare.notes(data))
+    assert "highest first: react 0.80, workflow 0.50 (5 seeds x 2 tasks each)" in text
+    assert (
+        "`gate_off`: completed but failed rose as the seed predicts for react "
+        "(interval excludes 0: react); moved the other way for workflow." in text
+    )
+    assert "tools_off" not in text  # not run, so nothing is said about it
+    assert "Unauthorized executions: none in any run." in text
+    assert "1 runs raised instead of ending" in text

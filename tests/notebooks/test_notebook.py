@@ -1,15 +1,18 @@
 """Execute notebooks/compare_architectures.ipynb end to end in a real kernel.
 
-The kernel is pinned to the interpreter running the tests (the venv's python, which has
-ipykernel): a kernel-spec manager with no kernel directories only knows ipykernel's native
-``python3`` spec, which launches ``sys.executable``. A ``python3`` spec installed elsewhere
-(user or system Jupyter dirs) therefore cannot redirect the run to another interpreter.
+The notebook reads an eval report written here first (``$EXECGRAPH_EVAL_JSON``), so the
+test checks what it shows of that report, not a run of its own. The kernel is pinned to
+the interpreter running the tests (the venv's python, which has ipykernel): a kernel-spec
+manager with no kernel directories only knows ipykernel's native ``python3`` spec, which
+launches ``sys.executable``. A ``python3`` spec installed elsewhere (user or system Jupyter
+dirs) therefore cannot redirect the run to another interpreter.
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import pytest
@@ -17,8 +20,16 @@ from jupyter_client.kernelspec import NATIVE_KERNEL_NAME, KernelSpecManager
 from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 
-from execgraph.graph.build import ARCHITECTURES
-from notebooks.compare import COLUMNS, VARIANTS
+from tests.support.eval_runner import install_standins
+
+install_standins()
+
+from execgraph.eval import suite  # noqa: E402
+from execgraph.eval.ablations import BASELINE  # noqa: E402
+from execgraph.eval.report import PLOT_NAMES, write_report  # noqa: E402
+from execgraph.eval.runner import EvalConfig, evaluate  # noqa: E402
+from execgraph.graph.build import ARCHITECTURES  # noqa: E402
+from notebooks.compare import ENV  # noqa: E402
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "compare_architectures.ipynb"
 
@@ -34,24 +45,27 @@ def _outputs_text(nb: nbformat.NotebookNode) -> str:
 
 @pytest.fixture(scope="module")
 def executed(tmp_path_factory: pytest.TempPathFactory) -> tuple[nbformat.NotebookNode, Path]:
-    png = tmp_path_factory.mktemp("nb") / "compare_architectures.png"
+    config = EvalConfig(
+        tasks=tuple(t.id for t in suite.SUITE[:2]), ablations=(BASELINE,), seeds=2, workers=1
+    )
+    out = tmp_path_factory.mktemp("eval")
+    written: dict[str, Any] = write_report(evaluate(config), out)
+    for png in written["plots"]:
+        png.unlink()  # the notebook must draw them itself
     mp = pytest.MonkeyPatch()
-    mp.setenv("EXECGRAPH_COMPARE_PNG", str(png))  # the kernel inherits the environment
+    mp.setenv(ENV, str(written["json"]))  # the kernel inherits the environment
     specs = KernelSpecManager(kernel_dirs=[])
     assert Path(specs.get_kernel_spec(NATIVE_KERNEL_NAME).argv[0]) == Path(sys.executable)
     km = KernelManager(kernel_name=NATIVE_KERNEL_NAME, kernel_spec_manager=specs)
     nb = nbformat.read(NOTEBOOK, as_version=4)
     try:
         client = NotebookClient(
-            nb,
-            km=km,
-            timeout=240,
-            resources={"metadata": {"path": str(NOTEBOOK.parent)}},
+            nb, km=km, timeout=240, resources={"metadata": {"path": str(NOTEBOOK.parent)}}
         )
         client.execute()  # raises CellExecutionError on the first failing cell
     finally:
         mp.undo()
-    return nb, png
+    return nb, out
 
 
 def test_no_cell_errored(executed: tuple[nbformat.NotebookNode, Path]) -> None:
@@ -62,22 +76,23 @@ def test_no_cell_errored(executed: tuple[nbformat.NotebookNode, Path]) -> None:
     assert errors == []
 
 
-def test_one_row_per_arch_and_variant(executed: tuple[nbformat.NotebookNode, Path]) -> None:
-    text = _outputs_text(executed[0])
-    cells = [[c.strip() for c in line.strip().strip("|").split("|")] for line in text.splitlines()]
-    rows = [row for row in cells if len(row) == len(COLUMNS) and row[0] in ARCHITECTURES]
-    keyed = {(arch, variant, status) for arch, variant, status, *_ in rows}
-    pairs = {(arch, variant) for arch, variant, _ in keyed}
-    assert len(rows) == len(pairs)  # exactly one row each
-    assert pairs >= {(a, v) for a in ARCHITECTURES for v in VARIANTS}
-    for arch in ("react", "plan_execute", "hybrid"):
-        assert (arch, "default", "COMPLETED") in keyed
-
-
-def test_png_written_and_notes_computed(executed: tuple[nbformat.NotebookNode, Path]) -> None:
-    nb, png = executed
-    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert any("image/png" in o.get("data", {}) for c in nb.cells for o in c.get("outputs", []))
+def test_it_shows_the_reports_table_one_row_per_architecture(
+    executed: tuple[nbformat.NotebookNode, Path],
+) -> None:
+    nb, out = executed
     text = _outputs_text(nb)
-    assert "architectures reached COMPLETED" in text
-    assert "Tool-call budget of 4" in text
+    assert f"{out / 'eval.json'}: " in text  # it read the report it was given
+    assert (out / "eval.md").read_text().strip() in text  # the CLI's very table
+    rows = [line for line in text.splitlines() if line.startswith("| ") and " [" in line]
+    assert {line.split("|")[1].strip() for line in rows} >= set(ARCHITECTURES)
+
+
+def test_it_draws_the_plots_and_computes_notes(
+    executed: tuple[nbformat.NotebookNode, Path],
+) -> None:
+    nb, out = executed
+    for name in PLOT_NAMES:
+        assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    images = [o for c in nb.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
+    assert len(images) == len(PLOT_NAMES)
+    assert "Acceptance under the baseline, highest first:" in _outputs_text(nb)
