@@ -411,27 +411,35 @@ def evaluate(config: EvalConfig, *, progress: Progress | None = None) -> EvalRep
     started = time.perf_counter()
     results: list[CellResult | None] = [None] * total
     done = 0
+
+    def record(i: int, result: CellResult) -> None:
+        nonlocal done
+        results[i] = result
+        done += 1
+        if progress is not None:
+            progress(done, total, result)
+
     if workers == 1:
         for i, cell in enumerate(cells):
-            results[i] = run_cell(cell)
-            done += 1
-            if progress is not None:
-                progress(done, total, results[i])  # type: ignore[arg-type]
+            record(i, run_cell(cell))
     else:
         # spawn: a worker starts clean (no copied locks or threads of the caller, e.g. a
         # progress bar's refresh thread); it pays one import, once.
         context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+        try:
             futures = {pool.submit(run_cell, cell): i for i, cell in enumerate(cells)}
             for future in as_completed(futures):
                 i = futures[future]
                 try:
-                    results[i] = future.result()
+                    result = future.result()
                 except Exception as exc:  # the worker died (BrokenProcessPool, ...)
-                    results[i] = CellResult(cells[i], None, type(exc).__name__, str(exc)[:500])
-                done += 1
-                if progress is not None:
-                    progress(done, total, results[i])  # type: ignore[arg-type]
+                    result = CellResult(cells[i], None, type(exc).__name__, str(exc)[:500])
+                record(i, result)
+        except BaseException:  # Ctrl-C: drop the queued cells instead of running them all
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
     report = EvalReport(config=config, results=[r for r in results if r is not None])
     _reduce(report)
     report.timing.update(
