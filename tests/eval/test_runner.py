@@ -57,13 +57,19 @@ def test_a_cell_runs_and_its_metrics_come_from_its_event_log(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     seen: dict[str, list[Any]] = {}
-    load = runner.load_events
+    costs: list[dict[str, float]] = []
+    load, declared = runner.load_events, runner.declared_costs
 
     def spy(store: Any, run_id: str) -> list[Any]:
         seen[run_id] = load(store, run_id)
         return seen[run_id]
 
+    def spy_costs(tools: Any) -> dict[str, float]:
+        costs.append(declared(tools))
+        return costs[-1]
+
     monkeypatch.setattr(runner, "load_events", spy)
+    monkeypatch.setattr(runner, "declared_costs", spy_costs)
     cell = Cell(FIRST.id, "react", BASELINE, seed=0)
     result = run_cell(cell)
     assert result.ok, (result.error_type, result.error)
@@ -73,10 +79,15 @@ def test_a_cell_runs_and_its_metrics_come_from_its_event_log(
     assert any(str(e.type) == "tool.started" for e in events)
     # The metrics are exactly the log's, with the suite's verdict passed in.
     assert result.metrics == metrics.run_metrics(
-        events, accepted=result.metrics.accepted, fault=None, recovered=None
+        events,
+        accepted=result.metrics.accepted,
+        prices=suite.POLICY_PRICES,
+        tool_costs=costs[0],
     )
     assert result.metrics.tool_calls == sum(1 for e in events if str(e.type) == "tool.started")
     assert isinstance(result.metrics.accepted, bool)
+    if not STANDINS:  # the run's prices reached the metrics: its model calls cost something
+        assert result.metrics.model_cost_usd > 0 and result.metrics.unpriced_model_calls == 0
 
 
 def test_a_cell_with_a_fault_reports_whether_it_recovered() -> None:
