@@ -190,8 +190,10 @@ def _interval(est: Mapping[str, Any] | None, kind: str, *, signed: bool = False)
     mean = _fmt(est["mean"], kind, signed=signed)
     if est["n"] < 2 or est.get("low") is None or est.get("high") is None:
         return mean
-    low, high = _fmt(est["low"], kind, signed=signed), _fmt(est["high"], kind, signed=signed)
-    return f"{mean} [{low}, {high}]"
+    low, high = est["low"], est["high"]
+    if kind == "rate" and not signed and not isinstance(low, str) and not isinstance(high, str):
+        low, high = max(0.0, low), min(1.0, high)  # a rate's t-interval, cut to what it can be
+    return f"{mean} [{_fmt(low, kind, signed=signed)}, {_fmt(high, kind, signed=signed)}]"
 
 
 def _rows(data: Mapping[str, Any], section: str) -> dict[tuple[str, str], dict[str, Any]]:
@@ -218,7 +220,8 @@ def markdown(data: Mapping[str, Any]) -> str:
         f"{len(config['tasks'])} tasks x {config['seeds']} seeds per architecture, "
         f"{len(config['faults'])} faults for recovery; model: {config['model']}"
         + (f", noise {noise}" if noise is not None else "")
-        + ". Each cell: mean [95% interval] over seeds of the per-seed suite metric.",
+        + ". Each cell: mean [95% interval] over seeds of the per-seed suite metric "
+        "(a rate's interval cut to [0, 1]).",
         "",
     ]
     lines += _table(

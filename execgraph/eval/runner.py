@@ -403,7 +403,9 @@ def evaluate(config: EvalConfig, *, progress: Progress | None = None) -> EvalRep
     """Run every cell of ``config`` (in ``config.workers`` processes) and reduce them.
 
     Results are in cell order whatever order the workers finish in. A worker that dies
-    (the pool breaks) turns the cells it could not run into error cells.
+    (the pool breaks) turns the cells it could not run into error cells. Workers are
+    spawned, so a script calling this with ``workers > 1`` needs multiprocessing's
+    ``if __name__ == "__main__":`` guard (the CLI and notebooks need nothing).
     """
     cells = config.cells()
     total = len(cells)

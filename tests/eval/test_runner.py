@@ -152,10 +152,10 @@ def test_one_worker_and_two_workers_give_the_same_json() -> None:
 
 @real
 def test_different_seeds_give_different_trajectories() -> None:
-    rep = evaluate(_small(seeds=5, architectures=("react",), faults=False))
-    calls = {r.metrics.model_calls for r in rep.results if r.metrics is not None}
-    tokens = {r.metrics.input_tokens for r in rep.results if r.metrics is not None}
-    assert len(calls | tokens) > 2  # the noisy policy draws differently per seed
+    tasks = tuple(t.id for t in SUITE[::3])
+    rep = evaluate(_small(tasks=tasks, seeds=3, architectures=("react",), faults=False))
+    per_seed = {json.dumps(g, sort_keys=True, default=str) for g in rep.groups.values()}
+    assert len(per_seed) > 1  # the noisy policy draws differently per seed
 
 
 def test_report_writes_strict_json_markdown_and_plots(tmp_path: Path) -> None:
