@@ -119,7 +119,8 @@ def eval_(
 
         report = evaluate(config, progress=advance)
     written = write_report(report, target)
-    out.print(written["markdown"].read_text(encoding="utf-8"), markup=False, highlight=False)
+    text = written["markdown"].read_text(encoding="utf-8")
+    out.print(text, markup=False, highlight=False, soft_wrap=True)  # table rows stay whole
     for path in (written["json"], written["markdown"], *written["plots"]):
         out.print(Text(f"wrote {path}", style="dim"), soft_wrap=True)
     if written["note"]:

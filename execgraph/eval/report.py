@@ -191,8 +191,9 @@ def _interval(est: Mapping[str, Any] | None, kind: str, *, signed: bool = False)
     if est["n"] < 2 or est.get("low") is None or est.get("high") is None:
         return mean
     low, high = est["low"], est["high"]
-    if kind == "rate" and not signed and not isinstance(low, str) and not isinstance(high, str):
-        low, high = max(0.0, low), min(1.0, high)  # a rate's t-interval, cut to what it can be
+    if not signed and not isinstance(low, str) and not isinstance(high, str):
+        # A t-interval cut to what the metric can be: none is negative, a rate is <= 1.
+        low, high = max(0.0, low), min(1.0, high) if kind == "rate" else high
     return f"{mean} [{_fmt(low, kind, signed=signed)}, {_fmt(high, kind, signed=signed)}]"
 
 
@@ -221,7 +222,7 @@ def markdown(data: Mapping[str, Any]) -> str:
         f"{len(config['faults'])} faults for recovery; model: {config['model']}"
         + (f", noise {noise}" if noise is not None else "")
         + ". Each cell: mean [95% interval] over seeds of the per-seed suite metric "
-        "(a rate's interval cut to [0, 1]).",
+        "(cut to the metric's range: a rate's to [0, 1], the others' at 0).",
         "",
     ]
     lines += _table(

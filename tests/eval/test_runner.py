@@ -244,3 +244,56 @@ def test_cli_eval_refuses_bad_input(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "unknown architecture nope" in result.output
     result = CliRunner().invoke(app, ["eval", "--tasks", "nope", "--out", str(tmp_path)])
     assert result.exit_code == 2 and "unknown task or task class" in result.output
+
+
+def _est(mean: Any, low: Any, high: Any, n: int = 5) -> dict[str, Any]:
+    return {"mean": mean, "low": low, "high": high, "n": n}
+
+
+def test_markdown_formats_intervals_cuts_them_to_range_and_shows_the_missing() -> None:
+    data = {
+        "config": {
+            "tasks": ["t"],
+            "architectures": ["react", "workflow"],
+            "ablations": [BASELINE, "gate_off"],
+            "seeds": 5,
+            "faults": [],
+            "noise": 0.25,
+            "model": "suite policy",
+        },
+        "metrics": ["acceptance_rate", "cost_per_success_usd", "recovery_rate"],
+        "summary": [
+            {
+                "arch": "react",
+                "ablation": BASELINE,
+                "metrics": {
+                    "acceptance_rate": _est(0.9, 0.8, 1.05),
+                    "cost_per_success_usd": _est(0.002, -0.001, 0.005),
+                    "recovery_rate": _est(None, None, None, 0),
+                },
+            },
+            {
+                "arch": "workflow",
+                "ablation": BASELINE,
+                "metrics": {
+                    "acceptance_rate": _est(0.5, 0.5, 0.5, 1),
+                    "cost_per_success_usd": _est("inf", "inf", "inf"),
+                    "recovery_rate": _est(1.0, 1.0, 1.0),
+                },
+            },
+        ],
+        "effects": [
+            {
+                "arch": "react",
+                "ablation": "gate_off",
+                "metrics": {"acceptance_rate": _est(0.1, -0.05, 0.25)},
+            }
+        ],
+        "fixed_vs_dynamic": {"fixed": "workflow", "dynamic": "react", "metrics": {}},
+        "cells": [],
+    }
+    md = report.markdown(data)
+    assert "| react | 0.90 [0.80, 1.00] | n/a | 0.0020 [0.0000, 0.0050] |" in md
+    assert "| workflow | 0.50 | 1.00 [1.00, 1.00] | ∞ [∞, ∞] |" in md  # one seed: no interval
+    assert "| gate_off | react | +0.10 [-0.05, +0.25] |" in md  # a difference is not cut
+    assert "verifier_gate=False" in md and "| gate_off | workflow |" not in md
