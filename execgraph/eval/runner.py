@@ -144,7 +144,10 @@ def run_cell(cell: Cell) -> CellResult:
     try:
         task = _TASKS[cell.task_id]
         prepared = prepare(task, workdir, fault=cell.fault)
-        store = SqliteExecutionStore(workdir / "exec.db")
+        # Where the embedded store would be, and handed to the scripted person: a cancel
+        # (user_cancels) must reach the store the run polls.
+        store = SqliteExecutionStore(workdir / "home" / "exec.db")
+        prepared.store = store
         model: Any = cell.model or policy_model(
             task, seed=cell.seed, noise=cell.noise, fault=cell.fault
         )

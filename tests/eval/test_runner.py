@@ -297,3 +297,12 @@ def test_markdown_formats_intervals_cuts_them_to_range_and_shows_the_missing() -
     assert "| workflow | 0.50 | 1.00 [1.00, 1.00] | ∞ [∞, ∞] |" in md  # one seed: no interval
     assert "| gate_off | react | +0.10 [-0.05, +0.25] |" in md  # a difference is not cut
     assert "verifier_gate=False" in md and "| gate_off | workflow |" not in md
+
+
+@real
+def test_a_user_cancel_reaches_the_store_the_run_polls() -> None:
+    task = next(t for t in SUITE if "user_cancels" in t.faults)
+    result = run_cell(Cell(task.id, "react", BASELINE, seed=0, noise=0.0, fault="user_cancels"))
+    assert result.ok, (result.error_type, result.error)
+    assert result.metrics is not None and result.metrics.status == "CANCELLED"
+    assert result.metrics.recovered is True

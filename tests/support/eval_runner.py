@@ -49,6 +49,7 @@ def _suite() -> types.ModuleType:
             self.stages = DEMO_STAGES
             self.checks = RESEARCH_CHECKS
             self.fault = fault
+            self.store: Any = None
 
         def answer(self, value: Any) -> Any:
             return {"action": "approve"}
