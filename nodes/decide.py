@@ -187,6 +187,10 @@ def parse_reply(
 def _offered(
     contract: TaskContract, deps: RunDeps, tools: Sequence[str] | None
 ) -> list[dict[str, Any]]:
+    """The schemas of the tools this turn offers: none with tools off (``offered`` is then
+    empty, so dispatch refuses any tool the model names anyway)."""
+    if not deps.tools_enabled:
+        return []
     specs = [
         s
         for s in deps.executor.registry.latest()
