@@ -142,15 +142,19 @@ def verify(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[st
                 if deps.verifier_gate
                 else ([], [])  # the gate is off: the finish stands unjudged
             )
-            report = {
+            report: dict[str, Any] = {
                 "turn": turn,
                 "passed": passed,
                 "failed": failed,
                 "accepted": not failed,
-                "gated": deps.verifier_gate,
             }
+            if not deps.verifier_gate:  # state says so too; a judged report stays as it was
+                report["gated"] = False
             verdict = make_event(
-                EventType.VERIFIER_VERDICT, contract.run_id, turn_id=f"t{turn}", payload=report
+                EventType.VERIFIER_VERDICT,
+                contract.run_id,
+                turn_id=f"t{turn}",
+                payload={**report, "gated": deps.verifier_gate},
             )
             deps.executor.store.append_events([verdict])
             if not failed:
