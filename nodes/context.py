@@ -113,7 +113,12 @@ def _check_line(check: SuccessCheck) -> str:
     return f"- {check.description or check.kind}: {words}".rstrip()
 
 
-def _system(contract: TaskContract, state: Mapping[str, Any], deps: RunDeps) -> SystemMessage:
+def _system(
+    contract: TaskContract,
+    state: Mapping[str, Any],
+    deps: RunDeps,
+    evidence: Mapping[str, Mapping[str, Any]],
+) -> SystemMessage:
     usage = used(state)
     budget = ", ".join(
         f"{kind.value} {usage.get(kind.value, 0):g}/{limit:g}"
@@ -129,7 +134,7 @@ def _system(contract: TaskContract, state: Mapping[str, Any], deps: RunDeps) -> 
         else "",
         f"Success checks:\n{checks}" if checks else "",
         f"Budget used: {budget or 'no limits'}",
-        _evidence_count(state.get("evidence") or {}),
+        _evidence_count(evidence),
         _RULES,
     ]
     return SystemMessage("\n\n".join(p for p in parts if p))
@@ -186,17 +191,17 @@ def project(
     evidence item whole (:mod:`execgraph.nodes.whole_transcript`).
     """
     task = f"Task: {contract.goal}" + (f"\n\nCurrent step: {instruction}" if instruction else "")
-    messages: list[BaseMessage] = [_system(contract, state, deps), HumanMessage(task)]
     if deps.context == "full":
-        everything = full_view(state, contract.run_id, deps).get("evidence") or {}
-        evidence = evidence_message(everything, whole=True)
+        evidence = full_view(state, contract.run_id, deps).get("evidence") or {}
         turns, results, feedback = whole_record(state, contract.run_id, deps)
         past = render_turns(turns, results, feedback, deps.observation_limit)
     else:
-        evidence = evidence_message(state.get("evidence") or {})
+        evidence = state.get("evidence") or {}
         past = transcript(state, deps)
-    if evidence is not None:
-        messages.append(evidence)
+    messages: list[BaseMessage] = [_system(contract, state, deps, evidence), HumanMessage(task)]
+    shown = evidence_message(evidence, whole=deps.context == "full")
+    if shown is not None:
+        messages.append(shown)
     messages.extend(past)
     turn = state.get("turn", 0)
     notes = [
