@@ -13,13 +13,14 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage
+from pydantic import Field
 
 from execgraph.graph import Stage, build_graph
 from execgraph.nodes.models import ScriptedChatModel
 from execgraph.state.errors import UsageError
-from execgraph.tools.adapters.fake import Step
+from execgraph.tools.adapters.fake import FakeAdapter, Step
 from tests.reliability.replies import call, finish, lookup, plan, save, step
-from tests.support.ablations import ARCHS, ai_turns, run_arch, task, tool_texts
+from tests.support.ablations import ARCHS, STAGES, ai_turns, run_arch, task, tool_texts
 
 ANSWER = {"kind": "output_contains", "value": "42"}  # holds without any tool
 
@@ -97,6 +98,36 @@ def test_tools_off_the_refusal_is_what_the_model_sees_next(tmp_path: Path) -> No
     )
     [answer] = tool_texts(run.model.calls[1])
     assert "PolicyDenied" in answer and "lookup is not allowed here" in answer
+
+
+class _BindingModel(ScriptedChatModel):
+    """Records whether each call was sent a tool list at all."""
+
+    bound: list[bool] = Field(default_factory=list)
+
+    def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kw: Any) -> Any:
+        self.bound.append("tools" in kw)
+        return super()._generate(messages, stop, run_manager, **kw)
+
+
+def test_tools_off_a_stage_offered_nothing_calls_the_model_unbound(tmp_path: Path) -> None:
+    """Some providers refuse an empty tool list: a stage with nothing to offer sends none."""
+    model = _BindingModel(_NO_TOOLS["workflow"][0])
+    fake = FakeAdapter()
+    fake.tool("lookup", effect="read")
+    fake.tool("save", effect="write")
+    app = build_graph(
+        "workflow",
+        model=model,
+        tools=fake.tools(),
+        stages=STAGES,
+        home=tmp_path,
+        workspace=tmp_path / "ws",
+        tools_enabled=False,
+    )
+    out = app.invoke({"task": task(checks=[ANSWER])}, {"configurable": {"thread_id": "w"}})
+    assert out["status"] == "COMPLETED"
+    assert model.bound == [False, False, True]  # two stages unbound, conclude offers finish
 
 
 def test_tools_on_the_same_script_runs_the_tool(tmp_path: Path) -> None:
