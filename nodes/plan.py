@@ -172,10 +172,10 @@ def _no_tools_plan(args: Mapping[str, Any]) -> tuple[list[PlanStep] | None, str 
     if not isinstance(steps, list):
         return None, "the plan is malformed: steps must be a list (empty: tools are off)"
     first = steps[0] if isinstance(steps[0], Mapping) else {}
-    tool = first.get("tool")
+    named = f"step {first.get('id')!r} names the tool {first.get('tool')!r}, which"
     return None, (
-        f"step {first.get('id')!r} names the tool {tool!r}, which is not offered: tools are "
-        "off for this run; call submit_plan with no steps and answer from what you know"
+        f"{named if first else 'every step names a tool, and a tool'} is not offered: tools "
+        "are off for this run; call submit_plan with no steps and answer from what you know"
     )
 
 
