@@ -7,7 +7,8 @@ turn, so it reads the run's record instead: each turn's accepted reply is its
 results are the committed execution records (a call refused before it was reserved has
 only its refusal and end events), and a finish the verifier rejected is answered with its
 ``verifier.verdict``. What state still holds takes precedence: it is the same record,
-newest, and it also holds what the log does not (a person's answer to ``ask_user``).
+newest, and it also holds what the log does not: a person's answer to ``ask_user`` (one
+older than state's notes window reads ``not executed``).
 
 This reads the whole log on every turn, so a turn costs more as the run grows: that cost is
 what the projection exists to avoid, and what the ablation measures. The default
