@@ -197,7 +197,7 @@ _FINISH_AT_ONCE = {
 
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("gate", [True, False])
-def test_gate_off_a_finish_completes_unjudged_and_the_log_says_so(
+def test_verifier_gate_on_judges_a_finish_off_completes_it_unjudged(
     tmp_path: Path, arch: str, gate: bool
 ) -> None:
     judged: list[str] = []
