@@ -31,8 +31,6 @@ from execgraph.state.errors import UsageError  # noqa: E402
 SUITE, FAULTS = suite.SUITE, suite.FAULTS
 real = pytest.mark.skipif(bool(STANDINS), reason=f"stand-ins in use for {STANDINS}")
 FIRST = SUITE[0]
-ABLATION_SETTINGS = [name for name in ABLATIONS if not STANDINS or name == BASELINE]
-"""The ablations need the graph settings of the ablation branch; stand-ins run baseline."""
 
 
 def _no_nan(text: str) -> Any:
@@ -159,7 +157,7 @@ def test_different_seeds_give_different_trajectories() -> None:
 
 
 def test_report_writes_strict_json_markdown_and_plots(tmp_path: Path) -> None:
-    rep = evaluate(_small(ablations=tuple(ABLATION_SETTINGS)))
+    rep = evaluate(_small(ablations=tuple(ABLATIONS)))
     written = report.write_report(rep, tmp_path)
     assert written["note"] is None
     data = _no_nan(written["json"].read_text())
@@ -169,8 +167,7 @@ def test_report_writes_strict_json_markdown_and_plots(tmp_path: Path) -> None:
     assert "| architecture | acceptance |" in md
     assert re.search(r"\| react \| \d\.\d\d \[\d\.\d\d, \d\.\d\d\] \|", md)
     assert "### Fixed workflow vs dynamic loop (workflow vs react, baseline)" in md
-    if len(ABLATION_SETTINGS) > 1:
-        assert "### Ablation effects vs baseline" in md and "| gate_off | react |" in md
+    assert "### Ablation effects vs baseline" in md and "| gate_off | react |" in md
     assert [p.name for p in written["plots"]] == list(report.PLOT_NAMES)
     for path in written["plots"]:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
