@@ -180,8 +180,9 @@ def _fmt(value: Any, kind: str, *, signed: bool = False) -> str:
     if isinstance(value, str):  # "inf" / "-inf"
         return "∞" if value == "inf" else "-∞"
     sign = "+" if signed else ""
-    digits = {"rate": ".2f", "usd": ".4f", "tokens": ".0f", "count": ".1f"}[kind]
-    return format(float(value), sign + digits)
+    places = {"rate": 2, "usd": 4, "tokens": 0, "count": 1}[kind]
+    shown = round(float(value), places) + 0.0  # + 0.0: -0.3 tokens shows as 0, not -0
+    return format(shown, f"{sign}.{places}f")
 
 
 def _interval(est: Mapping[str, Any] | None, kind: str, *, signed: bool = False) -> str:
@@ -297,6 +298,17 @@ def _float(est: Mapping[str, Any] | None, key: str) -> float:
     return float(value) if isinstance(value, int | float) else math.nan
 
 
+def _grid(figure: Any, panels: int, per_row: int = 3) -> tuple[Any, list[Any]]:
+    """A figure of ``panels`` axes, ``per_row`` to a row; unused axes hidden."""
+    rows = max(1, math.ceil(panels / per_row))
+    cols = max(1, min(panels, per_row))
+    fig = figure(figsize=(4.6 * cols, 3.4 * rows), layout="constrained")
+    axes = list(fig.subplots(rows, cols, squeeze=False).flat)
+    for ax in axes[panels:]:
+        ax.set_visible(False)
+    return fig, axes
+
+
 def _gap(high: float, low: float) -> float:
     gap = high - low
     return gap if math.isfinite(gap) else 0.0
@@ -335,8 +347,7 @@ def plot(data: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
         ax.grid(axis="y", alpha=0.3)
 
     paths: list[Path] = []
-    fig = Figure(figsize=(4 * max(len(rates), 1), 3.6), layout="constrained")
-    axes = fig.subplots(1, max(len(rates), 1), squeeze=False)[0]
+    fig, axes = _grid(Figure, len(rates))
     for ax, key in zip(axes, rates, strict=False):
         ests = [summary.get((a, BASELINE), {}).get(key) for a in archs]
         bars(ax, archs, [("baseline", ests)])
@@ -349,8 +360,7 @@ def plot(data: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
     effects = _rows(data, "effects")
     ablations = [b for b in data["config"]["ablations"] if b != BASELINE]
     shown = [k for k in EFFECT_METRICS if k in present]
-    fig = Figure(figsize=(4.2 * max(len(shown), 1), 3.8), layout="constrained")
-    axes = fig.subplots(1, max(len(shown), 1), squeeze=False)[0]
+    fig, axes = _grid(Figure, len(shown))
     for ax, key in zip(axes, shown, strict=False):
         series = [(a, [effects.get((a, b), {}).get(key) for b in ablations]) for a in archs]
         bars(ax, ablations, series)
