@@ -309,6 +309,14 @@ def _grid(figure: Any, panels: int, per_row: int = 3) -> tuple[Any, list[Any]]:
     return fig, axes
 
 
+def _rate_range(est: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A rate's estimate with its interval cut to [0, 1], as the table shows it."""
+    if not est:
+        return None
+    low, high = _float(est, "low"), _float(est, "high")
+    return {**est, "low": max(0.0, low), "high": min(1.0, high)}
+
+
 def _gap(high: float, low: float) -> float:
     gap = high - low
     return gap if math.isfinite(gap) else 0.0
@@ -349,7 +357,7 @@ def plot(data: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
     paths: list[Path] = []
     fig, axes = _grid(Figure, len(rates))
     for ax, key in zip(axes, rates, strict=False):
-        ests = [summary.get((a, BASELINE), {}).get(key) for a in archs]
+        ests = [_rate_range(summary.get((a, BASELINE), {}).get(key)) for a in archs]
         bars(ax, archs, [("baseline", ests)])
         ax.set_title(METRIC_LABELS[key][0], fontsize=9)
         ax.set_ylim(0, 1.05)
