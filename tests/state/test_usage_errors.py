@@ -10,17 +10,7 @@ from typing import Any
 import pytest
 
 from execgraph.state import errors
-from execgraph.state.errors import (
-    AdapterError,
-    ArgumentError,
-    ExecGraphError,
-    ObservationStatus,
-    Phase,
-    PolicyError,
-    ResolutionError,
-    StoreError,
-    UsageError,
-)
+from execgraph.state.errors import ExecGraphError, ObservationStatus, Phase, UsageError
 from tests.state.error_helpers import ERROR_CLASSES
 
 USAGE_CLASSES = [c for c in ERROR_CLASSES if issubclass(c, UsageError)]
@@ -64,7 +54,13 @@ def test_usage_errors_that_replace_a_type_error_are_type_errors(cls: type[UsageE
 
 
 def test_usage_errors_are_no_tool_failure_family() -> None:
-    tool_families = (ResolutionError, ArgumentError, PolicyError, AdapterError, StoreError)
+    tool_families = (
+        errors.ResolutionError,
+        errors.ArgumentError,
+        errors.PolicyError,
+        errors.AdapterError,
+        errors.StoreError,
+    )
     assert not any(issubclass(c, tool_families) for c in USAGE_CLASSES)
     assert issubclass(errors.ToolTypeError, errors.ToolDeclarationError)
 
