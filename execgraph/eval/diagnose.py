@@ -19,9 +19,10 @@ that already succeeded)
 attempted unauthorized call (``tool.denied``  authorization  permission only in the prompt
 or an approval rejected); an execution with
 no allow standing (``tool.started``)
-budget burned on failed calls (failed         execution      only successes are counted
-attempts, adapter retries and refused replies
-are half the spend, or the run ran out)
+budget burned on failed calls (failed tool    execution      only successes are counted
+attempts and retries, or refused replies, are
+half of their budget's spend, or the run ran
+out with a failure in it)
 write retried after a timeout / an unknown    execution      UNKNOWN treated as failure
 outcome (same write requested again)
 tool success but acceptance failing (every    observation    an observation misread, too
@@ -179,19 +180,28 @@ def _authorization(t: Trajectory) -> list[Finding]:
 
 
 def _burned(t: Trajectory) -> list[Finding]:
+    """Failures are at least half of a budget's spend (two or more), or the run ran out
+    with any failure in it: tool attempts and retries, or model calls on refused replies."""
     attempts = [a for c in t.calls.values() for a in c.attempts]
     retries = sum(a.retries for a in attempts)
     failed = [a for a in attempts if a.outcome not in (None, "succeeded")]
     refused = [e for e in t.model_calls if e.payload.get("refused")]
-    burned = len(failed) + retries + len(refused)
-    spent = len(attempts) + retries + len(t.model_calls)
+    tools, tools_spent = len(failed) + retries, len(attempts) + retries
     exhausted = t.status == "BUDGET_EXHAUSTED"
-    if not burned or not (exhausted or (burned >= 2 and 2 * burned >= spent)):
+    heavy = (tools >= 2 and 2 * tools >= tools_spent) or (
+        len(refused) >= 2 and 2 * len(refused) >= len(t.model_calls)
+    )
+    if not (heavy or (exhausted and (tools or refused))):
         return []
+    parts = [
+        f"{len(failed)} failed call(s) of {len(attempts)}" if failed else "",
+        f"{retries} adapter retry(ies)" if retries else "",
+        f"{len(refused)} refused model reply(ies) of {len(t.model_calls)}" if refused else "",
+    ]
     return [
         Finding(
-            f"budget burned on failures: {len(failed)} failed call(s), {retries} retry(ies), "
-            f"{len(refused)} refused model reply(ies) of {spent} spent"
+            "budget burned on failures: "
+            + ", ".join(p for p in parts if p)
             + (" (the run ran out of budget)" if exhausted else ""),
             "execution",
             tuple([a.started.event_id for a in failed] + [e.event_id for e in refused]),
