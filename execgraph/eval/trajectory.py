@@ -75,7 +75,7 @@ class CallTrace:
     attempts: list[Attempt] = field(default_factory=list)
     completed: list[Event] = field(default_factory=list)
     side_effects: list[Event] = field(default_factory=list)
-    first: int = 0  # index of its first event in the log
+    first: int = 0  # index of its request in the log (of its first event before one)
 
     @property
     def signature(self) -> str:
@@ -100,10 +100,6 @@ class CallTrace:
         return str(self.completed[-1].payload.get("outcome")) if self.completed else None
 
     @property
-    def status(self) -> str | None:
-        return str(self.completed[-1].payload.get("status")) if self.completed else None
-
-    @property
     def ran(self) -> bool:
         """Dispatched to its tool at least once."""
         return bool(self.attempts)
@@ -111,11 +107,6 @@ class CallTrace:
     @property
     def succeeded(self) -> bool:
         return self.outcome == "succeeded"
-
-    @property
-    def write(self) -> bool:
-        """It tried to change the world (a side effect was attempted)."""
-        return any(e.payload.get("attempted") for e in self.side_effects)
 
 
 @dataclass
@@ -171,7 +162,8 @@ def _read_calls(events: Sequence[Event]) -> dict[str, CallTrace]:
             continue
         call, kind, p = _call(calls, e, index), e.type, e.payload
         if kind is EventType.TOOL_REQUESTED:
-            call.tool = call.tool or str(p.get("tool", ""))
+            if not call.tool:  # hybrid's gate logs an answer before the request
+                call.tool, call.first = str(p.get("tool", "")), index
             if not call.raw_hash:
                 call.raw_hash = stable_hash(p.get("arguments") or {})[:16]
         elif kind is EventType.TOOL_RESOLVED:

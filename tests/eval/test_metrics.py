@@ -129,6 +129,18 @@ def test_the_unauthorized_counter_counts_a_start_with_no_allow_standing() -> Non
     assert run_metrics(log.events).unauthorized_executions == 2
 
 
+@pytest.mark.parametrize(
+    ("fault", "illegal"),
+    [("unknown_tool", 1), ("schema_violation", 1), ("prompt_injection", 1), ("illegal_output", 3)],
+)
+def test_real_refusals_of_the_models_errors_are_illegal_candidates(
+    tmp_path: Path, fault: str, illegal: int
+) -> None:
+    # prompt_injection: the model calls send_email, which the task does not offer
+    m = run_metrics(matrix_log(tmp_path, fault).events)
+    assert m.candidates - m.legal_candidates == illegal
+
+
 def test_unauthorized_executions_are_zero_on_the_real_fault_matrix(tmp_path: Path) -> None:
     for fault in ("permission_denied", "prompt_injection", "write_lost_no_probe"):
         recorded = matrix_log(tmp_path / fault, fault)
