@@ -42,9 +42,10 @@ What counts, read from the log:
   it succeeded where every earlier identical call had not (a retry that finally works).
   A refused call (illegal, denied, a rejected approval, an unresolved twin) or one that
   never reached its tool makes none. A finish or answer makes progress when the verifier
-  accepted it (or, gate off, ended the run unjudged); a finish it rejected makes none. Any
-  other control decision (ask_user, abort, revise_plan, a hybrid phase's close) makes
-  progress unless it repeats an earlier one word for word. **Decisions** are the legal and
+  accepted it (or, gate off, ended the run unjudged); a finish it rejected makes none; a
+  finish no verdict judged is a hybrid phase's close, and makes progress (the phase
+  advances). Any other control decision (ask_user, abort, revise_plan) makes progress
+  unless it repeats an earlier one word for word. **Decisions** are the legal and
   illegal decisions above except refused replies (they never became decisions).
 - **Unauthorized execution**: a ``tool.started`` of a call for which no allow stands at
   that point of the log: the call's latest gate event before it must be a
@@ -198,9 +199,10 @@ def _progress(decisions: Sequence[DecisionTrace]) -> list[bool]:
             ran.add(sig)
             if call.succeeded:
                 done.add(sig)
-        elif d.kind in ("finish", "answer") and d.verdict is not None:
-            v = d.verdict.payload
-            moved.append(bool(v.get("accepted")) or v.get("gated") is False)
+        elif d.kind in ("finish", "answer"):
+            v = d.verdict.payload if d.verdict is not None else None
+            # unjudged: a hybrid phase's close (its phase advances); gated off: the run ends
+            moved.append(v is None or bool(v.get("accepted")) or v.get("gated") is False)
         else:
             moved.append((d.kind, d.content) not in controls)
             controls.add((d.kind, d.content))

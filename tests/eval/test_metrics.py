@@ -96,6 +96,16 @@ def test_a_finish_the_gate_never_judged_ends_the_run_and_counts_as_progress() ->
     assert run_metrics(log.events).ineffective_decisions == 0
 
 
+def test_a_hybrid_phase_close_is_progress_even_in_the_same_words() -> None:
+    log = Log()
+    log.control(1, "finish", "collected")  # no verdict: a phase closes
+    log.control(2, "finish", "collected")
+    log.control(3, "abort", "stuck")
+    log.control(4, "abort", "stuck")  # a word-for-word repeat of a control: none
+    m = run_metrics(log.events)
+    assert (m.decisions, m.ineffective_decisions) == (4, 1)
+
+
 def test_a_plan_step_is_a_decision_and_a_candidate() -> None:
     log = Log()
     log.reply(1)  # the planner's one reply: its steps are the decisions
