@@ -125,7 +125,8 @@ def metrics_table(m: RunMetrics) -> Table:
         ("cost", f"${m.cost_usd:.6f}",
          f"model ${m.model_cost_usd:.6f} ({m.unpriced_model_calls} unpriced) + "
          f"tools ${m.tool_cost_usd:.6f}"),
-        ("cost per success", "n/a (not judged)" if math.isnan(cost) else f"${cost:.6f}", ""),
+        ("cost per success", "n/a (not judged)" if math.isnan(cost) else f"${cost:.6f}",
+         "every run's cost / accepted runs"),
         ("tokens", f"{m.input_tokens} in / {m.output_tokens} out",
          f"{m.model_calls} model calls; "
          f"{rates['input_tokens_per_decision']:.1f} input tokens per decision"),
