@@ -304,10 +304,10 @@ def _lost_evidence(
 
 
 def _acceptance(t: Trajectory, accepted: bool | None) -> list[Finding]:
-    verdict = t.verdicts[-1].payload if t.verdicts else None
-    judged = (
-        accepted if accepted is not None else (bool(verdict.get("accepted")) if verdict else None)
-    )
+    judged = accepted
+    if judged is None and t.finished is not None and t.verdicts:
+        # unjudged by a checker: an ended run whose last verdict stands in (not while it runs)
+        judged = bool(t.verdicts[-1].payload.get("accepted"))
     attempts = [a for c in t.calls.values() for a in c.attempts]
     if judged is not False or not attempts or any(a.outcome != "succeeded" for a in attempts):
         return []
@@ -359,8 +359,8 @@ def diagnose(
     """Walk the section 16 table over one run's log.
 
     Args:
-        accepted: The suite's acceptance checker's verdict (None: unknown; the verifier's
-            last verdict stands in for "acceptance failing").
+        accepted: The suite's acceptance checker's verdict (None: unknown; once the run
+            has ended, the verifier's last verdict stands in for "acceptance failing").
         observed_evidence: The evidence the run's committed calls observed
             (``store.evidence(run_id)``); with ``final_evidence`` (the final state's
             ``evidence``, keyed by source id) it shows evidence lost in a merge. Without

@@ -62,6 +62,13 @@ def test_tool_success_with_acceptance_failing_points_at_the_observation(tmp_path
     assert diagnose(run.events, accepted=True).findings == []
 
 
+def test_a_run_still_going_is_not_judged_on_its_last_verdict(tmp_path: Path) -> None:
+    run = matrix_log(tmp_path, "verification_fails")
+    going = [e for e in run.events if e.type is not EventType.RUN_FINISHED]
+    assert "observation" not in _symptoms(diagnose(going))
+    assert "observation" in _symptoms(diagnose(run.events))
+
+
 def test_a_finish_the_verifier_rejected_points_at_termination(tmp_path: Path) -> None:
     run = matrix_log(tmp_path, "verification_fails")
     d = diagnose(run.events)
