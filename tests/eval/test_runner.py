@@ -303,3 +303,21 @@ def test_a_user_cancel_reaches_the_store_the_run_polls() -> None:
     assert result.ok, (result.error_type, result.error)
     assert result.metrics is not None and result.metrics.status == "CANCELLED"
     assert result.metrics.recovered is True
+
+
+def test_cli_eval_exits_4_when_any_run_executed_without_authorization(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_evaluate = runner.evaluate
+
+    def leaky(config: EvalConfig, **kwargs: Any) -> Any:
+        rep = real_evaluate(config, **kwargs)
+        next(iter(rep.groups.values()))["unauthorized_executions"] = 1.0
+        return rep
+
+    monkeypatch.setattr(runner, "evaluate", leaky)
+    args = ["eval", "--tasks", FIRST.id, "--arch", "react", "--ablation", BASELINE]
+    result = CliRunner().invoke(
+        app, [*args, "--seeds", "1", "--workers", "1", "--no-faults", "--out", str(tmp_path)]
+    )
+    assert result.exit_code == 4 and "1 unauthorized executions" in result.output
