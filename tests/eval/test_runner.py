@@ -241,6 +241,9 @@ def test_cli_eval_refuses_bad_input(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "unknown architecture nope" in result.output
     result = CliRunner().invoke(app, ["eval", "--tasks", "nope", "--out", str(tmp_path)])
     assert result.exit_code == 2 and "unknown task or task class" in result.output
+    result = CliRunner().invoke(app, ["eval", "--model", "nosuch:m", "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "unknown model provider 'nosuch'" in result.output
+    assert not (tmp_path / "eval.json").exists()  # refused before any run
 
 
 def _est(mean: Any, low: Any, high: Any, n: int = 5) -> dict[str, Any]:
