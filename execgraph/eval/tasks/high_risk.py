@@ -1,0 +1,5 @@
+"""stub"""
+
+from execgraph.eval.tasks.common import TaskDef
+
+TASKS: tuple[TaskDef, ...] = ()
