@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import unquote
 
 __all__ = ["Received", "Route", "TaskServer"]
 
@@ -104,7 +105,7 @@ class TaskServer:
     def _serve(self, method: str, path: str, raw: bytes, key: str) -> tuple[int, Any] | None:
         """(status, body) to answer, or None to drop the connection unanswered."""
         if method == "GET" and path.startswith("/status/"):
-            wanted = path.removeprefix("/status/")
+            wanted = unquote(path.removeprefix("/status/"))
             known = any(r.idempotency_key == wanted for r in self.requests())
             return (200, {"committed": True}) if known else (404, {"error": "unknown key"})
         try:
