@@ -140,6 +140,13 @@ class OraclePolicy(BaseChatModel):
     _rejected: bool = PrivateAttr(default=False)
     _injected: bool = PrivateAttr(default=False)
     _repeat: list[tuple[str, dict[str, Any]]] = PrivateAttr(default_factory=list)
+    _log: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def injected(self) -> list[str]:
+        """The errors and faults its replies carried so far, in order (for tests and
+        reports; each reply also says so in ``response_metadata``)."""
+        return list(self._log)
 
     @property
     def _llm_type(self) -> str:
@@ -166,6 +173,7 @@ class OraclePolicy(BaseChatModel):
         seen = observe(messages)
         self._rejected = self._rejected or bool(seen.rejections)
         reply = self.choose(seen, offered)
+        self._log += [str(v) for k, v in reply.meta.items() if k.startswith("injected_")]
         self._calls += 1
         message = self._message(reply, messages)
         return ChatResult(generations=[ChatGeneration(message=message)])
@@ -273,6 +281,8 @@ class OraclePolicy(BaseChatModel):
         if reply.calls and not self._injected and self.fault in ("unknown_tool", "schema_violation"):
             self._injected = True
             reply = self._inject(reply, offered)
+        if any(n == "finish" and a.get("output") == WRONG_ANSWER for n, a, _ in reply.calls):
+            reply.meta.setdefault("injected_fault", "verification_fails")
         if self.fault == "no_progress" and not self._repeat:
             acts = [(n, a) for n, a, _ in reply.calls if n not in CONTROLS]
             self._repeat = acts

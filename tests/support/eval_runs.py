@@ -41,11 +41,14 @@ def run_task(
     noise: float = 0.0,
     fault: str | None = None,
     model: BaseChatModel | None = None,
-    judge_before: bool = False,
+    deny_all: bool = False,
     **settings: Any,
 ) -> EvalRun:
-    """Prepare ``task`` in ``workdir``, run it to its end under ``arch``, judge it."""
+    """Prepare ``task`` in ``workdir``, run it to its end under ``arch``, judge it
+    (``deny_all``: with every tool call denied)."""
     p = prepare(task, workdir, fault=fault)
+    if deny_all:  # every action refused: the checker must see an untouched world
+        p.policy = [{"tool": "*", "decision": "deny", "reason": "nothing may act"}]
     try:
         chosen = model or policy_model(task, seed=seed, noise=noise, fault=fault)
         graph = build_graph(

@@ -47,7 +47,7 @@ class TaskServer:
     that key was received, 404 otherwise: the reconcile probe of a lost response.
     """
 
-    def __init__(self, routes: dict[tuple[str, str], Route], *, slow_s: float = 0.6) -> None:
+    def __init__(self, routes: dict[tuple[str, str], Route], *, slow_s: float = 1.2) -> None:
         self.routes = dict(routes)
         self.received: list[Received] = []
         self.faults = _Faults()

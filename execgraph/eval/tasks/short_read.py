@@ -23,6 +23,7 @@ from execgraph.eval.tasks.common import (
 )
 from execgraph.eval.tasks.server import TaskServer
 from execgraph.eval.tasks.worlds import (
+    FAST_PROCESS_S,
     FAST_S,
     corpus,
     database,
@@ -199,7 +200,7 @@ import hashlib, pathlib, time
 marker = pathlib.Path("slow-once")
 if marker.exists():
     marker.unlink()
-    time.sleep(0.6)
+    time.sleep(3)
 data = pathlib.Path("payload.bin").read_bytes()
 print("checksum:", hashlib.sha256(data).hexdigest()[:12])
 """
@@ -215,7 +216,7 @@ def _checksum(workdir: Path, fault: str | None) -> World:
     want = hashlib.sha256(b"execgraph eval payload\n").hexdigest()[:12]
     goal = "Run checksum.py with python in the workspace and report the checksum it prints."
     task = spec(goal, [_ok("run_process"), _out(want)], allowed=["run_process"])
-    adapter = programs(timeout_s=FAST_S if fault == "read_timeout" else 10.0)
+    adapter = programs(timeout_s=FAST_PROCESS_S if fault == "read_timeout" else 10.0)
     return World(task, [adapter], root, lambda v: want in output_of(v))
 
 

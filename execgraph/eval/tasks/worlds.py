@@ -21,6 +21,7 @@ from execgraph.tools.adapters.process import ProcessAdapter
 from execgraph.tools.spec import Effect
 
 __all__ = [
+    "FAST_PROCESS_S",
     "FAST_S",
     "corpus",
     "database",
@@ -32,8 +33,12 @@ __all__ = [
     "workspace",
 ]
 
-FAST_S = 0.2
-"""The time limit a ``read_timeout`` fault gives the slow tool (it answers after 0.6 s)."""
+FAST_S = 0.4
+"""The time limit a ``read_timeout`` fault gives a slow HTTP read (answered after 1.2 s)."""
+FAST_PROCESS_S = 1.0
+"""The time limit a ``read_timeout`` fault gives a slow program (it sleeps 3 s, once):
+longer than an HTTP one, since a loaded machine may take a good part of a second just to
+start an interpreter."""
 
 
 def workspace(workdir: Path, content: Mapping[str, str]) -> Path:
