@@ -234,11 +234,22 @@ class OraclePolicy(BaseChatModel):
         return seen.status.get(step.id) == "OK"
 
     def dead(self, step: Step, seen: Seen) -> bool:
-        """The step failed for good, or a step it needs did."""
+        """The step failed for good, a step it needs did, or what those steps observed
+        cannot make its arguments (a wrong fact believed earlier)."""
         status = seen.status.get(step.id)
+        if status is None and all(self.done(d, seen) for d in self._needs(step)):
+            if self._arguments(step, seen) is None:
+                return True
         if status in FINAL or (status not in (None, "OK") and self._issued.get(step.id, 0) >= MAX_ATTEMPTS):
             return True
         return any(self.dead(d, seen) for d in self._needs(step))
+
+    @staticmethod
+    def _arguments(step: Step, seen: Seen) -> dict[str, Any] | None:
+        try:
+            return step.arguments(seen)
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError, StopIteration):
+            return None
 
     def _needs(self, step: Step) -> list[Step]:
         return [s for s in (self.plan.step(d) for d in step.after) if s is not None]
