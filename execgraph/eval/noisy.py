@@ -87,7 +87,7 @@ class NoisyPolicy(OraclePolicy):
         draw = self.rng.random()
         if self._streak > 0 and self._last:
             self._streak -= 1
-            return self._repeat(offered)
+            return self._repeat_last(offered)
         reply: Reply | None = None
         if draw < self.noise:
             kinds = [k for k in ERRORS if self._fits(k, seen, offered)]
@@ -125,10 +125,12 @@ class NoisyPolicy(OraclePolicy):
     def _error(self, kind: str, seen: Seen, offered: Sequence[str]) -> Reply | None:
         meta = {"injected_error": kind}
         if kind == "premature_finish":
-            return Reply(calls=self._control("finish", "output", self.answer(seen)).calls, meta=meta)
+            return Reply(
+                calls=self._control("finish", "output", self.answer(seen)).calls, meta=meta
+            )
         if kind == "repeated_action":
             self._streak = STREAK - 1
-            return self._repeat(offered)
+            return self._repeat_last(offered)
         if kind == "ignored_observation":
             return self._ignore(seen, offered, meta)
         base = super().decide(seen, offered)
@@ -157,7 +159,9 @@ class NoisyPolicy(OraclePolicy):
         names = [s.tool for s in self.plan.steps] + list(_DECOYS)
         return next((n for n in names if n not in offered), "write_file")
 
-    def _bad_plan(self, kind: str, base: Reply, offered: Sequence[str], meta: dict[str, Any]) -> Reply:
+    def _bad_plan(
+        self, kind: str, base: Reply, offered: Sequence[str], meta: dict[str, Any]
+    ) -> Reply:
         name, args, call_id = base.calls[0]
         steps = [dict(s) for s in args["steps"]]
         first = steps[0]
@@ -172,7 +176,7 @@ class NoisyPolicy(OraclePolicy):
             first["arguments"] = {**first["arguments"], key: _wrong(first["arguments"][key])}
         return Reply(calls=[(name, {"steps": steps}, call_id)], meta=meta)
 
-    def _repeat(self, offered: Sequence[str]) -> Reply:
+    def _repeat_last(self, offered: Sequence[str]) -> Reply:
         calls = [(n, a, f"noise~{self._calls}.{i}") for i, (n, a) in enumerate(self._last)]
         return Reply(calls=calls, meta={"injected_error": "repeated_action"})
 

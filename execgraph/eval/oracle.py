@@ -202,14 +202,14 @@ class OraclePolicy(BaseChatModel):
             return AIMessage(
                 content="",
                 invalid_tool_calls=[bad],
-                usage_metadata=usage,  # type: ignore[arg-type]
+                usage_metadata=usage,
                 response_metadata=meta,
             )
         calls = [{"name": n, "args": a, "id": i, "type": "tool_call"} for n, a, i in reply.calls]
         return AIMessage(
             content=reply.text,
-            tool_calls=calls,  # type: ignore[arg-type]
-            usage_metadata=usage,  # type: ignore[arg-type]
+            tool_calls=calls,
+            usage_metadata=usage,
             response_metadata=meta,
         )
 
@@ -237,10 +237,12 @@ class OraclePolicy(BaseChatModel):
         """The step failed for good, a step it needs did, or what those steps observed
         cannot make its arguments (a wrong fact believed earlier)."""
         status = seen.status.get(step.id)
-        if status is None and all(self.done(d, seen) for d in self._needs(step)):
-            if self._arguments(step, seen) is None:
-                return True
-        if status in FINAL or (status not in (None, "OK") and self._issued.get(step.id, 0) >= MAX_ATTEMPTS):
+        needs_met = all(self.done(d, seen) for d in self._needs(step))
+        if status is None and needs_met and self._arguments(step, seen) is None:
+            return True
+        if status in FINAL or (
+            status not in (None, "OK") and self._issued.get(step.id, 0) >= MAX_ATTEMPTS
+        ):
             return True
         return any(self.dead(d, seen) for d in self._needs(step))
 
@@ -289,7 +291,11 @@ class OraclePolicy(BaseChatModel):
             step = reply.calls[0][1]["steps"][0]
             self._repeat = [(step["tool"], step["arguments"])]
             return self._again(offered)
-        if reply.calls and not self._injected and self.fault in ("unknown_tool", "schema_violation"):
+        if (
+            reply.calls
+            and not self._injected
+            and self.fault in ("unknown_tool", "schema_violation")
+        ):
             self._injected = True
             reply = self._inject(reply, offered)
         if any(n == "finish" and a.get("output") == WRONG_ANSWER for n, a, _ in reply.calls):
@@ -388,13 +394,14 @@ class OraclePolicy(BaseChatModel):
         meta = {"injected_fault": "no_progress"}
         if "submit_plan" in offered:
             tool, args = self._repeat[0]
-            steps = [
-                {"id": f"again{self._calls}.{n}", "tool": tool, "arguments": args}
-                for n in range(4)
+            ids = [f"again{self._calls}.{n}" for n in range(4)]
+            steps: list[dict[str, Any]] = [
+                {"id": i, "tool": tool, "arguments": args, "depends_on": ids[:n][-1:]}
+                for n, i in enumerate(ids)
             ]
-            for n in range(1, 4):
-                steps[n]["depends_on"] = [steps[n - 1]["id"]]
-            return Reply(calls=[("submit_plan", {"steps": steps}, f"again~{self._calls}")], meta=meta)
+            return Reply(
+                calls=[("submit_plan", {"steps": steps}, f"again~{self._calls}")], meta=meta
+            )
         if "revise_plan" in offered:
             reply = self._control("revise_plan", "reason", "look again")
             return Reply(calls=reply.calls, meta=meta)

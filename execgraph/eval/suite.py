@@ -164,6 +164,4 @@ def policy_model(
     own = fault if fault in fault_matrix.POLICY_FAULTS else None
     if noise <= 0:
         return OraclePolicy(script=definition.script, fault=own)
-    return NoisyPolicy(
-        script=definition.script, fault=own, seed=seed, noise=noise, task_id=task.id
-    )
+    return NoisyPolicy(script=definition.script, fault=own, seed=seed, noise=noise, task_id=task.id)

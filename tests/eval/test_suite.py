@@ -39,7 +39,7 @@ def test_the_suite_has_24_tasks_five_per_class_and_covers_every_fault() -> None:
     per_fault = collections.Counter(f for t in SUITE for f in t.faults)
     assert set(per_fault) == set(FAULTS) and len(FAULTS) == 11
     assert min(per_fault.values()) >= 2
-    assert POLICY_FAULTS | WORLD_FAULTS == set(FAULTS)
+    assert set(FAULTS) == POLICY_FAULTS | WORLD_FAULTS
 
 
 def test_every_script_starts_with_a_step_that_needs_nothing() -> None:

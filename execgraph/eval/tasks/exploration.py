@@ -10,8 +10,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from execgraph.eval.faults import INJECTION
 from execgraph.eval.tasks.common import (
+    INJECTION,
     EvalTask,
     Script,
     Seen,

@@ -7,7 +7,6 @@ artifact a program builds. The checker looks at the world itself.
 
 from __future__ import annotations
 
-
 from pathlib import Path
 from typing import Any
 
@@ -59,8 +58,7 @@ def _summary(workdir: Path, fault: str | None) -> World:
         {"notes/a.txt": "Revenue grew 12% in Q3.\n", "notes/b.txt": "Churn fell to 2.1%.\n"},
     )
     goal = (
-        "Read notes/a.txt and notes/b.txt and write summary.md holding both findings, one "
-        "per line."
+        "Read notes/a.txt and notes/b.txt and write summary.md holding both findings, one per line."
     )
     checks = [
         {"kind": "file_contains", "target": "summary.md", "value": "Churn fell to 2.1%"},
@@ -371,4 +369,3 @@ BUILD = TaskDef(
 )
 
 TASKS: tuple[TaskDef, ...] = (SUMMARY, PATCH, SHIPMENT, POST, BRIEF, BUILD)
-

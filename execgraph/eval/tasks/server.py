@@ -149,7 +149,7 @@ class TaskServer:
 
             do_GET = do_POST = do_PUT = do_DELETE = _any
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: Any) -> None:
                 """Quiet: the suite reads ``received``, not a log."""
 
         return Handler

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from execgraph.eval.faults import INJECTION
 from execgraph.eval.tasks.common import (
+    INJECTION,
     EvalTask,
     Script,
     Seen,
@@ -101,7 +101,9 @@ def _log_answer(seen: Seen) -> str:
 
 
 LOG = TaskDef(
-    EvalTask("count-log-errors", "short_read", "Count error lines in a log.", ("schema_violation",)),
+    EvalTask(
+        "count-log-errors", "short_read", "Count error lines in a log.", ("schema_violation",)
+    ),
     Script((Step("read", "read_file", {"path": "logs/app.log"}),), _log_answer),
     _log,
 )
@@ -143,7 +145,9 @@ ORDER = TaskDef(
 
 def _version(workdir: Path, fault: str | None) -> World:
     root = workspace(workdir, {})
-    server = TaskServer({("GET", "/version"): lambda r: (200, {"service": "inventory", "version": "4.2.1"})})
+    server = TaskServer(
+        {("GET", "/version"): lambda r: (200, {"service": "inventory", "version": "4.2.1"})}
+    )
     if fault == "read_timeout":
         server.slow_once("/version")
     adapter = http(server, timeout_s=FAST_S if fault == "read_timeout" else 5.0)
@@ -171,7 +175,10 @@ VERSION = TaskDef(
 # --------------------------------------------------------------------------- document title
 
 _DOCS = {
-    "vector-index": ("Approximate Nearest Neighbour Indexes", "HNSW graphs trade memory for speed."),
+    "vector-index": (
+        "Approximate Nearest Neighbour Indexes",
+        "HNSW graphs trade memory for speed.",
+    ),
     "bm25-basics": ("Keyword Ranking with BM25", "BM25 scores term frequency against length."),
 }
 
@@ -185,7 +192,9 @@ def _title(workdir: Path, fault: str | None) -> World:
 
 
 TITLE = TaskDef(
-    EvalTask("corpus-doc-title", "short_read", "Read one document's title.", ("verification_fails",)),
+    EvalTask(
+        "corpus-doc-title", "short_read", "Read one document's title.", ("verification_fails",)
+    ),
     Script(
         (Step("read", "read_document", {"doc_id": "vector-index"}),),
         lambda seen: f"The title is: {seen.data['read']['title']}.",
@@ -225,7 +234,9 @@ def _checksum_answer(seen: Seen) -> str:
 
 
 CHECKSUM = TaskDef(
-    EvalTask("python-checksum", "short_read", "Run a script, report its output.", ("read_timeout",)),
+    EvalTask(
+        "python-checksum", "short_read", "Run a script, report its output.", ("read_timeout",)
+    ),
     Script(
         (Step("run", "run_process", {"program": "python", "args": ["checksum.py"]}),),
         _checksum_answer,

@@ -81,7 +81,9 @@ def rows(path: Path, sql: str, *params: Any) -> list[tuple[Any, ...]]:
         return list(conn.execute(sql, params))
 
 
-def http(server: TaskServer, *, timeout_s: float = 5.0, writes: tuple[str, ...] = ()) -> HttpAdapter:
+def http(
+    server: TaskServer, *, timeout_s: float = 5.0, writes: tuple[str, ...] = ()
+) -> HttpAdapter:
     """HTTP tools allowed on the task's own server only; ``writes`` are URL prefixes whose
     writes can be reconciled through the server's status endpoint."""
     endpoints = {f"{server.base}{p}": f"{server.base}/status/{{idempotency_key}}" for p in writes}
