@@ -160,10 +160,28 @@ def build_graph(
             model without a price costs 0 and is counted in
             ``budget["used"]["unpriced_model_calls"]``. Tools declare their own cost
             (``tool_spec(cost_usd=...)``).
-        **settings: RunDeps settings (max_repairs, loop_threshold, history_turns, ...).
+        **settings: RunDeps settings (max_repairs, loop_threshold, history_turns, ...), and
+            the ablations (seed 002 §15.1), each turning one mechanism off so a run can
+            measure what it buys on the same task (:class:`~execgraph.nodes.deps.RunDeps`):
+
+            - ``tools_enabled=False``: only the control tools are offered (finish, ask_user,
+              abort; plan-and-execute's submit_plan, taking only an empty plan, and
+              revise_plan); a tool the model calls anyway is refused as not offered
+              (``tool.denied``), never run.
+            - ``verifier_gate=False``: a finish ends the run COMPLETED without running the
+              success checks; its ``verifier.verdict`` event says ``"gated": false``.
+            - ``loop_guard=False``: turns without progress never stop the run; budgets and
+              the deadline still do.
+            - ``context="full"``: the model input carries every turn, whole observations
+              and every evidence item, read from the run's record (default
+              ``"projected"``: the bounded state projection).
+
+            ``build_graph("react", ..., verifier_gate=False, context="full")``.
 
     Raises:
-        UsageError: unknown architecture, or a malformed price table (also a ValueError).
+        UsageError: unknown architecture, a malformed price table (also a ValueError), or
+            an ablation setting that is not a bool (``context``: not ``"projected"`` or
+            ``"full"``).
     """
     if arch not in ARCHITECTURES:
         raise UsageError(f"unknown architecture {arch!r}; choose one of {', '.join(ARCHITECTURES)}")

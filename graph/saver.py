@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+import threading
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -43,8 +44,10 @@ from langgraph.checkpoint.base import (
     DeltaChannelHistory,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from execgraph.graph.shared_strings import SharingSerializer
 from execgraph.state.errors import StoreError
 
 __all__ = ["EmbeddedSqliteSaver", "open_embedded_saver"]
@@ -60,18 +63,76 @@ class EmbeddedSqliteSaver(SqliteSaver):
         path: Path | None = None,
         serde: SerializerProtocol | None = None,
     ) -> None:
-        super().__init__(conn, serde=serde)
+        self.sharing = SharingSerializer(serde or JsonPlusSerializer(), self._shared)
+        super().__init__(conn, serde=self.sharing)
         self.path = path
+        self._writer = threading.local()  # the thread id of the row being written
+
+    def setup(self) -> None:
+        """``SqliteSaver``'s tables, and the one for strings stored once."""
+        if self.is_setup:
+            return
+        super().setup()
+        self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS shared_strings (thread_id TEXT NOT NULL, "
+            "ref TEXT NOT NULL, data BLOB NOT NULL, PRIMARY KEY (thread_id, ref))"
+        )
 
     @contextmanager
     def cursor(self, transaction: bool = True) -> Iterator[sqlite3.Cursor]:
         """``SqliteSaver.cursor`` (every read and write goes through it), with SQLite's
-        errors turned into a :class:`StoreError` that names the file."""
+        errors turned into a :class:`StoreError` that names the file, and the long
+        strings of the rows written stored in their transaction."""
         try:
             with super().cursor(transaction) as cur:
                 yield cur
+                shared = self.sharing.take_pending()
+                if shared:
+                    thread = getattr(self._writer, "thread_id", "")
+                    cur.executemany(
+                        "INSERT OR IGNORE INTO shared_strings (thread_id, ref, data) "
+                        "VALUES (?, ?, ?)",
+                        [(thread, ref, data) for ref, data in shared],
+                    )
         except sqlite3.Error as exc:
             raise _store_error(self.path, exc) from exc
+
+    def _shared(self, refs: Iterable[str]) -> dict[str, bytes]:
+        """Strings stored once, by ref (read while a saver method holds the connection)."""
+        wanted = sorted(refs)
+        marks = ", ".join("?" * len(wanted))
+        rows = self.conn.execute(
+            f"SELECT ref, data FROM shared_strings WHERE ref IN ({marks})", wanted
+        ).fetchall()
+        return {ref: bytes(data) for ref, data in rows}
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """``SqliteSaver.put``, its long strings filed under the thread."""
+        self._writer.thread_id = str(config["configurable"]["thread_id"])
+        return super().put(config, checkpoint, metadata, new_versions)
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """``SqliteSaver.put_writes``, its long strings filed under the thread."""
+        self._writer.thread_id = str(config["configurable"]["thread_id"])
+        super().put_writes(config, writes, task_id, task_path)
+
+    def delete_thread(self, thread_id: str) -> None:
+        """``SqliteSaver.delete_thread``, and the thread's shared strings with it."""
+        super().delete_thread(thread_id)
+        with self.cursor() as cur:
+            cur.execute("DELETE FROM shared_strings WHERE thread_id = ?", (str(thread_id),))
 
     def get_next_version(self, current: str | int | None, channel: None) -> Any:
         """The next integer version (a thread begun under string versions keeps them)."""

@@ -9,6 +9,10 @@ message, except the message a tool wrote for the model (``ModelRetry``,
 ``ToolException``): bounded, marked ``"by": "tool"``, and inside the same untrusted
 wrapper, never in the system message.
 
+Those bounds are the projection. ``context="full"`` (an ablation, ``RunDeps.context``)
+lifts every one of them — all turns, whole observations, every evidence item — so a run
+can measure what the projection saves.
+
 Evidence is tool output too: its source ids, kinds, values and refs are what tools
 returned (a document's title, an HTTP header, a search query, a file name). So the system
 message holds only what the runtime itself knows — how many items, how many verified —
@@ -35,10 +39,19 @@ from langchain_core.messages import (
 from execgraph.nodes.budget import used
 from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.executor.messages import observation_text
+from execgraph.nodes.run_record import full_view
 from execgraph.nodes.untrusted import wrap_untrusted
+from execgraph.nodes.whole_transcript import whole_record
 from execgraph.state.contracts import SuccessCheck, TaskContract
 
-__all__ = ["evidence_message", "observation_text", "project", "transcript", "wrap_untrusted"]
+__all__ = [
+    "evidence_message",
+    "observation_text",
+    "project",
+    "render_turns",
+    "transcript",
+    "wrap_untrusted",
+]
 
 _FACTS = 20  # evidence items shown per turn (the newest)
 _SOURCE_CHARS = 120
@@ -67,15 +80,18 @@ def _evidence_count(evidence: Mapping[str, Mapping[str, Any]]) -> str:
     )
 
 
-def evidence_message(evidence: Mapping[str, Mapping[str, Any]]) -> HumanMessage | None:
-    """The newest evidence items as untrusted tool output (None when there are none)."""
+def evidence_message(
+    evidence: Mapping[str, Mapping[str, Any]], *, whole: bool = False
+) -> HumanMessage | None:
+    """The newest evidence items as untrusted tool output (None when there are none);
+    ``whole``: every item, nothing shortened (``context="full"``)."""
     items = []
-    for item in list(evidence.values())[-_FACTS:]:
-        shown: dict[str, Any] = {
-            "source_id": str(item.get("source_id", ""))[:_SOURCE_CHARS],
-            "kind": str(item.get("kind", ""))[:_KIND_CHARS],
-            "value": str(item.get("value", ""))[:_VALUE_CHARS],
-        }
+    bound = None if whole else (_SOURCE_CHARS, _KIND_CHARS, _VALUE_CHARS)
+    for item in list(evidence.values())[None if whole else -_FACTS :]:
+        source, kind, value = (str(item.get(k, "")) for k in ("source_id", "kind", "value"))
+        if bound is not None:
+            source, kind, value = source[: bound[0]], kind[: bound[1]], value[: bound[2]]
+        shown: dict[str, Any] = {"source_id": source, "kind": kind, "value": value}
         if item.get("verified"):
             shown["verified"] = True
         if item.get("conflict"):
@@ -97,7 +113,12 @@ def _check_line(check: SuccessCheck) -> str:
     return f"- {check.description or check.kind}: {words}".rstrip()
 
 
-def _system(contract: TaskContract, state: Mapping[str, Any], deps: RunDeps) -> SystemMessage:
+def _system(
+    contract: TaskContract,
+    state: Mapping[str, Any],
+    deps: RunDeps,
+    evidence: Mapping[str, Mapping[str, Any]],
+) -> SystemMessage:
     usage = used(state)
     budget = ", ".join(
         f"{kind.value} {usage.get(kind.value, 0):g}/{limit:g}"
@@ -113,7 +134,7 @@ def _system(contract: TaskContract, state: Mapping[str, Any], deps: RunDeps) -> 
         else "",
         f"Success checks:\n{checks}" if checks else "",
         f"Budget used: {budget or 'no limits'}",
-        _evidence_count(state.get("evidence") or {}),
+        _evidence_count(evidence),
         _RULES,
     ]
     return SystemMessage("\n\n".join(p for p in parts if p))
@@ -128,10 +149,22 @@ def _note_for(feedback: Sequence[Mapping[str, Any]], tool_call_id: str) -> str |
 
 def transcript(state: Mapping[str, Any], deps: RunDeps) -> list[BaseMessage]:
     """Recent turns: each model message followed by one ToolMessage per tool call."""
-    results = state.get("results") or {}
-    feedback = state.get("feedback") or []
+    turns = (state.get("history") or [])[-deps.history_turns :]
+    return render_turns(
+        turns, state.get("results") or {}, state.get("feedback") or [], deps.observation_chars
+    )
+
+
+def render_turns(
+    turns: Sequence[Mapping[str, Any]],
+    results: Mapping[str, Mapping[str, Any]],
+    feedback: Sequence[Mapping[str, Any]],
+    limit: int,
+) -> list[BaseMessage]:
+    """Turn records as messages: each reply, then one ToolMessage per call it made (its
+    result's observation cut at ``limit``, the runtime's note for it, or ``not executed``)."""
     out: list[BaseMessage] = []
-    for turn in (state.get("history") or [])[-deps.history_turns :]:
+    for turn in turns:
         [ai] = messages_from_dict([turn["ai"]])
         assert isinstance(ai, AIMessage)
         out.append(ai)
@@ -139,7 +172,7 @@ def transcript(state: Mapping[str, Any], deps: RunDeps) -> list[BaseMessage]:
             call_id = turn.get("calls", {}).get(call["id"])
             result = results.get(call_id) if call_id else None
             if result is not None:
-                text = observation_text(result, deps.observation_chars)
+                text = observation_text(result, limit)
                 status = "success" if result.get("status") == "OK" else "error"
             else:
                 text = _note_for(feedback, str(call["id"])) or "not executed"
@@ -151,13 +184,25 @@ def transcript(state: Mapping[str, Any], deps: RunDeps) -> list[BaseMessage]:
 def project(
     state: Mapping[str, Any], contract: TaskContract, deps: RunDeps, instruction: str = ""
 ) -> list[BaseMessage]:
-    """The whole model input for one turn."""
+    """The whole model input for one turn.
+
+    With ``deps.context == "full"`` (an ablation) the same parts carry the run's whole
+    record instead of state's windows: every turn, every observation uncut, every
+    evidence item whole (:mod:`execgraph.nodes.whole_transcript`).
+    """
     task = f"Task: {contract.goal}" + (f"\n\nCurrent step: {instruction}" if instruction else "")
-    messages: list[BaseMessage] = [_system(contract, state, deps), HumanMessage(task)]
-    evidence = evidence_message(state.get("evidence") or {})
-    if evidence is not None:
-        messages.append(evidence)
-    messages.extend(transcript(state, deps))
+    if deps.context == "full":
+        evidence = full_view(state, contract.run_id, deps).get("evidence") or {}
+        turns, results, feedback = whole_record(state, contract.run_id, deps)
+        past = render_turns(turns, results, feedback, deps.observation_limit)
+    else:
+        evidence = state.get("evidence") or {}
+        past = transcript(state, deps)
+    messages: list[BaseMessage] = [_system(contract, state, deps, evidence), HumanMessage(task)]
+    shown = evidence_message(evidence, whole=deps.context == "full")
+    if shown is not None:
+        messages.append(shown)
+    messages.extend(past)
     turn = state.get("turn", 0)
     notes = [
         n["text"]

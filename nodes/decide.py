@@ -187,6 +187,10 @@ def parse_reply(
 def _offered(
     contract: TaskContract, deps: RunDeps, tools: Sequence[str] | None
 ) -> list[dict[str, Any]]:
+    """The schemas of the tools this turn offers: none with tools off (``offered`` is then
+    empty, so dispatch refuses any tool the model names anyway)."""
+    if not deps.tools_enabled:
+        return []
     specs = [
         s
         for s in deps.executor.registry.latest()
@@ -199,10 +203,15 @@ def _bound(
     deps: RunDeps, schemas: list[dict[str, Any]], config: RunnableConfig
 ) -> Runnable[Any, Any]:
     """The model with this turn's tools; streaming its reply when the caller streams tokens
-    (``stream_mode="messages"``), its tool calls still parsed strictly."""
-    if not wants_tokens(config):
-        return deps.model.bind_tools(schemas)
-    return StreamedReplies(streaming_model(deps.model).bind_tools(schemas))
+    (``stream_mode="messages"``), its tool calls still parsed strictly.
+
+    A turn offered nothing (a workflow stage with tools off) calls the model unbound: some
+    providers refuse an empty tool list.
+    """
+    streams = wants_tokens(config)
+    model = streaming_model(deps.model) if streams else deps.model
+    bound: Runnable[Any, Any] = model.bind_tools(schemas) if schemas else model
+    return StreamedReplies(bound) if streams else bound
 
 
 def decide(

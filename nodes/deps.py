@@ -6,16 +6,18 @@ plain top-level functions and the compiled graph carries no hidden globals.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal, get_args
 
 from langchain_core.language_models import BaseChatModel
 
 from execgraph.nodes.executor.deps import ExecutorDeps
 from execgraph.state.contracts import SuccessCheck, TaskContract
+from execgraph.state.errors import UsageError
 
-__all__ = ["CONTROL_TOOLS", "CheckFn", "RunDeps"]
+__all__ = ["CONTEXTS", "CONTROL_TOOLS", "CheckFn", "ContextMode", "RunDeps"]
 
 CheckFn = Callable[[SuccessCheck, Mapping[str, Any], TaskContract], str | None]
 """A success check: returns None when it holds, else a short reason it does not."""
@@ -23,10 +25,19 @@ CheckFn = Callable[[SuccessCheck, Mapping[str, Any], TaskContract], str | None]
 CONTROL_TOOLS = ("finish", "ask_user", "abort", "revise_plan")
 """Names the model uses for decisions that are not actions; no tool may take them."""
 
+ContextMode = Literal["projected", "full"]
+"""How the model input is made: the bounded state projection, or the whole transcript."""
+CONTEXTS: tuple[str, ...] = get_args(ContextMode)
+
+_FLAGS = ("tools_enabled", "verifier_gate", "loop_guard")
+
 
 @dataclass(frozen=True)
 class RunDeps:
     """Model, executor and settings shared by the nodes of one compiled graph.
+
+    The last four settings are ablations (seed 002 §15.1): each turns one mechanism off, so
+    a run can measure what that mechanism buys on the same task; by default all are on.
 
     Attributes:
         model: Any LangChain chat model with ``bind_tools``.
@@ -39,6 +50,23 @@ class RunDeps:
         loop_threshold: Turns without progress before the run stops.
         max_replans: Replans allowed to plan-and-execute before it gives up.
         system_prompt: Extra instructions prepended to the projected context.
+        tools_enabled: False offers the model only the control tools (``finish``,
+            ``ask_user``, ``abort``; plan-and-execute's ``submit_plan`` and
+            ``revise_plan``): it must answer from what it knows. A tool it calls anyway is
+            refused by the executor as not offered (``tool.denied``, never run); a plan
+            naming a tool is refused as malformed. Measures what acting buys over answering.
+        verifier_gate: False ends a run COMPLETED on the model's ``finish`` without running
+            the success checks; the ``verifier.verdict`` event still logs it, with
+            ``"gated": false``. Measures how many finishes the gate stops that an
+            independent acceptance check would fail.
+        loop_guard: False never stops a run for turns without progress (repeated actions,
+            nothing new observed); the budgets and deadline still bound it. Measures the
+            budget a repeating model burns without the guard.
+        context: ``"projected"`` (the default) is the bounded state projection:
+            ``history_turns`` recent turns, observations cut at ``observation_chars``,
+            the newest evidence items, shortened. ``"full"`` shows every turn of the run
+            with its complete tool outputs and every evidence item whole. Measures what
+            the projection saves in input tokens per decision.
     """
 
     model: BaseChatModel
@@ -51,10 +79,28 @@ class RunDeps:
     loop_threshold: int = 3
     max_replans: int = 3
     system_prompt: str = ""
+    tools_enabled: bool = True
+    verifier_gate: bool = True
+    loop_guard: bool = True
+    context: ContextMode = "projected"
 
     def __post_init__(self) -> None:
+        # ``build_graph`` passes these through from keywords: a typo'd value must fail at
+        # build, not silently run the default (``"False"`` is a truthy string).
+        for name in _FLAGS:
+            if not isinstance(getattr(self, name), bool):
+                raise UsageError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        if self.context not in CONTEXTS:
+            raise UsageError(
+                f"context must be one of {', '.join(map(repr, CONTEXTS))}, got {self.context!r}"
+            )
         # The executor writes each call's ToolMessage with the observation text the model
         # will see, so it bounds that text as the run does.
         if self.executor.observation_chars != self.observation_chars:
             executor = replace(self.executor, observation_chars=self.observation_chars)
             object.__setattr__(self, "executor", executor)
+
+    @property
+    def observation_limit(self) -> int:
+        """Bound on one observation's text in the model input (none with full context)."""
+        return self.observation_chars if self.context == "projected" else sys.maxsize

@@ -14,7 +14,9 @@ result the verifier rejects sends the run back to its first phase for more evide
 Each publish call is approved or rejected on its own (:mod:`execgraph.nodes.approval_gate`):
 approved calls run, a rejected one ends ``failed`` at phase ``policy`` and the model sees
 it, as under the executor's own approvals. While the approval node waits for a person, the
-run's status is ``WAITING``; a run cancelled meanwhile publishes nothing.
+run's status is ``WAITING``; a run cancelled meanwhile publishes nothing. With tools off
+(``RunDeps.tools_enabled``) nothing was offered, so no person is asked: the executor
+refuses each call.
 """
 
 from __future__ import annotations
@@ -163,6 +165,9 @@ def approve_publish(state: RunState, config: RunnableConfig, *, deps: RunDeps) -
     contract = TaskContract.model_validate(state["contract"])
     calls = tool_calls(state)
     turn_id = f"t{state.get('turn', 0)}"
+    if not deps.tools_enabled:  # nothing was offered: no person is asked, the executor refuses
+        refused = queue_calls(state, deps, calls, turn_id, f"{turn_id}:publish", allowed=[])
+        return merge([refused, {"phase": "publish"}])
     if cancel_requested(deps.executor.store, contract.run_id):
         why = "was not run: the run was cancelled"
         answers = GateAnswers(rejected=[(c, f"{c.tool_name} {why}") for c in calls])

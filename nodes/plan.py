@@ -62,6 +62,7 @@ from execgraph.state.schema import RunState
 from execgraph.state.updates import merge
 
 __all__ = [
+    "NO_TOOLS_PLAN_SCHEMA",
     "PLAN_SCHEMA",
     "PlanStep",
     "assess",
@@ -105,8 +106,31 @@ PLAN_SCHEMA = {
 }
 
 
-def parse_plan(ai: AIMessage, done: set[str]) -> tuple[list[PlanStep] | None, str | None]:
-    """Steps from a ``submit_plan`` call, checked to form a DAG over known step ids."""
+NO_TOOLS_PLAN_SCHEMA = {
+    "type": "function",
+    "function": {
+        "name": "submit_plan",
+        "description": "Tools are off for this run: submit an empty plan (no steps); the "
+        "answer step follows, where you answer from what you know.",
+        "parameters": {
+            "type": "object",
+            "properties": {"steps": {"type": "array", "maxItems": 0, "items": {}}},
+            "required": ["steps"],
+        },
+    },
+}
+"""``submit_plan`` as offered with tools off (``RunDeps.tools_enabled``): no step may be
+planned, since every step is a tool call."""
+
+
+def parse_plan(
+    ai: AIMessage, done: set[str], *, tools_enabled: bool = True
+) -> tuple[list[PlanStep] | None, str | None]:
+    """Steps from a ``submit_plan`` call, checked to form a DAG over known step ids.
+
+    With ``tools_enabled`` False only the empty plan is accepted: a step naming a tool is
+    refused as not offered, for the model to repair.
+    """
     if ai.invalid_tool_calls:
         return None, "the submit_plan arguments were not valid JSON"
     calls = [c for c in ai.tool_calls if c["name"] == "submit_plan"]
@@ -114,6 +138,8 @@ def parse_plan(ai: AIMessage, done: set[str]) -> tuple[list[PlanStep] | None, st
         return None, "call submit_plan exactly once"
     if unstorable(calls[0]["args"]):
         return None, "argument numbers must fit in 64 bits"
+    if not tools_enabled:
+        return _no_tools_plan(calls[0]["args"])
     try:
         steps = _Submitted.model_validate(calls[0]["args"]).steps
     except ValidationError as exc:
@@ -139,6 +165,20 @@ def parse_plan(ai: AIMessage, done: set[str]) -> tuple[list[PlanStep] | None, st
     return steps, None
 
 
+def _no_tools_plan(args: Mapping[str, Any]) -> tuple[list[PlanStep] | None, str | None]:
+    steps = args.get("steps")
+    if steps == []:
+        return [], None
+    if not isinstance(steps, list):
+        return None, "the plan is malformed: steps must be a list (empty: tools are off)"
+    first = steps[0] if isinstance(steps[0], Mapping) else {}
+    named = f"step {first.get('id')!r} names the tool {first.get('tool')!r}, which"
+    return None, (
+        f"{named if first else 'every step names a tool, and a tool'} is not offered: tools "
+        "are off for this run; call submit_plan with no steps and answer from what you know"
+    )
+
+
 def step_status(step: Mapping[str, Any], results: Mapping[str, Any]) -> str:
     """``pending``, ``done`` or ``failed``, read from the step's result."""
     result = results.get(step["call_id"])
@@ -148,6 +188,8 @@ def step_status(step: Mapping[str, Any], results: Mapping[str, Any]) -> str:
 
 
 def _tool_catalog(contract: TaskContract, deps: RunDeps) -> str:
+    if not deps.tools_enabled:
+        return "none: tools are off for this run; submit_plan with no steps."
     lines = []
     for spec in deps.executor.registry.latest():
         if spec.name in contract.allowed_actions:
@@ -187,16 +229,18 @@ def plan(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str,
             + "\n".join(f"- step {i}: {_seen(*what)}" for i, what in stale.items())
         )
     seen = [
-        f"step {s['id']}: {observation_text(results[s['call_id']], deps.observation_chars)}"
+        f"step {s['id']}: {observation_text(results[s['call_id']], deps.observation_limit)}"
         for s in kept
     ]
     if seen:
         instruction += "\n\nResults of finished steps:\n" + "\n".join(seen)
     left = remaining(contract, state, BudgetKind.MODEL_CALLS)
     result = call_model(
-        deps.model.bind_tools([PLAN_SCHEMA, CONTROL_SCHEMAS["abort"]]),
+        deps.model.bind_tools(
+            [PLAN_SCHEMA if deps.tools_enabled else NO_TOOLS_PLAN_SCHEMA, CONTROL_SCHEMAS["abort"]]
+        ),
         project(state, contract, deps, instruction),
-        lambda ai: _parse_or_abort(ai, done, contract.max_argument_bytes),
+        lambda ai: _parse_or_abort(ai, done, contract.max_argument_bytes, deps.tools_enabled),
         max_repairs=deps.max_repairs,
         left=left,
         run_id=run_id,
@@ -241,7 +285,7 @@ def plan(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str,
 
 
 def _parse_or_abort(
-    ai: AIMessage, done: set[str], max_argument_bytes: int
+    ai: AIMessage, done: set[str], max_argument_bytes: int, tools_enabled: bool = True
 ) -> tuple[Any, str | None]:
     # What no call may carry (a lone surrogate, arguments that are not an object or too
     # large) no plan may either: it would sit in the checkpoint until the executor refused it.
@@ -250,7 +294,7 @@ def _parse_or_abort(
         return None, problem
     if any(c["name"] == "abort" for c in ai.tool_calls):
         return "abort", None
-    return parse_plan(ai, done)
+    return parse_plan(ai, done, tools_enabled=tools_enabled)
 
 
 def schedule(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str, Any]:
@@ -275,9 +319,13 @@ def schedule(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[
         )
         for s in ready
     ]
+    if not calls:  # an empty plan (tools off): nothing to run, on to the answer
+        return {"pending": []}
     charge_id = f"p{version}:" + "+".join(s["id"] for s in ready)
     steps = {s["call_id"]: s["id"] for s in ready}
-    return queue_calls(state, deps, calls, f"p{version}", charge_id, steps=steps)
+    # With tools off no step may run, whatever the plan says: the executor refuses it.
+    allowed: list[str] | None = None if deps.tools_enabled else []
+    return queue_calls(state, deps, calls, f"p{version}", charge_id, steps=steps, allowed=allowed)
 
 
 def _touched(result: Mapping[str, Any]) -> bool:
@@ -476,7 +524,7 @@ def respond_instruction(state: Mapping[str, Any], deps: RunDeps) -> str:
     for step in (state.get("plan") or {}).get("steps", []):
         result = results.get(step["call_id"])
         if result is not None:
-            lines.append(f"step {step['id']}: {observation_text(result, deps.observation_chars)}")
+            lines.append(f"step {step['id']}: {observation_text(result, deps.observation_limit)}")
     return (
         "All plan steps are done. Their observations:\n"
         + "\n".join(lines)

@@ -3,9 +3,12 @@
 Every turn ends here. A cancel request (logged by anyone, from any process) stops the run
 CANCELLED first. A model's ``finish`` (or plain answer) is a candidate: it is accepted
 only when every success check holds on evidence; otherwise the rejection and its reasons
-go back to the model. Then, in order: abort, loop guard, budgets and deadline, and the
-task's stop conditions decide whether the run stops (FAILED, BUDGET_EXHAUSTED with the
-confirmed partial result and the open items) or goes on.
+go back to the model. Every judgement is logged as a ``verifier.verdict`` event with
+``"gated": true``; with the gate off (``RunDeps.verifier_gate``, an ablation) a finish is
+accepted unjudged, no check runs, and its verdict says ``"gated": false``. Then, in
+order: abort, loop guard, budgets and deadline, and the task's stop conditions decide
+whether the run stops (FAILED, BUDGET_EXHAUSTED with the confirmed partial result and the
+open items) or goes on.
 
 What a finish is accepted on. With success checks, on every one of them holding over the
 run's whole record. With none (a bare goal, ``{"messages": [...]}`` as with
@@ -99,7 +102,9 @@ def stop_update(
 ) -> dict[str, Any]:
     """A terminal update: status, reason, the confirmed partial result and the open items."""
     view = full_view(state, contract.run_id, deps)
-    _, open_items = evaluate(contract, {**view, "output": output or state.get("output")}, deps)
+    open_items: list[str] = []
+    if status is not RunStatus.COMPLETED:  # a completed run has no open items to list
+        _, open_items = evaluate(contract, {**view, "output": output or state.get("output")}, deps)
     if output is None and status is not RunStatus.COMPLETED:
         confirmed = _confirmed(view)
         output = "Confirmed so far:\n" + ("\n".join(f"- {c}" for c in confirmed) or "- nothing")
@@ -111,7 +116,7 @@ def stop_update(
     update: dict[str, Any] = {
         "status": status.value,
         "output": output,
-        "open_items": open_items if status is not RunStatus.COMPLETED else [],
+        "open_items": open_items,
         "events": {"recent": [event.event_id]},
     }
     if status is not RunStatus.COMPLETED:
@@ -132,10 +137,24 @@ def verify(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[st
     for d in decisions:
         if d.kind in (DecisionKind.FINISH, DecisionKind.ANSWER):
             view = full_view(state, contract.run_id, deps)
-            passed, failed = evaluate(contract, {**view, "output": d.content}, deps)
-            report = {"turn": turn, "passed": passed, "failed": failed, "accepted": not failed}
+            passed, failed = (
+                evaluate(contract, {**view, "output": d.content}, deps)
+                if deps.verifier_gate
+                else ([], [])  # the gate is off: the finish stands unjudged
+            )
+            report: dict[str, Any] = {
+                "turn": turn,
+                "passed": passed,
+                "failed": failed,
+                "accepted": not failed,
+            }
+            if not deps.verifier_gate:  # state says so too; a judged report stays as it was
+                report["gated"] = False
             verdict = make_event(
-                EventType.VERIFIER_VERDICT, contract.run_id, turn_id=f"t{turn}", payload=report
+                EventType.VERIFIER_VERDICT,
+                contract.run_id,
+                turn_id=f"t{turn}",
+                payload={**report, "gated": deps.verifier_gate},
             )
             deps.executor.store.append_events([verdict])
             if not failed:
@@ -175,13 +194,16 @@ def stop_condition(
 ) -> tuple[RunStatus, str] | None:
     """Why the run must stop now (cancel, loop guard, budgets, deadline), or None.
 
+    With ``deps.loop_guard`` off, turns without progress never stop the run here; the
+    budgets and the deadline still do.
+
     One predicate for the verifier and for a turn deciding whether to ask the model at all,
     so the two can never disagree.
     """
     if not cancel_checked and cancel_requested(deps.executor.store, contract.run_id):
         return RunStatus.CANCELLED, "cancelled on request"
     progress = state.get("progress") or {}
-    if int(progress.get("stale", 0)) >= deps.loop_threshold:
+    if deps.loop_guard and int(progress.get("stale", 0)) >= deps.loop_threshold:
         reason = (
             f"no progress: the last {progress['stale']} turns repeated actions without new evidence"
         )

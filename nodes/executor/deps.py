@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
 from execgraph.nodes.executor.pools import shared_pool
@@ -29,7 +29,7 @@ class ExecutorDeps:
     observation_chars: int = 2000
     """Bound on one observation's text, as the model sees it and its ToolMessage holds
     (the run's ``RunDeps.observation_chars``, which sets it)."""
-    pool: ThreadPoolExecutor = field(default_factory=lambda: shared_pool("tool"))
-    calls: ThreadPoolExecutor = field(default_factory=lambda: shared_pool("call"))
+    pool: Executor = field(default_factory=lambda: shared_pool("tool"))
+    calls: Executor = field(default_factory=lambda: shared_pool("call"))
     """Runs whole pipeline calls under ``ainvoke`` (tools run on ``pool``: separate pools, so
     a call waiting for its tool can never starve that tool of a thread)."""

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Executor, Future, wait
 from contextvars import copy_context
 from typing import Any, Literal
 
@@ -49,8 +49,14 @@ from langgraph.errors import GraphBubbleUp
 from pydantic import BaseModel
 
 from execgraph.nodes.diagnostics import logger
-from execgraph.nodes.executor.pools import abandon_slot, pool_usage, release_slot, take_slot
+from execgraph.nodes.executor.pools import (
+    abandon_slot,
+    pool_usage,
+    release_slot,
+    take_slot,
+)
 from execgraph.nodes.executor.stages import Invoked
+from execgraph.nodes.executor.tool_pool import ToolPool
 from execgraph.state.errors import (
     DeadlineExceeded,
     ExecGraphError,
@@ -154,6 +160,13 @@ def _raised_timeout(spec: ToolSpec, exc: TimeoutError) -> ExecGraphError:
 def _no_slot(ctx: InvokeContext) -> DeadlineExceeded:
     """The refusal of a call whose run holds every slot it may (its tools hang)."""
     usage = pool_usage(ctx.run_id)
+    if usage.abandoned_running >= usage.abandoned_limit:
+        return DeadlineExceeded(
+            f"the tool never started: this process has {usage.abandoned_running} abandoned "
+            "tool calls still running (tools that ignored their deadline and cancel), its "
+            f"limit; restart the process, or isolate such tools in a child process "
+            '(tool_spec(isolation="process"))'
+        )
     return DeadlineExceeded(
         f"the tool never started: this run already holds all {usage.slots} of its tool-pool "
         f"slots ({usage.abandoned} abandoned calls still running), and none came free "
@@ -161,9 +174,13 @@ def _no_slot(ctx: InvokeContext) -> DeadlineExceeded:
     )
 
 
-def _abandoned(spec: ToolSpec, ctx: InvokeContext, future: Future[Any], stop: Stop | None) -> None:
+def _abandoned(
+    spec: ToolSpec, ctx: InvokeContext, pool: Executor, future: Future[Any], stop: Stop | None
+) -> None:
     """Count the abandoned call until its tool ends, and say so (log and event)."""
     ended = abandon_slot(ctx.run_id)
+    if isinstance(pool, ToolPool):
+        pool.hold(future)
     future.add_done_callback(lambda _: ended())
     usage = pool_usage(ctx.run_id)
     report = {
@@ -191,7 +208,7 @@ def invoke(
     spec: ToolSpec,
     args: BaseModel,
     ctx: InvokeContext,
-    pool: ThreadPoolExecutor,
+    pool: Executor,
     cancelled: Callable[[], bool] | None = None,
     on_stop: Callable[[Stop], None] | None = None,
 ) -> Invoked:
@@ -217,7 +234,7 @@ def invoke(
     future.add_done_callback(lambda _: release_slot(ctx.run_id))
     stop = _wait(future, ctx, cancelled, on_stop)
     if not future.done():  # it ignored the signal: abandoned, still running
-        _abandoned(spec, ctx, future, stop)
+        _abandoned(spec, ctx, pool, future, stop)
         return Invoked(
             None, None, elapsed(), timed_out=stop == "deadline", stop=stop, running=future
         )

@@ -13,17 +13,25 @@ other run. A call of a run whose slots are all held waits for one until its dead
 cancel request), then is refused without having started. The counts are for the
 developer to read (:func:`pool_usage`); each abandonment is also logged as a ``tool.pool``
 entry of the call's ``tool.output`` events and on the ``execgraph.executor`` logger.
+
+Slots bound one run; several runs of hung tools together are met by the tool pool itself
+(:class:`~execgraph.nodes.executor.tool_pool.ToolPool`), which replaces threads held by
+abandoned calls, up to :data:`ABANDONED_LIMIT` hung threads in the process: past that, a
+call is refused at once, unstarted, saying so.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
 
+from execgraph.nodes.executor.tool_pool import ToolPool
+
 __all__ = [
+    "ABANDONED_LIMIT",
     "RUN_SLOTS",
     "PoolUsage",
     "abandon_slot",
@@ -39,15 +47,22 @@ RUN_SLOTS = 16
 """How many tool-pool threads one run may hold at once (a quarter of the pool). Read at
 each call, so a process may set it (``pools.RUN_SLOTS = 32``) before its runs start."""
 
+ABANDONED_LIMIT = 256
+"""How many abandoned calls may still run in one process before new calls are refused
+unstarted: each holds a thread that cannot be reclaimed, and replenishing the tool pool
+without end would only move the exhaustion from the pool to the process."""
+
 
 @cache
-def shared_pool(kind: str) -> ThreadPoolExecutor:
-    """The process's thread pool for ``kind`` (``"tool"`` or ``"call"``), shared by every
-    executor.
+def shared_pool(kind: str) -> Executor:
+    """The process's thread pool for ``kind`` (``"tool"``: a :class:`ToolPool`, or
+    ``"call"``), shared by every executor.
 
     Threads start lazily and stay warm: a graph built per request, or a second graph in
     the same process, starts no threads of its own before its first batch of calls.
     """
+    if kind == "tool":
+        return ToolPool(_WORKERS[kind], thread_name_prefix=kind)
     return ThreadPoolExecutor(max_workers=_WORKERS[kind], thread_name_prefix=kind)
 
 
@@ -62,6 +77,7 @@ class PoolUsage:
         slots: The cap on ``busy`` (:data:`RUN_SLOTS`).
         abandoned_running: Abandoned calls of every run still running in this process.
         abandoned_total: Calls abandoned in this process since it started.
+        abandoned_limit: The cap on ``abandoned_running`` (:data:`ABANDONED_LIMIT`).
     """
 
     run_id: str
@@ -70,12 +86,13 @@ class PoolUsage:
     slots: int
     abandoned_running: int
     abandoned_total: int
+    abandoned_limit: int
 
 
 _cond = threading.Condition()
 _busy: dict[str, int] = {}
 _abandoned: dict[str, int] = {}
-_totals = {"abandoned": 0}
+_totals = {"abandoned": 0, "running": 0}
 
 
 def take_slot(
@@ -85,9 +102,12 @@ def take_slot(
     poll_s: float,
 ) -> bool:
     """Take one of ``run_id``'s tool-pool slots, waiting while all are held: until
-    ``remaining_s()`` runs out or ``cancelled()`` says stop (then False, nothing taken)."""
+    ``remaining_s()`` runs out or ``cancelled()`` says stop (then False, nothing taken).
+    With :data:`ABANDONED_LIMIT` abandoned calls running in the process: False at once."""
     while True:
         with _cond:
+            if _totals["running"] >= ABANDONED_LIMIT:
+                return False
             if _busy.get(run_id, 0) < RUN_SLOTS:
                 _busy[run_id] = _busy.get(run_id, 0) + 1
                 return True
@@ -113,10 +133,12 @@ def abandon_slot(run_id: str) -> Callable[[], None]:
     with _cond:
         _abandoned[run_id] = _abandoned.get(run_id, 0) + 1
         _totals["abandoned"] += 1
+        _totals["running"] += 1
 
     def ended() -> None:
         with _cond:
             _decrement(_abandoned, run_id)
+            _totals["running"] -= 1
 
     return ended
 
@@ -138,6 +160,7 @@ def pool_usage(run_id: str) -> PoolUsage:
             busy=_busy.get(run_id, 0),
             abandoned=_abandoned.get(run_id, 0),
             slots=RUN_SLOTS,
-            abandoned_running=sum(_abandoned.values()),
+            abandoned_running=_totals["running"],
             abandoned_total=_totals["abandoned"],
+            abandoned_limit=ABANDONED_LIMIT,
         )

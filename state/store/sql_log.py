@@ -26,9 +26,11 @@ from execgraph.state.store.rows import (
     event_from_row,
     event_to_row,
 )
+from execgraph.state.store.shared_values import restore_shared, share_long_strings, shared_refs
 
 __all__ = ["SqlLog"]
 
+_ARTIFACT_COLUMNS = "ref, kind, run_id, size, data, created_at"
 _EVENTS_PER_STATEMENT = 500  # well under either driver's limit on parameters
 
 _T = TypeVar("_T")
@@ -77,7 +79,7 @@ class SqlLog(ABC):
             sql = d.insert_ignore(
                 d.table("events"), EVENT_SELECT, values, key="event_id", rows=len(chunk)
             )
-            params = [value for event in chunk for value in event_to_row(event)]
+            params = [value for event in chunk for value in self._row(cur, event)]
             new = {row[0] for row in cur.execute(sql + " RETURNING event_id", params).fetchall()}
             fresh = []
             for event in chunk:  # RETURNING's order is unspecified; an id repeated counts once
@@ -87,6 +89,27 @@ class SqlLog(ABC):
                     fresh.append(event)
             note_appended(fresh)  # streamed once the transaction commits (see live.py)
         return added
+
+    def _row(self, cur: Cursor, event: Event) -> tuple[Any, ...]:
+        """The event's row, its long strings stored once beside it (see shared_values)."""
+        *columns, body = event_to_row(event)
+
+        def put(ref: str, data: bytes) -> None:
+            values = (ref, "event_value", event.run_id, len(data), data)
+            self._insert_stamped(cur, "artifacts", _ARTIFACT_COLUMNS, values, key="ref")
+
+        return (*columns, share_long_strings(body, put))
+
+    def _events_from(self, cur: Cursor, rows: Sequence[Sequence[Any]]) -> list[Event]:
+        """Events from their rows, with the strings stored once put back."""
+        refs = set().union(*(shared_refs(row[-1]) for row in rows)) if rows else set()
+        if not refs:
+            return [event_from_row(row) for row in rows]
+        d = self._dialect
+        marks = ", ".join([d.param] * len(refs))
+        sql = f"SELECT ref, data FROM {d.table('artifacts')} WHERE ref IN ({marks})"
+        data = {ref: bytes(blob) for ref, blob in cur.execute(sql, tuple(refs)).fetchall()}
+        return [event_from_row((*row[:-1], restore_shared(row[-1], data))) for row in rows]
 
     def _insert_stamped(
         self, cur: Cursor, table: str, columns: str, values: tuple[Any, ...], *, key: str
@@ -120,15 +143,19 @@ class SqlLog(ABC):
             sql += f" AND call_id = {d.param}"
             params = (run_id, call_id)
         sql += " ORDER BY seq"
-        rows = self._read("read events", lambda cur: cur.execute(sql, params).fetchall())
-        return [event_from_row(row) for row in rows]
+        return self._read(
+            "read events", lambda cur: self._events_from(cur, cur.execute(sql, params).fetchall())
+        )
 
     def event(self, event_id: str) -> Event | None:
         """One event by its id, if logged (ids are deterministic per occurrence)."""
         d = self._dialect
         sql = f"SELECT {EVENT_SELECT} FROM {d.table('events')} WHERE event_id = {d.param}"
-        row = self._read("read an event", lambda cur: cur.execute(sql, (event_id,)).fetchone())
-        return None if row is None else event_from_row(row)
+        rows = self._read(
+            "read an event",
+            lambda cur: self._events_from(cur, cur.execute(sql, (event_id,)).fetchall()),
+        )
+        return rows[0] if rows else None
 
     def has_event(self, run_id: str, type: str) -> bool:
         """Whether the run logged an event of ``type`` (a cancel request, say)."""
@@ -143,11 +170,12 @@ class SqlLog(ABC):
     def put_artifact(self, data: bytes, *, kind: str, run_id: str = "") -> str:
         """Store bulky bytes once; returns their content address (``sha256:<hex>``)."""
         ref = artifact_ref(data)
-        columns = "ref, kind, run_id, size, data, created_at"
         values = (ref, kind, run_id, len(data), data)
         self._tx(
             "store an artifact",
-            lambda cur: self._insert_stamped(cur, "artifacts", columns, values, key="ref"),
+            lambda cur: self._insert_stamped(
+                cur, "artifacts", _ARTIFACT_COLUMNS, values, key="ref"
+            ),
         )
         return ref
 

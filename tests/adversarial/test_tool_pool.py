@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from execgraph.nodes.executor import pools
+from execgraph.nodes.executor.tool_pool import ToolPool
 from execgraph.state.events import EventType
 from execgraph.tools import tool_spec
 from tests.support.executor import Counter, config, make_deps, make_executor, request
@@ -89,3 +90,71 @@ def test_a_run_of_hanging_tools_leaves_the_pool_to_other_runs(tmp_path: Path) ->
         deadline.wait(0.05)
     usage = pools.pool_usage("stuck")
     assert usage.busy == 0 and usage.abandoned == 0
+
+
+@pytest.mark.timeout(240)
+def test_many_runs_of_hanging_tools_cannot_use_up_the_pool(tmp_path: Path) -> None:
+    """Five runs, each holding its full share of hung threads (80 > the pool's 64): the
+    pool replenishes itself, so a sixth, unrelated run's tool still runs at once."""
+    release, started = threading.Event(), Counter()
+    stuck_deps = make_deps(tmp_path / "stuck", [_hanging(release, started)])
+    stuck = make_executor(stuck_deps)
+    ran = Counter()
+
+    @tool_spec(effect="read", timeout_s=20)
+    def quick(i: int) -> str:
+        """Answer at once."""
+        ran.add(i)
+        return "quick"
+
+    other = make_executor(make_deps(tmp_path / "other", [quick]))
+    pool = stuck_deps.pool
+    assert isinstance(pool, ToolPool)
+    before = pool.generation
+    try:
+        runs = [f"stuck-{n}" for n in range(5)]
+        for run in runs:
+            batch = [
+                request("hang", {"i": k}, root=tmp_path, call_id=f"{run}c{k}", run_id=run)
+                for k in range(pools.RUN_SLOTS)
+            ]
+            stuck.invoke({"batch": batch}, config(run))
+        assert len(started) == 5 * pools.RUN_SLOTS  # every hung call got a thread
+        assert sum(pools.pool_usage(r).abandoned for r in runs) == 5 * pools.RUN_SLOTS
+
+        out = other.invoke(
+            {"request": request("quick", {"i": 1}, root=tmp_path, run_id="other")}, config("o")
+        )
+        [result] = out["results"].values()
+        assert result["status"] == "OK" and ran.effects == [1]
+        assert pool.generation > before  # it was replenished
+    finally:
+        release.set()
+
+
+def test_past_the_process_limit_a_call_is_refused_unstarted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the process's abandoned calls at the limit, a call is refused at once, saying
+    why, and its tool never starts."""
+    ran = Counter()
+
+    @tool_spec(effect="read", timeout_s=20)
+    def quick(i: int) -> str:
+        """Answer at once."""
+        ran.add(i)
+        return "quick"
+
+    ended = [pools.abandon_slot("elsewhere") for _ in range(3)]
+    monkeypatch.setattr(pools, "ABANDONED_LIMIT", 3)  # these three keep it reached
+    try:
+        out = make_executor(make_deps(tmp_path, [quick])).invoke(
+            {"request": request("quick", {"i": 1}, root=tmp_path, run_id="late")}, config("l")
+        )
+    finally:
+        for end in ended:
+            end()
+    [result] = out["results"].values()
+    assert result["status"] != "OK" and ran.effects == []
+    assert result["error"]["type"] == "DeadlineExceeded"
+    assert "abandoned tool calls still running" in result["error"]["message"]

@@ -48,5 +48,5 @@ def test_a_second_graph_runs_its_tools_on_the_warm_threads(tmp_path: Path) -> No
         {"request": request("where", {"i": 1}, root=tmp_path)}, config("b")
     )
     assert first and second and second <= before  # a thread that was already running
-    assert _pool_threads() == before  # no pool thread was started for the second graph
+    assert not _pool_threads() - before  # no pool thread was started for the second graph
     assert all(name.startswith("tool") for name in first | second)
