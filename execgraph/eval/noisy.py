@@ -10,8 +10,10 @@ error chosen (uniformly, among those that fit the turn) from :data:`ERRORS`:
   the step's own call id, so the policy believes what comes back (a wrong id read is a
   wrong fact used);
 * ``premature_finish`` — ``finish`` while steps are left (what a verifier gate catches);
-* ``repeated_action`` — its previous action again, three turns running (what a loop
-  guard catches: no new action, no new observation);
+* ``repeated_action`` — its previous action again: for two more turns (then it moves
+  on), or for the rest of the run (it is stuck) — a coin the seeded generator tosses.
+  The stuck loop is what a loop guard catches (no new action, no new observation) and
+  what, without one, burns the budget;
 * ``ignored_observation`` — acts as if the last error or rejection had not happened:
   goes on past a failed step, or states the rejected result again.
 
@@ -44,8 +46,9 @@ ERRORS: tuple[str, ...] = (
     "ignored_observation",
 )
 """The §5.3 decision errors the noisy policy makes."""
-STREAK = 3
-"""Turns a ``repeated_action`` keeps repeating (the loop guard's default threshold)."""
+STREAKS = (2, 10_000)
+"""How many more turns a ``repeated_action`` repeats: a short slip (below the loop guard's
+default threshold of 3, so it only wastes turns), or for good (stuck)."""
 _DECOYS = ("write_file", "http_delete", "run_process", "publish_report")
 
 
@@ -96,6 +99,8 @@ class NoisyPolicy(OraclePolicy):
         if reply is None:
             reply = super().choose(seen, offered)
         acts = [(n, a) for n, a, _ in reply.calls if n not in CONTROLS]
+        if reply.calls and reply.calls[0][0] == "submit_plan" and not reply.malformed:
+            acts = [(st["tool"], st["arguments"]) for st in reply.calls[0][1]["steps"]]
         if acts:
             self._last = acts
         return reply
@@ -107,7 +112,7 @@ class NoisyPolicy(OraclePolicy):
         if kind == "premature_finish":
             return "finish" in offered and bool(self.left(seen))
         if kind == "repeated_action":
-            return bool(self._last) and "submit_plan" not in offered
+            return bool(self._last)
         if kind == "ignored_observation":
             return self._failed(seen) is not None or bool(seen.rejections)
         if kind == "invalid_arguments":
@@ -129,7 +134,7 @@ class NoisyPolicy(OraclePolicy):
                 calls=self._control("finish", "output", self.answer(seen)).calls, meta=meta
             )
         if kind == "repeated_action":
-            self._streak = STREAK - 1
+            self._streak = self.rng.choice(STREAKS)
             return self._repeat_last(offered)
         if kind == "ignored_observation":
             return self._ignore(seen, offered, meta)
@@ -177,8 +182,20 @@ class NoisyPolicy(OraclePolicy):
         return Reply(calls=[(name, {"steps": steps}, call_id)], meta=meta)
 
     def _repeat_last(self, offered: Sequence[str]) -> Reply:
+        """The last action again: the same calls, or (planning) the same steps re-planned."""
+        meta = {"injected_error": "repeated_action"}
+        if "submit_plan" in offered:
+            steps = [
+                {"id": f"again{self._calls}.{i}", "tool": n, "arguments": a, "depends_on": []}
+                for i, (n, a) in enumerate(self._last)
+            ]
+            return Reply(
+                calls=[("submit_plan", {"steps": steps}, f"noise~{self._calls}")], meta=meta
+            )
+        if "revise_plan" in offered and not any(n in offered for n, _ in self._last):
+            return Reply(calls=self._control("revise_plan", "reason", "once more").calls, meta=meta)
         calls = [(n, a, f"noise~{self._calls}.{i}") for i, (n, a) in enumerate(self._last)]
-        return Reply(calls=calls, meta={"injected_error": "repeated_action"})
+        return Reply(calls=calls, meta=meta)
 
     def _ignore(self, seen: Seen, offered: Sequence[str], meta: dict[str, Any]) -> Reply:
         failed = self._failed(seen)

@@ -322,6 +322,10 @@ class OraclePolicy(BaseChatModel):
         blocked = any(self.dead(s, seen) for s in self.plan.steps)
         if "revise_plan" in offered and left:
             return self._control("revise_plan", "reason", "the next steps need what was observed")
+        acting = [n for n in offered if n not in CONTROLS]
+        if self._rejected and left and not acting and "abort" in offered:
+            # Rejected, work left, and no tool to do it with: saying it again is no answer.
+            return self._control("abort", "reason", "the work left needs tools not offered")
         if blocked and "abort" in offered:
             return self._control("abort", "reason", self._why_blocked(seen))
         if "finish" in offered:
