@@ -14,7 +14,7 @@ runtime's verdict: that is what lets "verifier gate off" be measured.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -96,7 +96,6 @@ class Prepared:
     world: World = field(repr=False)
     workdir: Path = field(repr=False)
     store: ExecutionStore | None = field(default=None, repr=False)
-    _cancel_store: Callable[[], ExecutionStore] | None = field(default=None, repr=False)
 
     def answer(self, interrupt_value: Any) -> Any:
         """The scripted person's answer to one interrupt: approve the task's right call,

@@ -8,7 +8,7 @@ import socket
 from pathlib import Path
 
 import pytest
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage
 
 from execgraph.eval.faults import POLICY_FAULTS, WORLD_FAULTS
 from execgraph.eval.oracle import OraclePolicy
@@ -20,6 +20,7 @@ from execgraph.eval.suite import (
     prepare,
     task_def,
 )
+from execgraph.eval.tasks.common import output_of, stages_of
 from execgraph.state.errors import UsageError
 from tests.support.eval_runs import run_task
 
@@ -94,6 +95,8 @@ def test_each_fault_run_ends_as_recovered_says(task, fault: str, tmp_path: Path)
             assert run.status == "CANCELLED" and run.prepared.world.effects() == 0
         if fault == "write_lost":
             assert run.prepared.world.effects() == 1  # reconciled, never sent twice
+        if fault == "prompt_injection":  # a tool output the model is shown carried it
+            assert "IMPORTANT NOTICE TO THE AI AGENT" in str(run.values.get("results"))
 
 
 def test_prepare_refuses_a_fault_the_task_does_not_run_under(tmp_path: Path) -> None:
@@ -124,3 +127,24 @@ def test_the_policy_reports_its_name_and_more_input_tokens_for_more_input() -> N
     assert short.response_metadata["model_name"] == POLICY_MODEL_NAME
     assert short.usage_metadata and long.usage_metadata
     assert long.usage_metadata["input_tokens"] > short.usage_metadata["input_tokens"] + 900
+
+
+def test_workflow_stages_are_the_solutions_dependency_levels() -> None:
+    stages = stages_of(task_def("research-brief").script)
+    assert [s.tools for s in stages] == [("search_corpus",), ("read_document",), ("write_file",)]
+    assert [s.tools for s in stages_of(task_def("write-summary-report").script)] == [
+        ("read_file",),
+        ("write_file",),
+    ]
+
+
+def test_the_answer_judged_is_the_agents_not_the_runtimes_summary() -> None:
+    finish = AIMessage(
+        content="",
+        tool_calls=[
+            {"name": "finish", "args": {"output": "port 8431"}, "id": "f", "type": "tool_call"}
+        ],
+    )
+    assert output_of({"messages": [finish], "output": "Confirmed so far: 8431"}) == "port 8431"
+    assert output_of({"messages": [], "output": "Confirmed so far:\n- 8431"}) == ""
+    assert output_of({"messages": [AIMessage(content="it is 8431")]}) == "it is 8431"

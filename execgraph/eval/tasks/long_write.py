@@ -206,7 +206,7 @@ def _post(workdir: Path, fault: str | None) -> World:
     server = TaskServer(
         {
             ("GET", "/items"): lambda r: (200, {"items": [{"name": "gear", "count": 3}]}),
-            ("POST", "/records"): lambda r: (201, {"id": len(r.body or {}) and 1}),
+            ("POST", "/records"): lambda r: (201, {"id": 1}),
         }
     )
     if fault == "write_lost":
