@@ -148,3 +148,24 @@ def test_the_answer_judged_is_the_agents_not_the_runtimes_summary() -> None:
     assert output_of({"messages": [finish], "output": "Confirmed so far: 8431"}) == "port 8431"
     assert output_of({"messages": [], "output": "Confirmed so far:\n- 8431"}) == ""
     assert output_of({"messages": [AIMessage(content="it is 8431")]}) == "it is 8431"
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [{"verifier_gate": False}, {"loop_guard": False}, {"context": "full"}],
+    ids=["gate-off", "guard-off", "full-history"],
+)
+def test_the_oracle_is_accepted_under_the_ablation_settings(settings, tmp_path: Path) -> None:
+    for task in SUITE[::6]:  # one task per class
+        run = run_task(task, "react", tmp_path / task.id, **settings)
+        assert run.status == "COMPLETED" and run.accepted, task.id
+
+
+def test_with_tools_off_the_oracle_gives_up_instead_of_repeating_its_claim(
+    tmp_path: Path,
+) -> None:
+    for task in SUITE[::6]:
+        run = run_task(task, "react", tmp_path / task.id, tools_enabled=False)
+        assert not run.accepted and run.status == "FAILED", task.id
+        assert len(run.model.injected) == 0  # type: ignore[attr-defined]
+        assert run.prepared.world.effects() == 0
