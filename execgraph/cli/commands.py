@@ -39,6 +39,7 @@ from execgraph.cli.options import (
 from execgraph.cli.prompts import answer_questions, automatic_answer, select_approvals
 from execgraph.cli.python_runs import PythonRun, continue_in_python
 from execgraph.cli.render import STATUS_STYLE, interrupt_summary
+from execgraph.cli.run_metrics import COMMANDS as METRICS_COMMANDS
 from execgraph.cli.runs import (
     Answerer,
     CliError,
@@ -348,4 +349,6 @@ def cancel(run_id: RunIdArg, home: HomeOpt = None) -> int:
 
 
 for _command in INSPECT_COMMANDS:
+    app.command(epilog=EPILOG)(_command)
+for _command in METRICS_COMMANDS:
     app.command(epilog=EPILOG)(_command)

@@ -1,46 +1,35 @@
-"""The ExecutionStore methods over SQL, written once for every SQL backend.
+"""The ExecutionStore over SQL, written once for every SQL backend: the record's life.
 
 SQLite and PostgreSQL keep the same tables and run the same statements, apart from the
 words a :class:`~execgraph.state.store.dialect.Dialect` names. So the protocol's methods
-live here and in :mod:`execgraph.state.store.sql_log` (events, artifacts, approval
-tokens), over a few primitives that are each backend's own: how a transaction is opened,
-made durable (or not) and its errors reported; whose clock stamps a row; how one attempt
-at a set of locks is made; and the connections themselves. Here: the execution records
-and the locks, whose writes decide on what a statement in the same transaction read or
-matched.
+live in this package's ``sql*`` modules, over a few primitives that are each backend's own
+(:class:`~execgraph.state.store.sql_log.SqlLog`: how a transaction is opened, made durable
+(or not) and its errors reported; whose clock stamps a row; the connections themselves;
+and :class:`~execgraph.state.store.sql_locks.SqlLocks`: how one attempt at a set of locks
+is made). Each module owns one part: events, artifacts and approval tokens
+(:mod:`.sql_log`), locks (:mod:`.sql_locks`), reading records (:mod:`.sql_reads`), leases
+and takeover (:mod:`.sql_leases`). Here: a record's writes from reserve to commit, which
+decide on what a statement in the same transaction read or matched, and the store that
+joins the parts.
 """
 
 from __future__ import annotations
 
 import json
-import time
-from abc import abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from execgraph.state.errors import FencedOut, LockTimeout, StoreError
+from execgraph.state.errors import FencedOut, StoreError
 from execgraph.state.events import Event
-from execgraph.state.store.base import Claim, ExecutionRecord, OutcomeCount, Reservation
+from execgraph.state.store.base import Claim, ExecutionRecord, Reservation
 from execgraph.state.store.dialect import Cursor
 from execgraph.state.store.live import streamed
 from execgraph.state.store.rows import RECORD_COLUMNS, claim_row, record_from_row
-from execgraph.state.store.sql_log import SqlLog
+from execgraph.state.store.sql_leases import SqlLeases
+from execgraph.state.store.sql_locks import SqlLocks
+from execgraph.state.store.sql_reads import SqlRecordReads
 
 __all__ = ["SqlExecutionStore"]
-
-_LOCK_POLL_S = (0.005, 0.1)  # first and longest pause between lock attempts
-
-
-def _poll_locks(try_once: Callable[[], bool], wanted: list[str], timeout_s: float) -> None:
-    """Call ``try_once`` with growing pauses until it succeeds or ``timeout_s`` passes."""
-    deadline = time.monotonic() + max(timeout_s, 0.0)
-    pause = _LOCK_POLL_S[0]
-    while not try_once():
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise LockTimeout(f"locks {', '.join(wanted)} were not granted within {timeout_s:g}s")
-        time.sleep(min(pause, remaining))
-        pause = min(pause * 2, _LOCK_POLL_S[1])
 
 
 def _fenced_out(record: ExecutionRecord, fence: int | None) -> FencedOut:
@@ -51,23 +40,10 @@ def _fenced_out(record: ExecutionRecord, fence: int | None) -> FencedOut:
     )
 
 
-class SqlExecutionStore(SqlLog):
+class SqlExecutionStore(SqlLeases, SqlRecordReads, SqlLocks):
     """An ExecutionStore on SQL tables; a backend names its dialect and its primitives."""
 
-    # -- what each backend provides besides the log's primitives ------------------------
-
-    @abstractmethod
-    def _try_acquire(self, keys: list[str], owner: str, lease_s: float) -> bool:
-        """One all-or-nothing attempt at the sorted ``keys``; False if any is held."""
-
     # -- statements used inside several transactions ----------------------------------
-
-    def _get(self, cur: Cursor, key: str, *, for_update: bool = False) -> ExecutionRecord | None:
-        d = self._dialect
-        sql = f"SELECT {RECORD_COLUMNS} FROM {d.table('executions')} WHERE idempotency_key = "
-        sql += d.param + (d.lock_row if for_update else "")
-        row = cur.execute(sql, (key,)).fetchone()
-        return None if row is None else record_from_row(row)
 
     def _reserve(
         self, cur: Cursor, values: tuple[str, ...], owner: str, lease_s: float
@@ -125,13 +101,6 @@ class SqlExecutionStore(SqlLog):
         sql += f" RETURNING {RECORD_COLUMNS}"
         row = cur.execute(sql, (*params, *at, key, *where)).fetchone()
         return None if row is None else record_from_row(row)
-
-    def _release(self, cur: Cursor, keys: Sequence[str], owner: str) -> None:
-        # One key at a time in sorted order: the order acquirers lock in, so no deadlock.
-        d = self._dialect
-        sql = f"DELETE FROM {d.table('locks')} WHERE key = {d.param} AND owner = {d.param}"
-        for key in sorted(set(keys)):
-            cur.execute(sql, (key, owner))
 
     # -- execution records ------------------------------------------------------------
 
@@ -208,67 +177,6 @@ class SqlExecutionStore(SqlLog):
 
         return self._tx("restart an execution record", run)
 
-    def take_over(
-        self,
-        key: str,
-        owner: str,
-        *,
-        attempt_id: str,
-        lease_s: float,
-        gone: str | None = None,
-        fence: int | None = None,
-    ) -> ExecutionRecord | None:
-        """Make ``owner`` the owner of ``key``'s uncommitted record as a new attempt, the fence
-        one higher; only if its lease expired (store clock), or its owner is ``gone`` and its
-        fence still ``fence`` (as the caller saw it: the owner may be unchanged when a
-        process takes over its own dead attempt).
-
-        One conditional update decides, so of several takers at once exactly one matches
-        (the others find the new fence, or the new owner's live lease). None: committed,
-        or still held.
-        """
-        d = self._dialect
-        now, at = self._now()
-        sql = (
-            f"UPDATE {d.table('executions')} SET owner = {d.param}, attempt_id = {d.param},"
-            f" attempts = attempts + 1, fence = fence + 1, lease_until = {now} + {d.param},"
-            f" updated_at = {now} WHERE idempotency_key = {d.param} AND state = 'started'"
-            f" AND (lease_until <= {now}"
-        )
-        params: tuple[Any, ...] = (owner, attempt_id, *at, float(lease_s), *at, key, *at)
-        if gone is not None:
-            sql += f" OR (owner = {d.param} AND fence = {d.param})"
-            params = (*params, gone, -1 if fence is None else fence)
-        sql += f") RETURNING {RECORD_COLUMNS}"
-
-        def run(cur: Cursor) -> ExecutionRecord | None:
-            row = cur.execute(sql, params).fetchone()
-            return None if row is None else record_from_row(row)
-
-        return self._tx("take over an execution record", run)
-
-    def renew_leases(self, keys: Sequence[str], owner: str, *, lease_s: float) -> list[str]:
-        """Extend ``owner``'s leases on the uncommitted records of ``keys``; returns the keys
-        still held. Not flushed: a renewal lost to a power cut only lets a lease expire."""
-        if not keys:
-            return []
-        d = self._dialect
-        now, at = self._now()
-        sql = (
-            f"UPDATE {d.table('executions')} SET lease_until = {now} + {d.param}"
-            f" WHERE idempotency_key = {d.param} AND owner = {d.param} AND state = 'started'"
-            " RETURNING idempotency_key"
-        )
-
-        def run(cur: Cursor) -> list[str]:
-            held = []
-            for key in sorted(set(keys)):  # sorted: the order every writer locks rows in
-                if cur.execute(sql, (*at, float(lease_s), key, owner)).fetchone() is not None:
-                    held.append(key)
-            return held
-
-        return self._tx("renew leases", run, durable=False)
-
     def settle_unknown(
         self, key: str, result: dict[str, Any], *, events: Sequence[Event] = ()
     ) -> ExecutionRecord:
@@ -300,62 +208,6 @@ class SqlExecutionStore(SqlLog):
 
         with streamed():
             return self._tx("settle an unknown outcome", run)
-
-    def get(self, key: str) -> ExecutionRecord | None:
-        """The record for ``key``, if any."""
-        return self._read("read an execution record", lambda cur: self._get(cur, key))
-
-    def pending(self, run_id: str | None = None) -> list[ExecutionRecord]:
-        """Records started but not committed (to reconcile after a crash), oldest first."""
-        d = self._dialect
-        sql = f"SELECT {RECORD_COLUMNS} FROM {d.table('executions')} WHERE state = 'started'"
-        params: tuple[str, ...] = ()
-        if run_id is not None:
-            sql += f" AND run_id = {d.param}"
-            params = (run_id,)
-        sql += f" ORDER BY created_at, {d.tiebreak}"
-        return self._read(
-            "list pending records",
-            lambda cur: [record_from_row(row) for row in cur.execute(sql, params).fetchall()],
-        )
-
-    def committed(
-        self, run_id: str, *, offset: int = 0, limit: int | None = None
-    ) -> list[ExecutionRecord]:
-        """A run's committed records, oldest first (a page of them with ``offset``/``limit``)."""
-        d = self._dialect
-        sql = (
-            f"SELECT {RECORD_COLUMNS} FROM {d.table('executions')}"
-            f" WHERE state = 'committed' AND run_id = {d.param}"
-            f" ORDER BY created_at, {d.tiebreak} LIMIT {d.param} OFFSET {d.param}"
-        )
-        params = (run_id, d.no_limit if limit is None else limit, offset)
-        return self._read(
-            "list committed records",
-            lambda cur: [record_from_row(row) for row in cur.execute(sql, params).fetchall()],
-        )
-
-    def outcomes(self, run_id: str) -> list[OutcomeCount]:
-        """A run's committed calls counted per tool, outcome and status."""
-        d = self._dialect
-        sql = (
-            f"SELECT {d.result_fields}, count(*) FROM {d.table('executions')}"
-            f" WHERE state = 'committed' AND run_id = {d.param}"
-            " GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
-        )
-        rows = self._read("count outcomes", lambda cur: cur.execute(sql, (run_id,)).fetchall())
-        return [OutcomeCount(t or "", o or "", s or "", int(n)) for t, o, s, n in rows]
-
-    def evidence(self, run_id: str) -> list[dict[str, Any]]:
-        """The evidence items of a run's committed results, oldest first."""
-        d = self._dialect
-        sql = (
-            f"SELECT {d.evidence} FROM {d.table('executions')}"
-            f" WHERE state = 'committed' AND run_id = {d.param} AND {d.has_evidence}"
-            f" ORDER BY created_at, {d.tiebreak}"
-        )
-        rows = self._read("read evidence", lambda cur: cur.execute(sql, (run_id,)).fetchall())
-        return [item for (items,) in rows for item in json.loads(items)]
 
     def commit(
         self,
@@ -412,25 +264,3 @@ class SqlExecutionStore(SqlLog):
         if record.state != "committed":  # its locks are released all the same
             raise _fenced_out(record, fence)
         return record
-
-    # -- locks ----------------------------------------------------------------------
-
-    def acquire_locks(
-        self, keys: Sequence[str], owner: str, *, lease_s: float, timeout_s: float
-    ) -> None:
-        """Take every lock in ``keys`` or none; expired leases may be taken over.
-
-        Re-acquiring a lock the owner already holds renews its lease. Keys are taken in
-        sorted order in one transaction, so two callers can never each hold half.
-
-        Raises:
-            LockTimeout: Some key stayed held by another owner for ``timeout_s``.
-        """
-        wanted = sorted(set(keys))
-        if not wanted:
-            return
-        _poll_locks(lambda: self._try_acquire(wanted, owner, lease_s), wanted, timeout_s)
-
-    def release_locks(self, keys: Sequence[str], owner: str) -> None:
-        """Release the owner's locks (others' locks are untouched)."""
-        self._tx("release locks", lambda cur: self._release(cur, keys, owner))

@@ -3,8 +3,8 @@
 Nothing here reads a row to decide what to write: each statement inserts unless its key
 exists, so concurrent writers need no lock beyond the statement. :class:`SqlLog` also names
 the primitives every SQL backend provides (a transaction, a read, its clock, closing);
-:class:`~execgraph.state.store.sql.SqlExecutionStore` adds the execution records and locks, whose
-writes decide on what they read.
+:class:`~execgraph.state.store.sql.SqlExecutionStore` adds the execution records and locks
+(:mod:`.sql_locks`, :mod:`.sql_reads`, :mod:`.sql_leases`), whose writes decide on what they read.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What the file tools do to bytes: hash, page within a budget, decode, diff, glob.
 
 Pure helpers of :mod:`execgraph.tools.adapters.files`, apart from the adapter (confinement, atomic
-writes, the intent journal) so each can be read and tested on its own.
+writes) and the intent journal (:mod:`.file_journal`) so each can be read and tested on its own.
 """
 
 from __future__ import annotations

@@ -13,20 +13,21 @@ Writes are atomic (temp file in the target's own directory, through the same des
 fsync, rename) so a crash leaves either the old or the new content, never a torn file;
 that is what makes ``reconcile`` able to answer by comparing hashes. Every OS error
 becomes a typed error (:func:`execgraph.tools.fileio.os_error`).
+
+Here: the adapter (its tools, read-after-write verify, reconcile, compare-and-swap state).
+The tools' arguments are in :mod:`.file_args`, the write-intent notes reconcile reads in
+:mod:`.file_journal`, the confined walk behind ``list_files`` in :mod:`.file_listing`,
+what is done to the bytes in :mod:`.file_content`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 import stat
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
 
 from execgraph.state.contracts import Evidence
 from execgraph.state.errors import (
@@ -34,8 +35,13 @@ from execgraph.state.errors import (
     PathEscapeError,
     PermanentError,
     TargetNotFound,
-    ToolCancelled,
     VerificationError,
+)
+from execgraph.tools.adapters.file_args import (
+    ListFilesArgs,
+    PatchFileArgs,
+    ReadFileArgs,
+    WriteFileArgs,
 )
 from execgraph.tools.adapters.file_content import (
     ABSENT,
@@ -43,15 +49,15 @@ from execgraph.tools.adapters.file_content import (
     diff,
     file_state,
     fit_page,
-    glob_match,
-    json_len,
     scan,
     sha_of,
 )
+from execgraph.tools.adapters.file_journal import recall, remember
+from execgraph.tools.adapters.file_listing import fit_listing, matching_files
 from execgraph.tools.beneath import Beneath, Spot
 from execgraph.tools.fileio import check_running, os_error, replace_at
 from execgraph.tools.invocation import AdapterOutput, InvokeContext
-from execgraph.tools.paths import in_scope, landing, normalize_relpath
+from execgraph.tools.paths import in_scope, normalize_relpath
 from execgraph.tools.spec import Effect, Runner, ToolSpec
 
 __all__ = [
@@ -63,47 +69,10 @@ __all__ = [
     "WriteFileArgs",
 ]
 
-JOURNAL_DIR = ".execgraph-journal"
-"""Where writes note their intent before the replace (hidden from list_files)."""
-MAX_LIST_DEPTH = 128
-"""Directories deeper than this below the root are not listed (a hostile tree is finite)."""
 _READ_DOC = "Read a UTF-8 workspace file; page with offset when it exceeds the output budget."
 _LIST_DOC = "List workspace files matching a glob; '**' spans directories."
 _WRITE_DOC = "Atomically replace a workspace file with content, creating parent directories."
 _PATCH_DOC = "Replace one exact, unique occurrence of `old` with `new` in a workspace file."
-
-
-class _Args(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class ReadFileArgs(_Args):
-    """Arguments of ``read_file``; ``offset`` pages through files larger than the budget."""
-
-    path: str = Field(description="workspace-relative file path")
-    offset: int = Field(default=0, ge=0, description="byte offset to start reading at")
-
-
-class ListFilesArgs(_Args):
-    """Arguments of ``list_files``; ``**`` matches any number of directories."""
-
-    pattern: str = Field(default="**/*", description="glob, e.g. 'src/**/*.py'")
-    limit: int = Field(default=1000, ge=1, le=100_000, description="most names returned")
-
-
-class WriteFileArgs(_Args):
-    """Arguments of ``write_file``: the whole new UTF-8 content."""
-
-    path: str = Field(description="workspace-relative file path")
-    content: str = Field(description="complete new file content")
-
-
-class PatchFileArgs(_Args):
-    """Arguments of ``patch_file``: ``old`` must occur exactly once."""
-
-    path: str = Field(description="workspace-relative file path")
-    old: str = Field(min_length=1, description="exact text to replace (must be unique)")
-    new: str = Field(description="replacement text")
 
 
 def _ev(ctx: InvokeContext, source_id: str, kind: str, value: str, **kw: Any) -> Evidence:
@@ -140,34 +109,6 @@ class FileAdapter:
 
     def _root(self, ctx: InvokeContext | None) -> Path:
         return Path(ctx.workspace_root) if ctx is not None and ctx.workspace_root else self.root
-
-    @staticmethod
-    def _journal_rel(ctx: InvokeContext) -> str:
-        name = hashlib.sha256((ctx.idempotency_key or ctx.call_id).encode()).hexdigest()[:32]
-        return f"{JOURNAL_DIR}/{name}.json"
-
-    def _remember(self, ctx: InvokeContext, pre: str, intended: str) -> None:
-        """Durably note (pre-image, intended) hashes *before* the replace.
-
-        The note outlives a crash, so a new process's reconcile can prove a write absent
-        (the file still holds its pre-image, or no note exists: the write never started)
-        or present (it holds the intended content), instead of leaving it unknown.
-        """
-        root = self._root(ctx)
-        root.mkdir(parents=True, exist_ok=True)  # the root is configuration, not input
-        with Beneath(root) as tree:
-            spot = tree.locate(self._journal_rel(ctx), make_parents=True)
-            replace_at(
-                spot.dir_fd, spot.name, json.dumps({"pre": pre, "intended": intended}).encode()
-            )
-
-    def _recall(self, ctx: InvokeContext) -> tuple[str, str] | None:
-        try:
-            with Beneath(self._root(ctx)) as tree:
-                note = json.loads(tree.read_all(tree.open_file(self._journal_rel(ctx))))
-            return str(note["pre"]), str(note["intended"])
-        except (OSError, ExecGraphError, ValueError, KeyError, TypeError):
-            return None
 
     @staticmethod
     def _state(root: Path, rel: str) -> tuple[str, int]:
@@ -216,23 +157,10 @@ class FileAdapter:
         if not base.is_dir():
             raise TargetNotFound("the workspace root does not exist")
         try:
-            with Beneath(base) as tree:
-                found = [
-                    rel
-                    for rel, is_link in _walk_files(tree.fd, "", ctx, 0)
-                    if glob_match(rel.split("/"), pattern) and (not is_link or _listable(base, rel))
-                ]
+            found = matching_files(base, pattern, ctx)
         except OSError as exc:
             raise os_error(exc, args.pattern, "list") from None
-        # Fit the JSON of the whole result into the budget (the executor spills anything
-        # larger to an artifact the model cannot read).
-        used = json_len({"files": [], "count": len(found), "total": len(found)})
-        files: list[str] = []
-        for rel in found[: args.limit]:
-            used += json_len(rel) + 2
-            if used > ctx.output_budget:
-                break
-            files.append(rel)
+        files = fit_listing(found, args.limit, ctx.output_budget)
         truncated = len(files) < len(found)
         listing = "\n".join(files)
         digest = sha_of(listing.encode())
@@ -251,7 +179,7 @@ class FileAdapter:
         intended = sha_of(after)
         check_running(ctx)  # last point at which nothing has happened yet
         try:
-            self._remember(ctx, pre, intended)
+            remember(self._root(ctx), ctx, pre, intended)
             with Beneath(self._root(ctx)) as tree:
                 spot = tree.locate(rel, make_parents=True)
                 _check_scope(ctx, rel, spot.rel)
@@ -332,7 +260,7 @@ class FileAdapter:
             sha, _ = self._state(self._root(ctx), rel)
         except (OSError, ExecGraphError):
             return None
-        note = self._recall(ctx)
+        note = recall(self._root(ctx), ctx)
         pre, intended = note if note is not None else (None, None)
         if isinstance(args, WriteFileArgs):
             intended = sha_of(args.content.encode("utf-8"))  # known from the arguments alone
@@ -399,49 +327,3 @@ def _check_scope(ctx: InvokeContext, rel: str, landed: str) -> None:
     scope = ctx.data_scope
     if scope and landed != rel and in_scope(rel, scope) and not in_scope(landed, scope):
         raise PathEscapeError(f"{rel!r} lands outside the data scope through a symlink")
-
-
-def _walk_files(
-    dir_fd: int, reldir: str, ctx: InvokeContext, depth: int
-) -> Iterator[tuple[str, bool]]:
-    """(workspace-relative name, is a link) of the non-directories below ``dir_fd``, sorted.
-
-    Directories are entered beneath their parent's descriptor with ``O_NOFOLLOW``, so a
-    directory swapped for a link mid-listing is skipped, never listed through; a
-    directory link is never descended (it could loop or leave the root).
-    """
-    if ctx.cancel.is_set():
-        raise ToolCancelled("the listing was cancelled")
-    with os.scandir(dir_fd) as it:
-        entries = sorted(it, key=lambda e: e.name)
-    subdirs = []
-    for entry in entries:
-        rel = f"{reldir}{entry.name}"
-        try:
-            is_dir, is_link = entry.is_dir(follow_symlinks=False), entry.is_symlink()
-        except OSError:
-            continue  # gone meanwhile
-        if not is_dir:
-            yield rel, is_link
-        elif entry.name != JOURNAL_DIR and depth < MAX_LIST_DEPTH:
-            subdirs.append(entry.name)
-    for name in subdirs:
-        try:
-            fd = os.open(
-                name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd
-            )
-        except OSError:
-            continue  # swapped for a link or removed since it was listed
-        try:
-            yield from _walk_files(fd, f"{reldir}{name}/", ctx, depth + 1)
-        finally:
-            os.close(fd)
-
-
-def _listable(base: Path, rel: str) -> bool:
-    """A link is listed when it lands inside the workspace, and not on a directory."""
-    try:
-        target = landing(base, rel)
-    except ExecGraphError:
-        return False  # a symlink pointing outside the workspace is not listed
-    return not os.path.isdir(base / target)

@@ -42,6 +42,10 @@ body past it is refused, never decoded whole.
 
 The name lookup is bounded by the same deadline (:mod:`._bounded_lookup`).
 
+Here: the adapter (its tools, the write's idempotency key, reconcile). The tools' arguments
+are in :mod:`._httpargs`, sending a request through its hops in :mod:`._httpexchange`, the
+outcome mapping above in :mod:`._httpresult`.
+
 Limits: connections are not kept alive (the watchdog can cut only sockets it saw opened);
 a given ``client`` whose transport is not httpcore-based keeps only httpx's per-read
 timeout.
@@ -54,74 +58,22 @@ import socket
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
-from urllib.parse import quote, urljoin, urlsplit
+from typing import Literal
+from urllib.parse import quote, urljoin
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel
 
 from execgraph.state.contracts import Evidence
-from execgraph.state.errors import (
-    DeadlineExceeded,
-    ExecGraphError,
-    PermanentError,
-    ResponseLostError,
-    SchemaViolation,
-    ToolCancelled,
-    ToolDeclarationError,
-    TransientError,
-)
-from execgraph.tools.adapters._bounded_lookup import bounded_resolver
-from execgraph.tools.adapters._httpdecode import BoundedDecoder
-from execgraph.tools.adapters._httpresult import (
-    REDIRECTS,
-    Exchange,
-    build_outcome,
-    committed_from_status,
-    transport_error,
-)
-from execgraph.tools.adapters._httpwatchdog import Watchdog
-from execgraph.tools.adapters._httpwire import (
-    Target,
-    check_headers,
-    guard_url,
-)
+from execgraph.state.errors import ExecGraphError, ToolDeclarationError
+from execgraph.tools.adapters._httpargs import HttpGetArgs, HttpWriteArgs
+from execgraph.tools.adapters._httpexchange import Exchanger
+from execgraph.tools.adapters._httpresult import build_outcome, committed_from_status
 from execgraph.tools.adapters.netguard import Resolver, parse_host_patterns
 from execgraph.tools.invocation import AdapterOutput, InvokeContext, output_of
 from execgraph.tools.spec import Runner, ToolSpec
 
 __all__ = ["HttpAdapter", "HttpGetArgs", "HttpWriteArgs", "output_of"]
-
-_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
-_MAX_ADDRESSES = 4
-
-
-class HttpGetArgs(BaseModel):
-    """Arguments of ``http_get``."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    url: str = Field(min_length=1, max_length=8192, description="Absolute http(s) URL")
-    headers: dict[str, str] = Field(default_factory=dict, description="Extra request headers")
-    timeout_s: float | None = Field(default=None, gt=0, description="Time limit in seconds")
-
-    @field_validator("headers")
-    @classmethod
-    def _safe_headers(cls, value: dict[str, str]) -> dict[str, str]:
-        return check_headers(value)
-
-
-class HttpWriteArgs(HttpGetArgs):
-    """Arguments of ``http_post`` / ``http_put`` / ``http_delete``: a text or JSON body."""
-
-    body: str | None = Field(default=None, max_length=10_000_000, description="Raw body")
-    json_body: Any = Field(default=None, description="Body sent as JSON")
-
-    @model_validator(mode="after")
-    def _one_body(self) -> HttpWriteArgs:
-        if self.body is not None and self.json_body is not None:
-            raise SchemaViolation("give either body or json_body, not both")
-        return self
 
 
 class HttpAdapter:
@@ -159,8 +111,6 @@ class HttpAdapter:
         version: str = "1.0.0",
     ) -> None:
         self._patterns = parse_host_patterns(allowed_hosts)
-        self._allow_private = allow_private
-        self._max_bytes = max_response_bytes
         self._own_client = client is None
         self._client = client
         self._client_lock = threading.Lock()
@@ -173,10 +123,16 @@ class HttpAdapter:
                     f"status endpoint template {template!r} may only use "
                     "{idempotency_key} and {call_id}"
                 ) from None
-        self._max_redirects = max_redirects
         self._default_timeout_s = default_timeout_s
-        self._resolver = resolver
         self._version = version
+        self._exchanger = Exchanger(
+            patterns=self._patterns,
+            allow_private=allow_private,
+            max_bytes=max_response_bytes,
+            max_redirects=max_redirects,
+            resolver=resolver,
+            client=self._http,
+        )
 
     def tools(self) -> list[ToolSpec]:
         """``http_get`` (read) and ``http_post`` / ``http_put`` / ``http_delete`` (write)."""
@@ -225,7 +181,9 @@ class HttpAdapter:
     def _get(self, args: BaseModel, ctx: InvokeContext) -> AdapterOutput:
         assert isinstance(args, HttpGetArgs)
         deadline = self._deadline(args.timeout_s, ctx)
-        ex = self._exchange("GET", args.url, dict(args.headers), None, ctx.cancel, deadline, False)
+        ex = self._exchanger.exchange(
+            "GET", args.url, dict(args.headers), None, ctx.cancel, deadline, False
+        )
         return build_outcome(ex, ctx, write=False)
 
     def _writer(self, method: Literal["POST", "PUT", "DELETE"]) -> Runner:
@@ -239,7 +197,9 @@ class HttpAdapter:
             elif args.body is not None:
                 content = args.body.encode()
             deadline = self._deadline(args.timeout_s, ctx)
-            ex = self._exchange(method, args.url, headers, content, ctx.cancel, deadline, True)
+            ex = self._exchanger.exchange(
+                method, args.url, headers, content, ctx.cancel, deadline, True
+            )
             return build_outcome(ex, ctx, write=True)
 
         return run
@@ -259,7 +219,9 @@ class HttpAdapter:
         # A probe runs after a cancel or a lost deadline: it gets its own, fresh limits.
         deadline = time.time() + min(self._default_timeout_s, 10.0)
         try:
-            ex = self._exchange("GET", status_url, {}, None, threading.Event(), deadline, False)
+            ex = self._exchanger.exchange(
+                "GET", status_url, {}, None, threading.Event(), deadline, False
+            )
         except ExecGraphError:
             return None
         committed = committed_from_status(ex)
@@ -282,203 +244,9 @@ class HttpAdapter:
             ),
         )
 
-    # ------------------------------------------------------------------ exchange
-
     def _deadline(self, timeout_s: float | None, ctx: InvokeContext) -> float:
         deadline = time.time() + (timeout_s or self._default_timeout_s)
         return deadline if ctx.deadline is None else min(deadline, ctx.deadline)
-
-    def _exchange(
-        self,
-        method: str,
-        url: str,
-        headers: dict[str, str],
-        content: bytes | None,
-        cancel: threading.Event,
-        deadline: float,
-        write: bool,
-    ) -> Exchange:
-        """Send, following redirects by hand; every hop is guarded before it is contacted."""
-        redirects: list[str] = []
-        origin: tuple[str, str, int] | None = None
-        watchdog = Watchdog(cancel, deadline)
-        resolver = bounded_resolver(self._resolver, deadline, cancel)
-        try:
-            for _ in range(self._max_redirects + 1):
-                target = guard_url(
-                    url, self._patterns, allow_private=self._allow_private, resolver=resolver
-                )
-                if origin is not None and target.origin != origin:
-                    # Credentials meant for one origin never follow a redirect to another.
-                    headers = {
-                        k: v
-                        for k, v in headers.items()
-                        if k.lower() not in ("authorization", "cookie")
-                    }
-                origin = target.origin
-                if cancel.is_set():
-                    raise ToolCancelled("cancelled before the request was sent; nothing was sent")
-                if deadline <= time.time():
-                    raise DeadlineExceeded("no time left to send the request; nothing was sent")
-                response = self._send(target, method, headers, content, deadline, write, watchdog)
-                location = response.headers.get("location")
-                follow = response.status_code in (307, 308) or not write
-                if response.status_code in REDIRECTS and location and follow:
-                    response.close()
-                    url = _redirect_target(method, url, response.status_code, location)
-                    redirects.append(url)
-                    continue
-                return self._read(response, method, url, redirects, watchdog, deadline)
-        finally:
-            watchdog.stop()
-        raise PermanentError(f"more than {self._max_redirects} redirects; gave up")
-
-    def _send(
-        self,
-        target: Target,
-        method: str,
-        headers: dict[str, str],
-        content: bytes | None,
-        deadline: float,
-        write: bool,
-        watchdog: Watchdog,
-    ) -> httpx.Response:
-        """Connect to a checked address; map transport failures by whether bytes left.
-
-        Every request gets a fresh connection (``Connection: close``): the watchdog can only
-        cut sockets it saw opened. (It also keeps a pinned HTTPS connection, verified for one
-        name, from being reused for another name on the same address.)
-        """
-        hdrs = {
-            **headers,
-            "Host": target.host_header,
-            "Accept-Encoding": "identity",
-            "Connection": "close",
-        }
-        ext: dict[str, Any] = {"trace": watchdog.trace}
-        if target.scheme == "https" and not target.numeric:
-            # TLS is verified against the name while the socket goes to the checked address.
-            ext["sni_hostname"] = target.host
-        client = self._http()
-        for ip in target.addresses[:_MAX_ADDRESSES]:
-            if watchdog.reason is not None:
-                break
-            left = max(0.001, deadline - time.time())
-            request = client.build_request(
-                method,
-                target.connect_url(ip),
-                headers=hdrs,
-                content=content,
-                timeout=httpx.Timeout(left, connect=min(left, 10.0)),
-                extensions=ext,
-            )
-            try:
-                return client.send(request, stream=True, follow_redirects=False)
-            except _NOT_SENT:
-                continue  # nothing was sent to this address: the next one is safe to try
-            except httpx.HTTPError as exc:
-                if watchdog.reason is not None:
-                    raise _cut_error(watchdog.reason, write, target.host) from None
-                if _bad_location(exc):
-                    raise _bad_redirect_error(method, target.url, write) from None
-                raise transport_error(write, target.host, exc) from None
-        if watchdog.reason == "cancelled":
-            raise ToolCancelled("cancelled while connecting; nothing was sent")
-        if watchdog.reason == "deadline":
-            raise DeadlineExceeded("the deadline passed while connecting; nothing was sent")
-        raise TransientError(f"could not connect to {target.host!r}; nothing was sent")
-
-    def _read(
-        self,
-        response: httpx.Response,
-        method: str,
-        url: str,
-        redirects: list[str],
-        watchdog: Watchdog,
-        deadline: float,
-    ) -> Exchange:
-        """Stream the body up to the byte budget, decoding it here under the same cap.
-
-        Raw chunks are decoded by :class:`BoundedDecoder`, never by httpx: an encoded body
-        is refused once it decodes past ``max_response_bytes``, an identity one truncated.
-        """
-        kept = bytearray()
-        truncated = False
-        interrupted: str | None = None
-        refused: str | None = None
-        try:
-            decoder = BoundedDecoder(response.headers.get("content-encoding"), self._max_bytes)
-            for raw in response.iter_raw():
-                if watchdog.reason is not None or time.time() >= deadline:
-                    interrupted = watchdog.reason or "deadline"
-                    break
-                chunk = decoder.feed(raw)
-                room = self._max_bytes - len(kept)
-                if len(chunk) > room:
-                    kept += chunk[:room]
-                    truncated = True
-                    break
-                kept += chunk
-        except PermanentError as exc:  # the body cannot be decoded within the cap
-            refused = str(exc)
-        except httpx.HTTPError:
-            interrupted = watchdog.reason or "dropped"
-        finally:
-            response.close()
-        return Exchange(
-            method=method,
-            url=url,
-            status=response.status_code,
-            headers=response.headers,
-            body=bytes(kept),
-            truncated=truncated or interrupted is not None or refused is not None,
-            redirects=redirects,
-            interrupted=interrupted,
-            refused=refused,
-        )
-
-
-def _redirect_target(method: str, url: str, status: int, location: str) -> str:
-    """The absolute URL a redirect names, or a typed error when no parser accepts it."""
-    try:
-        target = urljoin(url, location)
-        parts = urlsplit(target)
-        _ = parts.port  # raises for a port that is not a number in range
-    except ValueError:
-        raise PermanentError(
-            f"{method} {url} answered {status} with a redirect whose Location cannot be "
-            "parsed; the redirect was not followed"
-        ) from None
-    return target
-
-
-def _bad_location(exc: httpx.HTTPError) -> bool:
-    # httpx parses a redirect's Location inside send() even when not following it, and
-    # reports a bad one only as this RemoteProtocolError (its text is the only marker).
-    return isinstance(exc, httpx.RemoteProtocolError) and str(exc).startswith(
-        "Invalid URL in location header"
-    )
-
-
-def _bad_redirect_error(method: str, url: str, write: bool) -> ExecGraphError:
-    """A redirect arrived whose Location no parser accepts: typed, and honest for writes."""
-    what = f"{method} {url} answered a redirect whose Location cannot be parsed"
-    if write:  # which redirect status came is unknown here: a 303 would mean committed
-        return ResponseLostError(f"{what}; whether the write took effect is unknown")
-    return PermanentError(f"{what}; the redirect was not followed")
-
-
-def _cut_error(reason: str, write: bool, host: str) -> ExecGraphError:
-    """The watchdog cut the connection before a status arrived: say why, honestly."""
-    if write:
-        return ResponseLostError(
-            f"the write to {host!r} was sent but no answer came before the "
-            f"{'cancel' if reason == 'cancelled' else 'deadline'}; whether it took effect is "
-            "unknown"
-        )
-    if reason == "cancelled":
-        return ToolCancelled(f"cancelled while waiting for {host!r} to answer")
-    return TransientError(f"{host!r} did not answer within the call's deadline (total time)")
 
 
 def _idempotency_key(ctx: InvokeContext) -> str:

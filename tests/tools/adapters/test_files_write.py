@@ -10,7 +10,8 @@ import pytest
 
 from execgraph.state.errors import DeadlineExceeded, PermanentError, TargetNotFound, ToolCancelled
 from execgraph.tools.adapters import FileAdapter
-from execgraph.tools.adapters.files import ABSENT, JOURNAL_DIR
+from execgraph.tools.adapters.file_journal import JOURNAL_DIR
+from execgraph.tools.adapters.files import ABSENT
 from tests.tools.adapters.file_helpers import Artifacts, call, ctx_for, sha
 
 # ------------------------------------------------------------------ write_file

@@ -1,0 +1,226 @@
+"""``execgraph metrics RUN_ID`` and ``execgraph diagnose RUN_ID``: one run, from its log.
+
+Both read the run's events from the home's SQLite execution store and compute exactly
+what ``execgraph eval`` computes per run (:mod:`execgraph.eval.metrics`,
+:mod:`execgraph.eval.diagnose`); neither drives the run or calls a model. A single run has
+no acceptance checker of its own: it counts as accepted only when it ended COMPLETED on a
+verifier's accepting verdict, and is otherwise unjudged (a suite's checker is known only
+under ``execgraph eval``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from execgraph.cli.drive import out
+from execgraph.cli.options import HomeOpt, RunIdArg, handled, home_dir
+from execgraph.cli.python_runs import PythonRun, python_state
+from execgraph.cli.runs import CliError, RunMeta, build_app, known_run, run_config
+from execgraph.cli.tool_source import load_tools
+from execgraph.eval.diagnose import Diagnosis, diagnose
+from execgraph.eval.metrics import RunMetrics, aggregate, declared_costs, load_events, run_metrics
+from execgraph.nodes.prices import price_table
+from execgraph.state.events import Event
+from execgraph.state.store.sqlite import SqliteExecutionStore
+
+__all__ = ["COMMANDS", "diagnose_command", "metrics"]
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+PricesOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--prices",
+        help='JSON price table to cost model replies: {"model": {"input_per_mtok": 0.15, '
+        '"output_per_mtok": 0.6}} (the log holds token usage, not prices).',
+    ),
+]
+
+_UNJUDGED = (
+    "acceptance: not judged here (the run did not end COMPLETED on an accepting verdict); "
+    "acceptance by a suite's own checker is only known under `execgraph eval`"
+)
+_BY_VERIFIER = (
+    "acceptance: the verifier accepted the result (a suite's own checker, independent of "
+    "the verifier, is only known under `execgraph eval`)"
+)
+
+
+def _state(base: Path, run: RunMeta | PythonRun) -> dict[str, Any]:
+    if isinstance(run, PythonRun):
+        return dict(python_state(base, run.run_id).values)
+    return dict(build_app(run, base, read_only=True).get_state(run_config(run.run_id)).values)
+
+
+def _tool_costs(run: RunMeta | PythonRun) -> dict[str, float]:
+    """Declared tool costs of the run's toolkit (unknown for a run started from Python)."""
+    if isinstance(run, PythonRun):
+        return {}
+    from execgraph.demo.build import demo_tools
+
+    workspace = Path(run.workspace)
+    tools = demo_tools(workspace) if run.tools is None else load_tools(run.tools, workspace)
+    return declared_costs(tools)
+
+
+def _prices(path: Path | None) -> dict[str, dict[str, float]]:
+    if path is None:
+        return {}
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CliError(f"--prices {str(path)!r} is not a readable JSON file ({exc})") from None
+    if not isinstance(raw, dict):
+        raise CliError(f"--prices {str(path)!r} must hold an object of model prices")
+    return price_table(raw)
+
+
+def _accepted(status: str | None, values: dict[str, Any]) -> bool | None:
+    """True when the run ended COMPLETED on an accepting verdict; else not judged."""
+    verdict = values.get("verification") or {}
+    return True if status == "COMPLETED" and verdict.get("accepted") is True else None
+
+
+def _events(base: Path, run_id: str) -> list[Event]:
+    with SqliteExecutionStore(base / "exec.db") as store:
+        return load_events(store, run_id)
+
+
+def _number(value: float) -> Any:
+    if math.isnan(value):
+        return None
+    return value if math.isfinite(value) else "inf"
+
+
+def _rate(value: float) -> str:
+    return "n/a (nothing to divide)" if math.isnan(value) else f"{value:.1%}"
+
+
+def metrics_table(m: RunMetrics) -> Table:
+    """One run's section 15 metrics, each with the counts behind it."""
+    rates = aggregate([m])
+    table = Table(title=f"metrics of run {m.run_id} ({m.status or 'not ended'})")
+    for column in ("metric", "value", "from the event log"):
+        table.add_column(column)
+    seconds = "n/a (not ended)" if math.isnan(m.latency_s) else f"{m.latency_s:.3f} s"
+    cost = rates["cost_per_success_usd"]
+    rows = [
+        ("legal action rate", _rate(rates["legal_action_rate"]),
+         f"{m.legal_candidates} legal of {m.candidates} candidates"),
+        ("tool call success rate", _rate(rates["tool_success_rate"]),
+         f"{m.tool_calls_succeeded} succeeded of {m.tool_calls} dispatched"),
+        ("ineffective-loop ratio", _rate(rates["ineffective_loop_ratio"]),
+         f"{m.ineffective_decisions} without progress of {m.decisions} decisions"),
+        ("unauthorized executions", str(m.unauthorized_executions),
+         "tool.started with no allow standing"),
+        ("accepted", {True: "yes (verifier)", False: "no", None: "not judged"}[m.accepted],
+         "the verifier's verdict; a suite's checker only under execgraph eval"),
+        ("cost", f"${m.cost_usd:.6f}",
+         f"model ${m.model_cost_usd:.6f} ({m.unpriced_model_calls} unpriced) + "
+         f"tools ${m.tool_cost_usd:.6f}"),
+        ("cost per success", "n/a (not judged)" if math.isnan(cost) else f"${cost:.6f}",
+         "every run's cost / accepted runs"),
+        ("tokens", f"{m.input_tokens} in / {m.output_tokens} out",
+         f"{m.model_calls} model calls; "
+         f"{rates['input_tokens_per_decision']:.1f} input tokens per decision"),
+        ("latency", seconds, "run.admitted -> terminal event, approval waits included"),
+        ("approval wait", f"{m.approval_wait_s:.3f} s", "approval.requested -> resolved"),
+    ]  # fmt: skip
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def diagnosis_table(d: Diagnosis) -> Table:
+    """Each finding: the layer to look at, the symptom, the events that show it, advice."""
+    table = Table(title=f"diagnosis of run {d.run_id}")
+    for column in ("layer", "symptom", "events", "look at"):
+        table.add_column(column)
+    for f in d.findings:
+        shown = ", ".join(f.evidence[:3]) + (
+            f" (+{len(f.evidence) - 3})" if len(f.evidence) > 3 else ""
+        )
+        table.add_row(f.layer, f.symptom, shown, f.advice)
+    return table
+
+
+def _measure(run_id: str, home: Path | None, prices: Path | None) -> RunMetrics:
+    base = home_dir(home)
+    run = known_run(base, run_id)
+    table = _prices(prices)
+    events = _events(base, run_id)
+    values = _state(base, run)
+    status = values.get("status")
+    return run_metrics(
+        events,
+        accepted=_accepted(status, values),
+        prices=table,
+        tool_costs=_tool_costs(run),
+    )
+
+
+@handled
+def metrics(
+    run_id: RunIdArg, home: HomeOpt = None, json_: JsonOpt = False, prices: PricesOpt = None
+) -> int:
+    """Compute the seed's section 15 metrics of one run from its event log."""
+    m = _measure(run_id, home, prices)
+    if json_:
+        payload = {
+            "run_id": m.run_id,
+            "accepted_by": "verifier" if m.accepted else None,
+            "counts": {k: _number(v) if isinstance(v, float) else v for k, v in asdict(m).items()},
+            "metrics": {k: _number(v) for k, v in aggregate([m]).items()},
+        }
+        out.print_json(json.dumps(payload))
+        return 0
+    out.print(metrics_table(m))
+    out.print(Text(_BY_VERIFIER if m.accepted else _UNJUDGED, style="dim"), soft_wrap=True)
+    return 0
+
+
+@handled
+def diagnose_command(run_id: RunIdArg, home: HomeOpt = None, json_: JsonOpt = False) -> int:
+    """Walk the seed's section 16 table over one run and say which layer to look at first."""
+    base = home_dir(home)
+    run = known_run(base, run_id)
+    with SqliteExecutionStore(base / "exec.db") as store:
+        events = load_events(store, run_id)
+        observed = store.evidence(run_id)
+    values = _state(base, run)
+    d = diagnose(
+        events,
+        accepted=_accepted(values.get("status"), values),
+        observed_evidence=observed,
+        final_evidence=values.get("evidence") if values else None,
+    )
+    if json_:
+        payload = {
+            "run_id": d.run_id,
+            "first_layer": d.first_layer,
+            "findings": [asdict(f) for f in d.findings],
+        }
+        out.print_json(json.dumps(payload))
+        return 0
+    if not events:
+        out.print(Text(f"run {run_id} has no events yet"))
+        return 0
+    if not d.findings:
+        out.print(Text(f"run {run_id}: no symptom of the seed's section 16 table found"))
+        return 0
+    out.print(diagnosis_table(d))
+    out.print(Text(f"look first at: {d.first_layer}", style="bold"))
+    return 0
+
+
+diagnose_command.__name__ = "diagnose"  # the command's name (``diagnose`` is the function's)
+
+COMMANDS = (metrics, diagnose_command)
+"""In the order ``execgraph --help`` lists them."""
