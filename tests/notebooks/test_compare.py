@@ -8,15 +8,11 @@ from typing import Any
 
 import pytest
 
-from tests.support.eval_runner import install_standins
-
-install_standins()
-
-from execgraph.eval import runner, suite  # noqa: E402
-from execgraph.eval.ablations import BASELINE  # noqa: E402
-from execgraph.eval.report import SCHEMA_VERSION  # noqa: E402
-from execgraph.eval.runner import EvalConfig  # noqa: E402
-from notebooks import compare  # noqa: E402
+from execgraph.eval import runner, suite
+from execgraph.eval.ablations import BASELINE
+from execgraph.eval.report import SCHEMA_VERSION
+from execgraph.eval.runner import EvalConfig
+from notebooks import compare
 
 TINY = EvalConfig(
     tasks=(suite.SUITE[0].id,),

@@ -20,16 +20,12 @@ from jupyter_client.kernelspec import NATIVE_KERNEL_NAME, KernelSpecManager
 from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 
-from tests.support.eval_runner import install_standins
-
-install_standins()
-
-from execgraph.eval import suite  # noqa: E402
-from execgraph.eval.ablations import BASELINE  # noqa: E402
-from execgraph.eval.report import PLOT_NAMES, write_report  # noqa: E402
-from execgraph.eval.runner import EvalConfig, evaluate  # noqa: E402
-from execgraph.graph.build import ARCHITECTURES  # noqa: E402
-from notebooks.compare import ENV  # noqa: E402
+from execgraph.eval import suite
+from execgraph.eval.ablations import BASELINE
+from execgraph.eval.report import PLOT_NAMES, write_report
+from execgraph.eval.runner import EvalConfig, evaluate
+from execgraph.graph.build import ARCHITECTURES
+from notebooks.compare import ENV
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "compare_architectures.ipynb"
 
