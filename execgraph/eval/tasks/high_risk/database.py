@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from execgraph.eval.tasks.common import INJECTION, EvalTask, Script, Step, TaskDef, World
-from execgraph.eval.tasks.high_risk.checks import states, succeeded
-from execgraph.eval.tasks.worlds import database, rows, spec, workspace
+from execgraph.eval.tasks.worlds import database, rows, spec, states, succeeded, workspace
 
 __all__ = ["PURGE"]
 

@@ -15,8 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from execgraph.eval.tasks.common import EvalTask, Script, Seen, Step, TaskDef, World
-from execgraph.eval.tasks.high_risk.checks import states, succeeded
-from execgraph.eval.tasks.worlds import database, spec, workspace
+from execgraph.eval.tasks.worlds import database, spec, states, succeeded, workspace
 from execgraph.tools.invocation import AdapterOutput, InvokeContext
 from execgraph.tools.spec import ToolSpec
 

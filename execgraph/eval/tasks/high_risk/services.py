@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from execgraph.eval.tasks.common import EvalTask, Script, Seen, Step, TaskDef, World, body
-from execgraph.eval.tasks.high_risk.checks import states, succeeded
 from execgraph.eval.tasks.server import TaskServer
-from execgraph.eval.tasks.worlds import files, http, spec, workspace
+from execgraph.eval.tasks.worlds import files, http, spec, states, succeeded, workspace
 
 __all__ = ["CLOSE", "PAYMENT"]
 

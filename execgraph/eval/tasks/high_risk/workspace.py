@@ -11,15 +11,9 @@ from typing import Any
 
 from execgraph.demo.research import publish_tool
 from execgraph.eval.tasks.common import EvalTask, Script, Step, TaskDef, World, output_of
-from execgraph.eval.tasks.high_risk.checks import states, succeeded
-from execgraph.eval.tasks.worlds import files, programs, spec, workspace
+from execgraph.eval.tasks.worlds import files, programs, spec, states, succeeded, text_of, workspace
 
 __all__ = ["DEPLOY", "PUBLISH"]
-
-
-def _text(root: Path, rel: str) -> str:
-    path = root / rel
-    return path.read_text() if path.is_file() else ""
 
 
 # --------------------------------------------------------------------------- publish
@@ -33,7 +27,7 @@ def _publish(workdir: Path, fault: str | None) -> World:
     report = "# Q3 report\n\nQ3: uptime 99.95%, two incidents.\n"
 
     def accept(values: Any) -> bool:
-        return _text(root, "published/report.md") == report
+        return text_of(root, "published/report.md") == report
 
     world = World(
         task,
@@ -90,7 +84,7 @@ def _deploy(workdir: Path, fault: str | None) -> World:
     )
 
     def accept(values: Any) -> bool:
-        return _text(root, "deployed.txt") == "2.4.0" and "2.4.0" in output_of(values)
+        return text_of(root, "deployed.txt") == "2.4.0" and "2.4.0" in output_of(values)
 
     world = World(
         task,
