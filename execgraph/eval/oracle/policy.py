@@ -25,16 +25,12 @@ count is the number of replies actually given, and a run is a deterministic func
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.runnables import Runnable
-from langchain_core.tools import BaseTool
-from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, PrivateAttr
 
 from execgraph.eval.oracle.policy_faults import (
@@ -46,6 +42,7 @@ from execgraph.eval.oracle.reply import CONTROLS, Reply, control, to_message
 from execgraph.eval.oracle.transcript import observe
 from execgraph.eval.oracle.walk import Walk
 from execgraph.eval.tasks.common import Script, Seen, Step
+from execgraph.nodes.models.binding import ToolBindingChatModel, offered_names
 
 __all__ = ["POLICY_MODEL_NAME", "POLICY_PRICES", "OraclePolicy"]
 
@@ -54,7 +51,7 @@ POLICY_PRICES = {POLICY_MODEL_NAME: {"input_per_mtok": 1.0, "output_per_mtok": 4
 """What the suite's policies cost, so cost per success is not 0 (``build_graph(prices=...)``)."""
 
 
-class OraclePolicy(BaseChatModel):
+class OraclePolicy(ToolBindingChatModel):
     """Deterministic policy walking one task's reference script (no network, no key)."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -81,16 +78,6 @@ class OraclePolicy(BaseChatModel):
     def _llm_type(self) -> str:
         return "execgraph-eval-oracle"
 
-    def bind_tools(
-        self,
-        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
-        *,
-        tool_choice: str | None = None,
-        **kwargs: Any,
-    ) -> Runnable[LanguageModelInput, AIMessage]:
-        """Remember which tools this turn offers; the policy proposes only offered ones."""
-        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
-
     def _generate(
         self,
         messages: list[BaseMessage],
@@ -98,7 +85,7 @@ class OraclePolicy(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        offered = [t["function"]["name"] for t in kwargs.get("tools", []) if "function" in t]
+        offered = offered_names(kwargs)
         seen = observe(messages)
         self._rejected = self._rejected or bool(seen.rejections)
         reply = self.choose(seen, offered)
