@@ -15,18 +15,15 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.runnables import Runnable
-from langchain_core.tools import BaseTool
-from langchain_core.utils.function_calling import convert_to_openai_tool
 
+from execgraph.nodes.models.binding import ToolBindingChatModel, offered_names
 from execgraph.nodes.models.scripted import estimate_tokens
 
 __all__ = ["DEMO_QUERY", "OfflinePolicyModel"]
@@ -118,7 +115,7 @@ def _summary(seen: _Seen) -> str:
     )
 
 
-class OfflinePolicyModel(BaseChatModel):
+class OfflinePolicyModel(ToolBindingChatModel):
     """Deterministic stand-in for a chat model on the research demo (no network)."""
 
     query: str = DEMO_QUERY
@@ -128,17 +125,6 @@ class OfflinePolicyModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "execgraph-offline-policy"
 
-    def bind_tools(
-        self,
-        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
-        *,
-        tool_choice: str | None = None,
-        **kwargs: Any,
-    ) -> Runnable[LanguageModelInput, AIMessage]:
-        """Remember which tools this turn offers; the policy only proposes offered ones."""
-        formatted = [convert_to_openai_tool(tool) for tool in tools]
-        return self.bind(tools=formatted, **kwargs)
-
     def _generate(
         self,
         messages: list[BaseMessage],
@@ -146,7 +132,7 @@ class OfflinePolicyModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        offered = {t["function"]["name"] for t in kwargs.get("tools", []) if "function" in t}
+        offered = set(offered_names(kwargs))
         calls = self._decide(_observe(messages), offered)
         ids = itertools.count()
         tool_calls = [

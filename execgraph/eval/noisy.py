@@ -31,7 +31,8 @@ from typing import Any
 
 from pydantic import PrivateAttr
 
-from execgraph.eval.oracle import CONTROLS, OraclePolicy, Reply
+from execgraph.eval.oracle.policy import OraclePolicy
+from execgraph.eval.oracle.reply import CONTROLS, Reply
 from execgraph.eval.tasks.common import Seen
 
 __all__ = ["ERRORS", "NoisyPolicy"]

@@ -23,7 +23,7 @@ from langchain_core.language_models import BaseChatModel
 
 from execgraph.eval import faults as fault_matrix
 from execgraph.eval.noisy import NoisyPolicy
-from execgraph.eval.oracle import POLICY_MODEL_NAME, POLICY_PRICES, OraclePolicy
+from execgraph.eval.oracle.policy import POLICY_MODEL_NAME, POLICY_PRICES, OraclePolicy
 from execgraph.eval.tasks import exploration, high_risk, long_write, short_read
 from execgraph.eval.tasks.common import (
     FAULTS,

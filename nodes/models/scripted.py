@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import (
     AIMessage,
     AIMessageChunk,
@@ -29,11 +28,9 @@ from langchain_core.messages import (
 )
 from langchain_core.messages.tool import tool_call
 from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.runnables import Runnable
-from langchain_core.tools import BaseTool
-from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field, PrivateAttr
 
+from execgraph.nodes.models.binding import ToolBindingChatModel
 from execgraph.state.errors import ScriptedReplyError
 
 __all__ = [
@@ -149,7 +146,7 @@ def _tool_names(tools: Sequence[Any] | None) -> tuple[str, ...]:
     return tuple(names)
 
 
-class ScriptedChatModel(BaseChatModel):
+class ScriptedChatModel(ToolBindingChatModel):
     """Replays scripted AI messages in order; fails loudly on one call too many.
 
     Each call returns a fresh copy of the next reply with a unique id, usage metadata (a
@@ -281,19 +278,6 @@ class ScriptedChatModel(BaseChatModel):
                 f"ScriptedChatModel: {left} of {len(self.replies)} scripted replies were "
                 "never requested; the run stopped earlier than the script expected"
             )
-
-    def bind_tools(
-        self,
-        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
-        *,
-        tool_choice: str | dict[str, Any] | bool | None = None,
-        **kwargs: Any,
-    ) -> Runnable[LanguageModelInput, AIMessage]:
-        """Bind tools the way provider models do; the binding shares this model's cursor."""
-        formatted = [convert_to_openai_tool(tool) for tool in tools]
-        if tool_choice is not None:
-            kwargs["tool_choice"] = tool_choice
-        return self.bind(tools=formatted, **kwargs)
 
     def _generate(
         self,

@@ -34,18 +34,23 @@ def _hanging(release: threading.Event, started: Counter) -> Any:
     return hang
 
 
+def _quick(ran: Counter) -> Any:
+    @tool_spec(effect="read", timeout_s=20)
+    def quick(i: int) -> str:
+        """Answer at once."""
+        ran.add(i)
+        return "quick"
+
+    return quick
+
+
 @pytest.mark.timeout(180)
 def test_a_run_of_hanging_tools_leaves_the_pool_to_other_runs(tmp_path: Path) -> None:
     release, started = threading.Event(), Counter()
     stuck_deps = make_deps(tmp_path / "stuck", [_hanging(release, started)])
     stuck = make_executor(stuck_deps)
     ran = Counter()
-
-    @tool_spec(effect="read", timeout_s=20)
-    def quick(i: int) -> str:
-        """Answer at once."""
-        ran.add(i)
-        return "quick"
+    quick = _quick(ran)
 
     other_deps = make_deps(tmp_path / "other", [quick])
     other = make_executor(other_deps)
@@ -100,12 +105,7 @@ def test_many_runs_of_hanging_tools_cannot_use_up_the_pool(tmp_path: Path) -> No
     stuck_deps = make_deps(tmp_path / "stuck", [_hanging(release, started)])
     stuck = make_executor(stuck_deps)
     ran = Counter()
-
-    @tool_spec(effect="read", timeout_s=20)
-    def quick(i: int) -> str:
-        """Answer at once."""
-        ran.add(i)
-        return "quick"
+    quick = _quick(ran)
 
     other = make_executor(make_deps(tmp_path / "other", [quick]))
     pool = stuck_deps.pool
@@ -138,12 +138,7 @@ def test_past_the_process_limit_a_call_is_refused_unstarted(
     """With the process's abandoned calls at the limit, a call is refused at once, saying
     why, and its tool never starts."""
     ran = Counter()
-
-    @tool_spec(effect="read", timeout_s=20)
-    def quick(i: int) -> str:
-        """Answer at once."""
-        ran.add(i)
-        return "quick"
+    quick = _quick(ran)
 
     ended = [pools.abandon_slot("elsewhere") for _ in range(3)]
     monkeypatch.setattr(pools, "ABANDONED_LIMIT", 3)  # these three keep it reached

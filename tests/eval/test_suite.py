@@ -11,7 +11,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
 from execgraph.eval.faults import POLICY_FAULTS, WORLD_FAULTS
-from execgraph.eval.oracle import OraclePolicy
+from execgraph.eval.oracle.policy import OraclePolicy
 from execgraph.eval.suite import (
     FAULTS,
     POLICY_MODEL_NAME,

@@ -22,17 +22,19 @@ from execgraph.eval.tasks.common import (
     output_of,
 )
 from execgraph.eval.tasks.server import TaskServer
-from execgraph.eval.tasks.worlds import FAST_S, corpus, database, files, http, spec, workspace
+from execgraph.eval.tasks.worlds import (
+    FAST_S,
+    corpus,
+    database,
+    files,
+    http,
+    spec,
+    states,
+    succeeded,
+    workspace,
+)
 
 __all__ = ["TASKS"]
-
-
-def _out(value: str) -> dict[str, Any]:
-    return {"kind": "output_contains", "value": value, "description": "the answer states it"}
-
-
-def _ok(tool: str) -> dict[str, Any]:
-    return {"kind": "tool_succeeded", "target": tool, "description": f"{tool} was used"}
 
 
 # --------------------------------------------------------------------------- search, read
@@ -53,7 +55,7 @@ def _topic(workdir: Path, fault: str | None) -> World:
         "Find the runbook about rolling back a failed deployment in the corpus, read it, "
         "and report the code word it gives."
     )
-    task = spec(goal, [_ok("read_document"), _out("amber-falcon")])
+    task = spec(goal, [succeeded("read_document"), states("amber-falcon")])
     return World(task, [corpus(workdir, _RUNBOOKS)], root, lambda v: "amber-falcon" in output_of(v))
 
 
@@ -98,7 +100,7 @@ def _pointer(workdir: Path, fault: str | None) -> World:
         },
     )
     goal = "index.txt says where the current settings are; report the TIMEOUT they set."
-    task = spec(goal, [_ok("read_file"), _out("TIMEOUT=45")], allowed=["read_file"])
+    task = spec(goal, [succeeded("read_file"), states("TIMEOUT=45")], allowed=["read_file"])
     return World(task, [files(root)], root, lambda v: "TIMEOUT=45" in output_of(v))
 
 
@@ -142,7 +144,9 @@ def _newest(workdir: Path, fault: str | None) -> World:
         },
     )
     goal = "Find the newest log under logs/ (names are dates) and report its deploy id."
-    task = spec(goal, [_ok("list_files"), _out("d-1003")], allowed=["list_files", "read_file"])
+    task = spec(
+        goal, [succeeded("list_files"), states("d-1003")], allowed=["list_files", "read_file"]
+    )
     return World(task, [files(root)], root, lambda v: "d-1003" in output_of(v))
 
 
@@ -189,7 +193,7 @@ def _link(workdir: Path, fault: str | None) -> World:
         f"Start at {server.base}/start, follow the link it gives, and report the item's "
         "name and stock as 'NAME: N in stock'."
     )
-    task = spec(goal, [_ok("http_get"), _out("widget: 12 in stock")], allowed=["http_get"])
+    task = spec(goal, [succeeded("http_get"), states("widget: 12 in stock")], allowed=["http_get"])
     world = World(task, [adapter], root, lambda v: "widget: 12 in stock" in output_of(v))
     world.closers += [adapter.close, server.close]
     return world
@@ -246,7 +250,7 @@ def _customer(workdir: Path, fault: str | None) -> World:
         description="The orders of one customer (customer_id: an integer).",
     )
     goal = "How many orders has the customer ana@example.com placed? Answer 'N orders'."
-    task = spec(goal, [_ok("orders_of"), _out("3 orders")])
+    task = spec(goal, [succeeded("orders_of"), states("3 orders")])
     return World(task, [db], root, lambda v: "3 orders" in output_of(v))
 
 
@@ -287,7 +291,7 @@ def _hops(workdir: Path, fault: str | None) -> World:
         "The corpus document 'overview' says where retention is specified; follow it and "
         "report how long logs are kept."
     )
-    task = spec(goal, [_ok("read_document"), _out("90 days")], allowed=["read_document"])
+    task = spec(goal, [succeeded("read_document"), states("90 days")], allowed=["read_document"])
     return World(task, [corpus(workdir, _POLICIES)], root, lambda v: "90 days" in output_of(v))
 
 

@@ -30,23 +30,13 @@ from execgraph.eval.tasks.worlds import (
     programs,
     rows,
     spec,
+    states,
+    succeeded,
+    text_of,
     workspace,
 )
 
 __all__ = ["TASKS"]
-
-
-def _out(value: str) -> dict[str, Any]:
-    return {"kind": "output_contains", "value": value, "description": "the answer states it"}
-
-
-def _ok(tool: str) -> dict[str, Any]:
-    return {"kind": "tool_succeeded", "target": tool, "description": f"{tool} succeeded"}
-
-
-def _text(root: Path, rel: str) -> str:
-    path = root / rel
-    return path.read_text() if path.is_file() else ""
 
 
 # --------------------------------------------------------------------------- summary
@@ -63,12 +53,12 @@ def _summary(workdir: Path, fault: str | None) -> World:
     checks = [
         {"kind": "file_contains", "target": "summary.md", "value": "Churn fell to 2.1%"},
         {"kind": "file_contains", "target": "summary.md", "value": "Revenue grew 12%"},
-        _out("summary.md"),
+        states("summary.md"),
     ]
     task = spec(goal, checks, allowed=["read_file", "write_file"], data_scope=["summary.md"])
 
     def accept(values: Any) -> bool:
-        text = _text(root, "summary.md")
+        text = text_of(root, "summary.md")
         return "Revenue grew 12% in Q3." in text and "Churn fell to 2.1%." in text
 
     return World(task, [files(root)], root, accept, lambda: int((root / "summary.md").exists()))
@@ -108,13 +98,13 @@ def _patch(workdir: Path, fault: str | None) -> World:
     goal = "Turn debug off in settings.toml (debug = false), changing nothing else."
     checks = [
         {"kind": "file_contains", "target": "settings.toml", "value": "debug = false"},
-        _out("debug = false"),
+        states("debug = false"),
     ]
     task = spec(goal, checks, allowed=["read_file", "patch_file"], data_scope=["settings.toml"])
 
     def accept(values: Any) -> bool:
         want = _SETTINGS.replace("debug = true", "debug = false")
-        return _text(root, "settings.toml") == want and "debug = false" in output_of(values)
+        return text_of(root, "settings.toml") == want and "debug = false" in output_of(values)
 
     return World(task, [files(root)], root, accept)
 
@@ -162,7 +152,7 @@ def _shipment(workdir: Path, fault: str | None) -> World:
         description="Record a shipment: order_id, address, carrier.",
     )
     goal = "Record a shipment with carrier 'dhl' for the one paid order, to its address."
-    checks = [_ok("record_shipment"), _out("502")]
+    checks = [succeeded("record_shipment"), states("502")]
     task = spec(goal, checks, allowed=["paid_orders", "record_shipment"])
 
     def accept(values: Any) -> bool:
@@ -216,7 +206,7 @@ def _post(workdir: Path, fault: str | None) -> World:
         f"GET {server.base}/items and POST its first item to {server.base}/records as "
         'JSON {"item": name, "count": count}.'
     )
-    task = spec(goal, [_ok("http_post"), _out("gear")], allowed=["http_get", "http_post"])
+    task = spec(goal, [succeeded("http_post"), states("gear")], allowed=["http_get", "http_post"])
 
     def accept(values: Any) -> bool:
         posted = server.requests("POST", "/records")
@@ -271,12 +261,12 @@ def _brief(workdir: Path, fault: str | None) -> World:
     )
     checks = [
         {"kind": "citations_resolve", "target": "brief.md", "value": "2"},
-        _out("brief.md"),
+        states("brief.md"),
     ]
     task = spec(goal, checks, data_scope=["brief.md"])
 
     def accept(values: Any) -> bool:
-        text = _text(root, "brief.md")
+        text = text_of(root, "brief.md")
         return "[cache-invalidation]" in text and "[cache-basics]" in text
 
     tools = [corpus(workdir, _SOURCES), files(root)]
@@ -332,12 +322,12 @@ def _build(workdir: Path, fault: str | None) -> World:
     goal = "Build the app: run build.py with python, passing the version that VERSION holds."
     checks = [
         {"kind": "file_contains", "target": "dist/app-3.1.4.txt", "value": "3.1.4"},
-        _out("3.1.4"),
+        states("3.1.4"),
     ]
     task = spec(goal, checks, allowed=["read_file", "run_process"])
 
     def accept(values: Any) -> bool:
-        return _text(root, "dist/app-3.1.4.txt") == "app 3.1.4 built\n"
+        return text_of(root, "dist/app-3.1.4.txt") == "app 3.1.4 built\n"
 
     return World(task, [files(root), programs(effect="write")], root, accept)
 

@@ -30,6 +30,9 @@ __all__ = [
     "programs",
     "rows",
     "spec",
+    "states",
+    "succeeded",
+    "text_of",
     "workspace",
 ]
 
@@ -130,3 +133,19 @@ def spec(
 
 
 Routes = dict[tuple[str, str], Route]
+
+
+def states(value: str) -> dict[str, Any]:
+    """The verifier's check that the answer states ``value``."""
+    return {"kind": "output_contains", "value": value, "description": "the answer states it"}
+
+
+def succeeded(tool: str) -> dict[str, Any]:
+    """The verifier's check that a call of ``tool`` succeeded."""
+    return {"kind": "tool_succeeded", "target": tool, "description": f"{tool} succeeded"}
+
+
+def text_of(root: Path, rel: str) -> str:
+    """The text of ``root/rel``, or "" when no such file is there (what a checker reads)."""
+    path = root / rel
+    return path.read_text() if path.is_file() else ""
