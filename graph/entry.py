@@ -41,6 +41,7 @@ from langgraph.types import StateSnapshot, StateUpdate
 from execgraph.graph.compiled import ExecutorGraph, RunGraph
 from execgraph.nodes.executor.approval import require_answer
 from execgraph.state.errors import UsageError
+from execgraph.state.store.base import ExecutionStore
 from execgraph.state.schema import (
     ExecutorInput,
     ExecutorOutput,
@@ -64,7 +65,15 @@ MISSING_THREAD = (
 
 
 class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
-    """A compiled run graph whose entry points require ``configurable.thread_id``."""
+    """A compiled run graph whose entry points require ``configurable.thread_id``.
+
+    ``run_store`` is the execution store its executor records in (None: a graph built
+    without one, which takes no run lease).
+    """
+
+    def __init__(self, *, run_store: ExecutionStore | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.run_store = run_store  # kept in __dict__: LangGraph's copy passes it on
 
     def _require_thread(self, config: RunnableConfig | None) -> None:
         merged = merge_configs(self.config, config)
@@ -145,9 +154,9 @@ def _attrs(graph: CompiledStateGraph[Any, Any, Any, Any]) -> dict[str, Any]:
     return {k: v for k, v in graph.__dict__.items() if k != "__orig_class__"}
 
 
-def thread_bound(graph: RunGraph) -> RunGraph:
-    """``graph`` as a :class:`ThreadBoundGraph`."""
-    return ThreadBoundGraph(**_attrs(graph))
+def thread_bound(graph: RunGraph, store: ExecutionStore | None = None) -> RunGraph:
+    """``graph`` as a :class:`ThreadBoundGraph` over the execution store ``store``."""
+    return ThreadBoundGraph(**_attrs(graph), run_store=store)
 
 
 def answer_guarded(graph: ExecutorGraph) -> ExecutorGraph:
