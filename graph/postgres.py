@@ -14,8 +14,8 @@ made (``build_graph`` runs outside any loop, and a script may run several
 Migrations run once, safely, from many workers: the execution store makes its tables
 under a transaction-level advisory lock (:mod:`execgraph.state.store.postgres`), and
 ``PostgresSaver.setup()`` (whose migrations include ``CREATE INDEX CONCURRENTLY``, which
-two sessions at once cannot both run) under a session-level ``pg_advisory_lock`` held on
-a connection of its own, so N processes opening a fresh database at once all succeed.
+two sessions at once cannot both run) under a session-level advisory lock held on a
+connection of its own (polled with ``pg_try_advisory_lock``, see :func:`_wait_for_lock`), so N processes opening a fresh database at once all succeed.
 
 Every failure opening or using it is a :class:`~execgraph.state.errors.StoreError` naming
 the database (its name, host and port; never the password).
@@ -24,6 +24,7 @@ the database (its name, host and port; never the password).
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -76,7 +77,7 @@ class SharedPostgresSaver(PostgresSaver):
         try:
             # a connection of its own: the lock is the session's, setup takes pool ones
             with psycopg.connect(self.pool.conninfo, autocommit=True) as conn:
-                conn.execute("SELECT pg_advisory_lock(%s)", (SETUP_LOCK,))
+                _wait_for_lock(conn)
                 try:
                     super().setup()
                 finally:
@@ -140,6 +141,17 @@ class SharedPostgresSaver(PostgresSaver):
         return await asyncio.to_thread(
             lambda: self.get_delta_channel_history(config=config, channels=channels)
         )
+
+
+def _wait_for_lock(conn: psycopg.Connection[Any]) -> None:
+    """Take the setup lock, asking again until it is free. Not ``pg_advisory_lock``: a
+    session blocked in it keeps a snapshot open, and ``CREATE INDEX CONCURRENTLY`` in the
+    holder's setup waits for every older snapshot to end, so holder and waiter would wait
+    for each other forever (no deadlock PostgreSQL detects)."""
+    pause = 0.005
+    while not conn.execute("SELECT pg_try_advisory_lock(%s)", (SETUP_LOCK,)).fetchone()[0]:
+        time.sleep(pause)
+        pause = min(pause * 2, 0.2)
 
 
 def open_database(

@@ -4,6 +4,7 @@ on one PostgreSQL database, shared by processes, set up once however many open i
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -175,3 +176,43 @@ class socket_free_port:
 
     def __exit__(self, *exc: object) -> None:
         return None
+
+
+def test_checkpoint_setup_from_many_sessions_at_once_runs_each_migration_once(
+    postgres_database: str,
+) -> None:
+    """The saver's migrations alone, eight sessions released by one barrier: without the
+    advisory lock two ``CREATE TABLE IF NOT EXISTS`` (or ``CREATE INDEX CONCURRENTLY``)
+    at once collide, and a migration can be recorded twice."""
+    from psycopg.rows import dict_row
+    from psycopg_pool import ConnectionPool
+
+    barrier = threading.Barrier(8)
+    failures: list[BaseException] = []
+
+    def one() -> None:
+        pool: Any = ConnectionPool(
+            postgres_database,
+            min_size=1,
+            max_size=2,
+            kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+            open=True,
+        )
+        try:
+            saver = SharedPostgresSaver(pool, where="test")
+            barrier.wait(60)
+            saver.setup()
+        except BaseException as exc:
+            failures.append(exc)
+        finally:
+            pool.close()
+
+    threads = [threading.Thread(target=one) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert failures == []
+    with psycopg.connect(postgres_database) as conn:
+        migrations = [v for (v,) in conn.execute("SELECT v FROM checkpoint_migrations ORDER BY v")]
+    assert migrations == list(range(len(SharedPostgresSaver.MIGRATIONS)))
