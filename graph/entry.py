@@ -30,6 +30,7 @@ id) with the task, rather than forking the old one.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
@@ -39,6 +40,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StateSnapshot, StateUpdate
 
 from execgraph.graph.compiled import ExecutorGraph, RunGraph
+from execgraph.graph.run_lease import held_run
 from execgraph.nodes.executor.approval import require_answer
 from execgraph.state.errors import UsageError
 from execgraph.state.store.base import ExecutionStore
@@ -76,17 +78,24 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
         self.run_store = run_store  # kept in __dict__: LangGraph's copy passes it on
 
     def _require_thread(self, config: RunnableConfig | None) -> None:
-        merged = merge_configs(self.config, config)
-        if not (merged.get("configurable") or {}).get("thread_id"):
+        if not self._thread(config):
             raise UsageError(MISSING_THREAD)
+
+    def _thread(self, config: RunnableConfig | None) -> str:
+        merged = merge_configs(self.config, config)
+        return str((merged.get("configurable") or {}).get("thread_id") or "")
 
     def stream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> Iterator[Any]:
-        """LangGraph's ``stream`` (and so ``invoke``), once the config names a thread."""
+        """LangGraph's ``stream`` (and so ``invoke``), once the config names a thread,
+        holding the thread's run lease while it runs (:mod:`execgraph.graph.run_lease`)."""
         self._require_thread(config)
         require_answer(input)
-        return super().stream(input, config, **kwargs)
+        inner = super().stream(input, config, **kwargs)
+        if self.run_store is None:
+            return inner
+        return _leased(self.run_store, self._thread(config), inner)
 
     def astream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
@@ -94,7 +103,10 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
         """LangGraph's ``astream`` (and so ``ainvoke``), once the config names a thread."""
         self._require_thread(config)
         require_answer(input)
-        return super().astream(input, config, **kwargs)
+        inner = super().astream(input, config, **kwargs)
+        if self.run_store is None:
+            return inner
+        return _aleased(self.run_store, self._thread(config), inner)
 
     def get_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> StateSnapshot:
         self._require_thread(config)
@@ -146,6 +158,27 @@ class AnswerGuardedExecutor(CompiledStateGraph[ExecutorState, None, ExecutorInpu
         """LangGraph's ``astream`` (and so ``ainvoke``), once a resume carries an answer."""
         require_answer(input)
         return super().astream(input, config, **kwargs)
+
+
+def _leased(store: ExecutionStore, thread: str, inner: Iterator[Any]) -> Iterator[Any]:
+    """``inner``'s chunks under the thread's run lease, taken at the first chunk asked
+    for (a stream never iterated takes nothing) and released when it ends or is closed."""
+    with held_run(store, thread):
+        yield from inner
+
+
+async def _aleased(store: ExecutionStore, thread: str, inner: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    """:func:`_leased` for ``astream``; the lease is taken and released off the loop."""
+    lease = held_run(store, thread)
+    await asyncio.to_thread(lease.__enter__)
+    try:
+        async for chunk in inner:
+            yield chunk
+    except BaseException as exc:
+        await asyncio.to_thread(lease.__exit__, type(exc), exc, exc.__traceback__)
+        raise
+    else:
+        await asyncio.to_thread(lease.__exit__, None, None, None)
 
 
 def _attrs(graph: CompiledStateGraph[Any, Any, Any, Any]) -> dict[str, Any]:

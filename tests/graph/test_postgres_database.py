@@ -159,7 +159,7 @@ def test_a_failing_checkpoint_write_is_a_store_error_naming_the_database(
     app = build_app(postgres_database, tmp_path, "broken")
     with psycopg.connect(postgres_database, autocommit=True) as conn:
         conn.execute("DROP TABLE checkpoint_writes")
-    with pytest.raises(StoreError, match="checkpoint database .* on "):
+    with pytest.raises(StoreError, match=r"checkpoint database .* on "):
         app.invoke({"task": {"goal": "pay once"}}, cfg("broken"))
 
 

@@ -121,7 +121,9 @@ def spawn(where: str, base: Path, thread: str, op: str, at: float = 0.0) -> subp
     """``run_op`` in a new process (read its answer with :func:`answer`)."""
     env = {**os.environ, "PYTHONPATH": str(_ROOT)}
     argv = [sys.executable, "-m", "tests.support.pg_runs", where, str(base), thread, op, str(at)]
-    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    return subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
 
 
 def answer(proc: subprocess.Popen[str], timeout_s: float = 180.0) -> dict[str, Any]:
