@@ -18,7 +18,7 @@ from execgraph.graph.postgres import SharedPostgresSaver
 from execgraph.nodes.models import ScriptedChatModel
 from execgraph.state.errors import StoreError, UsageError
 from execgraph.state.store.postgres import PostgresExecutionStore
-from tests.support.pg_runs import answer, build_app, cfg, effects, spawn
+from tests.support.pg_runs import answer, build_app, cfg, effects, spawn, task
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -30,7 +30,7 @@ def _store_and_saver(app: Any) -> tuple[Any, Any]:
 def test_one_dsn_opens_the_store_and_the_checkpointer_on_that_database(
     postgres_database: str, tmp_path: Path
 ) -> None:
-    app = build_app(postgres_database, tmp_path, "one")
+    app = build_app(postgres_database, tmp_path)
     store, saver = _store_and_saver(app)
     assert isinstance(store, PostgresExecutionStore)
     assert isinstance(saver, SharedPostgresSaver)
@@ -47,8 +47,8 @@ def test_one_dsn_opens_the_store_and_the_checkpointer_on_that_database(
 
 
 def test_invoke_runs_to_completed_on_postgres(postgres_database: str, tmp_path: Path) -> None:
-    app = build_app(postgres_database, tmp_path, "sync")
-    assert app.invoke({"task": {"goal": "pay once"}}, cfg("sync"))["__interrupt__"]
+    app = build_app(postgres_database, tmp_path)
+    assert app.invoke(task("sync"), cfg("sync"))["__interrupt__"]
     out = app.invoke(Command(resume="approve"), cfg("sync"))
     assert out["status"] == "COMPLETED"
     assert effects(tmp_path, "sync") == 1
@@ -61,10 +61,10 @@ def test_invoke_runs_to_completed_on_postgres(postgres_database: str, tmp_path: 
 def test_ainvoke_runs_to_completed_on_the_same_saver(
     postgres_database: str, tmp_path: Path
 ) -> None:
-    app = build_app(postgres_database, tmp_path, "async")
+    app = build_app(postgres_database, tmp_path)
 
     async def run() -> dict[str, Any]:
-        assert (await app.ainvoke({"task": {"goal": "pay once"}}, cfg("async")))["__interrupt__"]
+        assert (await app.ainvoke(task("async"), cfg("async")))["__interrupt__"]
         return dict(await app.ainvoke(Command(resume="approve"), cfg("async")))
 
     assert asyncio.run(run())["status"] == "COMPLETED"
@@ -76,8 +76,8 @@ def test_ainvoke_runs_to_completed_on_the_same_saver(
 def test_an_approval_is_resumed_from_another_process(
     postgres_database: str, tmp_path: Path
 ) -> None:
-    app = build_app(postgres_database, tmp_path, "cross")
-    assert app.invoke({"task": {"goal": "pay once"}}, cfg("cross"))["__interrupt__"]
+    app = build_app(postgres_database, tmp_path)
+    assert app.invoke(task("cross"), cfg("cross"))["__interrupt__"]
     assert effects(tmp_path, "cross") == 0
     reply = answer(spawn(postgres_database, tmp_path, "cross", "approve"))
     assert reply == {"status": "COMPLETED", "paused": False}
@@ -89,8 +89,8 @@ def test_an_approval_is_resumed_from_another_process(
 
 
 def test_state_history_is_read_from_postgres(postgres_database: str, tmp_path: Path) -> None:
-    app = build_app(postgres_database, tmp_path, "hist")
-    app.invoke({"task": {"goal": "pay once"}}, cfg("hist"))
+    app = build_app(postgres_database, tmp_path)
+    app.invoke(task("hist"), cfg("hist"))
     app.invoke(Command(resume="approve"), cfg("hist"))
     history = list(app.get_state_history(cfg("hist")))
     assert len(history) >= 3
@@ -98,7 +98,7 @@ def test_state_history_is_read_from_postgres(postgres_database: str, tmp_path: P
     steps = [h.metadata["step"] for h in history if h.metadata]
     assert steps == sorted(steps, reverse=True)  # newest first, one per step
     # another process's graph on the same DSN reads the same history
-    other = build_app(postgres_database, tmp_path, "hist")
+    other = build_app(postgres_database, tmp_path)
     assert [h.config for h in other.get_state_history(cfg("hist"))] == [h.config for h in history]
 
 
@@ -156,11 +156,11 @@ def test_an_unreachable_database_is_a_store_error_naming_it_without_password(
 def test_a_failing_checkpoint_write_is_a_store_error_naming_the_database(
     postgres_database: str, tmp_path: Path
 ) -> None:
-    app = build_app(postgres_database, tmp_path, "broken")
+    app = build_app(postgres_database, tmp_path)
     with psycopg.connect(postgres_database, autocommit=True) as conn:
         conn.execute("DROP TABLE checkpoint_writes")
     with pytest.raises(StoreError, match=r"checkpoint database .* on "):
-        app.invoke({"task": {"goal": "pay once"}}, cfg("broken"))
+        app.invoke(task("broken"), cfg("broken"))
 
 
 class socket_free_port:

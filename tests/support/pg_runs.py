@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import select
 import subprocess
 import sys
 import time
@@ -37,16 +39,24 @@ from execgraph.nodes.models import ScriptedChatModel
 from execgraph.state.errors import ExecGraphError
 from execgraph.tools import tool_spec
 
-__all__ = ["build_app", "cfg", "effects", "run_op", "spawn"]
+__all__ = ["Server", "answer", "app_op", "build_app", "cfg", "effects", "run_op", "spawn", "task"]
 
 _ROOT = Path(__file__).resolve().parents[2]
 
 
 def _decide(messages: list[BaseMessage]) -> AIMessage:
-    """Pay once; once a tool answered, finish."""
+    """Pay for the run the task names (``pay for <thread>``); once a tool answered, finish."""
     if any(m.type == "tool" for m in messages):
         return AIMessage(content="", tool_calls=[_call("finish", {"output": "paid"})])
-    return AIMessage(content="", tool_calls=[_call("pay", {"line": "paid"})])
+    found = next(
+        (m for m in (re.search(r"pay for (\S+)", str(x.content)) for x in messages) if m), None
+    )
+    return AIMessage(content="", tool_calls=[_call("pay", {"run": found[1] if found else "-"})])
+
+
+def task(thread: str) -> dict[str, Any]:
+    """The task of run ``thread``: pay once for it."""
+    return {"task": {"goal": f"pay for {thread}"}}
 
 
 def _call(name: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -57,19 +67,21 @@ def cfg(thread: str) -> Any:
     return {"configurable": {"thread_id": thread}}
 
 
-def build_app(where: str, base: Path, thread: str, *, gate: Path | None = None) -> RunGraph:
-    """The run graph on ``where`` (a DSN or a home directory); ``pay`` appends to
-    ``base/ledger-<thread>``. With ``gate``, ``pay`` waits (bounded) until that file exists."""
-    ledger = base / f"ledger-{thread}"
+def build_app(where: str, base: Path) -> RunGraph:
+    """The run graph on ``where`` (a DSN or a home directory); ``pay`` appends a line to
+    ``base/ledger-<run>``. When ``base/gate-<run>`` exists, ``pay`` first touches
+    ``base/paying-<run>`` and holds (bounded) until the test creates ``base/go-<run>``."""
 
     @tool_spec(effect="irreversible", retry=None)
-    def pay(line: str) -> str:
-        """Pay once (the ledger line is the payment; running twice pays twice)."""
-        deadline = time.monotonic() + 60.0
-        while gate is not None and not gate.exists() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        with open(ledger, "a") as fh:
-            fh.write(f"{line} {os.getpid()}\n")
+    def pay(run: str) -> str:
+        """Pay once for a run (the ledger line is the payment; running twice pays twice)."""
+        if (base / f"gate-{run}").exists():
+            (base / f"paying-{run}").touch()
+            deadline = time.monotonic() + 60.0
+            while not (base / f"go-{run}").exists() and time.monotonic() < deadline:
+                time.sleep(0.002)
+        with open(base / f"ledger-{run}", "a") as fh:
+            fh.write(f"{os.getpid()}\n")
         return "paid"
 
     kwargs: dict[str, Any] = (
@@ -79,7 +91,7 @@ def build_app(where: str, base: Path, thread: str, *, gate: Path | None = None) 
     )
     return build_graph(
         "react",
-        model=ScriptedChatModel([_decide] * 8),
+        model=ScriptedChatModel([_decide] * 10_000, keep_calls=2),  # one per turn, any run
         tools=[pay],
         workspace=base / "ws",
         **kwargs,
@@ -101,13 +113,17 @@ def run_op(where: str, base: Path, thread: str, op: str, at: float = 0.0) -> dic
     """One operation (see the module docstring), as its JSON answer."""
     if op == "open":
         _wait_until(at)
-    app = build_app(where, base, thread)
+    return app_op(build_app(where, base), thread, op, at)
+
+
+def app_op(app: RunGraph, thread: str, op: str, at: float = 0.0) -> dict[str, Any]:
+    """One operation on ``app``, as its JSON answer."""
     try:
         if op == "start":
-            out = app.invoke({"task": {"goal": "pay once"}}, cfg(thread))
+            out = app.invoke(task(thread), cfg(thread))
             return {"paused": bool(out.get("__interrupt__"))}
         if op == "open":
-            app.invoke({"task": {"goal": "pay once"}}, cfg(thread))
+            app.invoke(task(thread), cfg(thread))
             out = app.invoke(Command(resume="approve"), cfg(thread))
             return {"status": out["status"]}
         _wait_until(at)
@@ -135,6 +151,62 @@ def answer(proc: subprocess.Popen[str], timeout_s: float = 180.0) -> dict[str, A
     return reply
 
 
+class Server:
+    """A long-lived process serving :func:`app_op` on one graph, one JSON line per
+    command on stdin, so a race of many trials starts Python twice, not twice a trial."""
+
+    def __init__(self, where: str, base: Path, name: str) -> None:
+        env = {**os.environ, "PYTHONPATH": str(_ROOT)}
+        argv = [sys.executable, "-m", "tests.support.pg_runs", "serve", where, str(base)]
+        self.name, self.base = name, base
+        self.proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=open(base / f"{name}.log", "w"),  # noqa: SIM115 - the child keeps it
+            text=True,
+            env=env,
+        )
+        assert self.recv(180.0) == {"ready": True}
+
+    def send(self, **command: Any) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(command) + "\n")
+        self.proc.stdin.flush()
+
+    def recv(self, timeout_s: float = 120.0) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout_s)
+        if not ready:
+            raise AssertionError(f"{self.name} did not answer within {timeout_s}s")
+        line = self.proc.stdout.readline()
+        if not line:
+            log = (self.base / f"{self.name}.log").read_text()
+            raise AssertionError(f"{self.name} died:\n{log[-4000:]}")
+        reply: dict[str, Any] = json.loads(line)
+        return reply
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def _serve(where: str, base: Path) -> None:
+    app = build_app(where, base)
+    print(json.dumps({"ready": True}), flush=True)
+    for line in sys.stdin:
+        cmd = json.loads(line)
+        print(json.dumps(app_op(app, cmd["thread"], cmd["op"], cmd.get("at", 0.0))), flush=True)
+
+
 if __name__ == "__main__":
-    where_, base_, thread_, op_, at_ = sys.argv[1:6]
-    print(json.dumps(run_op(where_, Path(base_), thread_, op_, float(at_))), flush=True)
+    if sys.argv[1] == "serve":
+        _serve(sys.argv[2], Path(sys.argv[3]))
+    else:
+        where_, base_, thread_, op_, at_ = sys.argv[1:6]
+        print(json.dumps(run_op(where_, Path(base_), thread_, op_, float(at_))), flush=True)
