@@ -43,7 +43,6 @@ from execgraph.graph.compiled import ExecutorGraph, RunGraph
 from execgraph.graph.run_lease import held_run
 from execgraph.nodes.executor.approval import require_answer
 from execgraph.state.errors import UsageError
-from execgraph.state.store.base import ExecutionStore
 from execgraph.state.schema import (
     ExecutorInput,
     ExecutorOutput,
@@ -51,6 +50,7 @@ from execgraph.state.schema import (
     RunInput,
     RunState,
 )
+from execgraph.state.store.base import ExecutionStore
 
 __all__ = [
     "MISSING_THREAD",
@@ -167,7 +167,9 @@ def _leased(store: ExecutionStore, thread: str, inner: Iterator[Any]) -> Iterato
         yield from inner
 
 
-async def _aleased(store: ExecutionStore, thread: str, inner: AsyncIterator[Any]) -> AsyncIterator[Any]:
+async def _aleased(
+    store: ExecutionStore, thread: str, inner: AsyncIterator[Any]
+) -> AsyncIterator[Any]:
     """:func:`_leased` for ``astream``; the lease is taken and released off the loop."""
     lease = held_run(store, thread)
     await asyncio.to_thread(lease.__enter__)

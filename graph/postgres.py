@@ -15,7 +15,8 @@ Migrations run once, safely, from many workers: the execution store makes its ta
 under a transaction-level advisory lock (:mod:`execgraph.state.store.postgres`), and
 ``PostgresSaver.setup()`` (whose migrations include ``CREATE INDEX CONCURRENTLY``, which
 two sessions at once cannot both run) under a session-level advisory lock held on a
-connection of its own (polled with ``pg_try_advisory_lock``, see :func:`_wait_for_lock`), so N processes opening a fresh database at once all succeed.
+connection of its own (polled with ``pg_try_advisory_lock``, see :func:`_wait_for_lock`),
+so N processes opening a fresh database at once all succeed.
 
 Every failure opening or using it is a :class:`~execgraph.state.errors.StoreError` naming
 the database (its name, host and port; never the password).
@@ -59,9 +60,12 @@ class SharedPostgresSaver(PostgresSaver):
     """A ``PostgresSaver`` on a pool that also serves LangGraph's async methods, off the
     event loop, and reports its failures as :class:`StoreError` naming the database."""
 
-    def __init__(self, pool: ConnectionPool[psycopg.Connection[DictRow]], *, where: str) -> None:
-        super().__init__(pool)  # type: ignore[arg-type]  # a pool of dict-row connections
+    def __init__(
+        self, pool: ConnectionPool[psycopg.Connection[DictRow]], *, dsn: str, where: str
+    ) -> None:
+        super().__init__(pool)
         self.pool = pool
+        self.dsn = dsn
         self.where = where
 
     @contextmanager
@@ -76,7 +80,7 @@ class SharedPostgresSaver(PostgresSaver):
         """``PostgresSaver.setup()`` under a session advisory lock: one migrator at a time."""
         try:
             # a connection of its own: the lock is the session's, setup takes pool ones
-            with psycopg.connect(self.pool.conninfo, autocommit=True) as conn:
+            with psycopg.connect(self.dsn, autocommit=True) as conn:
                 _wait_for_lock(conn)
                 try:
                     super().setup()
@@ -149,7 +153,7 @@ def _wait_for_lock(conn: psycopg.Connection[Any]) -> None:
     holder's setup waits for every older snapshot to end, so holder and waiter would wait
     for each other forever (no deadlock PostgreSQL detects)."""
     pause = 0.005
-    while not conn.execute("SELECT pg_try_advisory_lock(%s)", (SETUP_LOCK,)).fetchone()[0]:
+    while not (conn.execute("SELECT pg_try_advisory_lock(%s)", (SETUP_LOCK,)).fetchone() or [0])[0]:
         time.sleep(pause)
         pause = min(pause * 2, 0.2)
 
@@ -184,7 +188,7 @@ def open_database(
             pool.open(wait=True, timeout=connect_timeout_s)
         except psycopg.Error as exc:  # PoolTimeout is one
             raise StoreError(f"cannot connect to the checkpoint database {where}") from exc
-        saver = SharedPostgresSaver(pool, where=where)
+        saver = SharedPostgresSaver(pool, dsn=dsn, where=where)
         saver.setup()
     except BaseException:
         pool.close()

@@ -27,8 +27,8 @@ from execgraph.state.store.live import streamed
 from execgraph.state.store.rows import RECORD_COLUMNS, claim_row, record_from_row
 from execgraph.state.store.sql_leases import SqlLeases
 from execgraph.state.store.sql_locks import RUN_KEY_PREFIX, SqlLocks
-from execgraph.state.store.worker import worker_id
 from execgraph.state.store.sql_reads import SqlRecordReads
+from execgraph.state.store.worker import worker_id
 
 __all__ = ["SqlExecutionStore"]
 
@@ -269,7 +269,12 @@ class SqlExecutionStore(SqlLeases, SqlRecordReads, SqlLocks):
 
         def run(cur: Cursor) -> ExecutionRecord:
             record = self._update_record(
-                cur, key, assignments, (body,), uncommitted_only=True, fence=fence,
+                cur,
+                key,
+                assignments,
+                (body,),
+                uncommitted_only=True,
+                fence=fence,
                 run_owner=worker_id(),
             )
             if record is not None:

@@ -27,6 +27,7 @@ def run_key(run_id: str) -> str:
     """The lock key of ``run_id``'s lease."""
     return RUN_KEY_PREFIX + run_id
 
+
 _LOCK_POLL_S = (0.005, 0.1)  # first and longest pause between lock attempts
 
 

@@ -199,7 +199,7 @@ def test_checkpoint_setup_from_many_sessions_at_once_runs_each_migration_once(
             open=True,
         )
         try:
-            saver = SharedPostgresSaver(pool, where="test")
+            saver = SharedPostgresSaver(pool, dsn=postgres_database, where="test")
             barrier.wait(60)
             saver.setup()
         except BaseException as exc:
