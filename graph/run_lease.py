@@ -30,7 +30,7 @@ from execgraph.state.errors import ExecGraphError, RunInProgress
 from execgraph.state.store.base import ExecutionStore
 from execgraph.state.store.worker import worker_id
 
-__all__ = ["RENEW_EVERY_S", "RUN_LEASE_S", "held_run"]
+__all__ = ["RENEW_EVERY_S", "RUN_LEASE_S", "held_run", "renew_now"]
 
 RUN_LEASE_S = 30.0
 """How long a run lease holds without a renewal (a worker crashed on another host frees
@@ -43,6 +43,7 @@ _GUARD = threading.Lock()
 # (store id, thread) -> the store once its lease is held here (None: being taken)
 _HELD: dict[tuple[int, str], ExecutionStore | None] = {}
 _TICKER: list[threading.Thread] = []
+_WAKE = threading.Event()  # set: renew now, and time the next renewals from now
 
 
 def _forked() -> None:
@@ -99,11 +100,18 @@ def _start_ticker() -> None:
             _TICKER[0].start()
 
 
+def renew_now() -> None:
+    """Have the ticker renew every run lease of this process at once (and time its next
+    renewals from now)."""
+    _WAKE.set()
+
+
 def _tick() -> None:
     """Renew every run lease this process holds. A lease taken over meanwhile is not
     taken back here (its owner holds it); the store fences this worker's commits."""
     while True:
-        time.sleep(RENEW_EVERY_S)
+        _WAKE.wait(RENEW_EVERY_S)
+        _WAKE.clear()
         with _GUARD:
             held = list(_HELD.items())
         for (_, thread), store in held:

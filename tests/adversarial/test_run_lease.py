@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from langgraph.types import Command
 
+from execgraph.graph import run_lease
 from execgraph.state.errors import FencedOut, RunInProgress
 from execgraph.state.events import EventType
 from execgraph.state.store.base import ExecutionStore
@@ -205,3 +206,55 @@ def test_a_lease_is_taken_from_a_dead_owner_at_once_never_from_a_live_one(
     assert store.lease_run("live", worker_id(), lease_s=30).owner == OTHER
     store.release_run("live", OTHER)
     assert store.lease_run("live", worker_id(), lease_s=30).owner == worker_id()
+
+
+@pytest.mark.timeout(300)
+def test_a_running_lease_is_renewed_while_the_run_goes_on(
+    where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = build_app(where, tmp_path)
+    store = _store(app)
+    thread = "renewed"
+    (tmp_path / f"gate-{thread}").touch()
+    app.invoke(task(thread), cfg(thread))
+    runner = threading.Thread(target=lambda: app.invoke(Command(resume="approve"), cfg(thread)))
+    runner.start()
+    deadline = time.monotonic() + 60
+    while not (tmp_path / f"paying-{thread}").exists():
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
+    first = store.lease_run(thread, OTHER, lease_s=1).lease_until  # held: tells the holder's
+    monkeypatch.setattr(run_lease, "RUN_LEASE_S", 3600.0)
+    run_lease.renew_now()
+    while store.lease_run(thread, OTHER, lease_s=1).lease_until < first + 1000:
+        assert time.monotonic() < deadline, "the ticker never renewed the run lease"
+        time.sleep(0.01)
+    (tmp_path / f"go-{thread}").touch()
+    runner.join(60)
+    assert app.get_state(cfg(thread)).values["status"] == "COMPLETED"
+    # released when the call returned: another worker may take the thread now
+    assert store.lease_run(thread, OTHER, lease_s=60).owner == OTHER
+
+
+@pytest.mark.timeout(300)
+def test_a_thread_held_elsewhere_is_refused_at_once_on_every_entry_that_runs_it(
+    where: str, tmp_path: Path
+) -> None:
+    import asyncio
+
+    app = build_app(where, tmp_path)
+    store = _store(app)
+    app.invoke(task("held"), cfg("held"))
+    assert store.lease_run("held", OTHER, lease_s=600).owner == OTHER
+    with pytest.raises(RunInProgress, match="is being run by worker elsewhere"):
+        app.invoke(Command(resume="approve"), cfg("held"))
+    with pytest.raises(RunInProgress):
+        list(app.stream(Command(resume="approve"), cfg("held")))
+    with pytest.raises(RunInProgress):
+        asyncio.run(app.ainvoke(Command(resume="approve"), cfg("held")))
+    assert effects(tmp_path, "held") == 0
+    # reading the run needs no lease
+    assert app.get_state(cfg("held")).next
+    store.release_run("held", OTHER)
+    out = asyncio.run(app.ainvoke(Command(resume="approve"), cfg("held")))
+    assert out["status"] == "COMPLETED" and effects(tmp_path, "held") == 1
