@@ -26,6 +26,12 @@ repeated, and a state update made on the old checkpoint (a note, a changed value
 not change a decision already logged; turns past the last logged one call the model as
 usual. To have the model decide again from some point, start a new thread (a new run
 id) with the task, rather than forking the old one.
+
+One worker runs a thread at a time: ``stream`` and ``astream`` (so ``invoke`` and
+``ainvoke``) hold the thread's run lease in the execution store while they run, and a
+thread another live worker holds is refused at once with
+:class:`~execgraph.state.errors.RunInProgress` (:mod:`execgraph.graph.run_lease`). State
+reads and updates take no lease.
 """
 
 from __future__ import annotations
@@ -170,17 +176,24 @@ def _leased(store: ExecutionStore, thread: str, inner: Iterator[Any]) -> Iterato
 async def _aleased(
     store: ExecutionStore, thread: str, inner: AsyncIterator[Any]
 ) -> AsyncIterator[Any]:
-    """:func:`_leased` for ``astream``; the lease is taken and released off the loop."""
+    """:func:`_leased` for ``astream``; the lease is taken and released off the loop,
+    and released only once ``inner`` is closed (the run has stopped)."""
     lease = held_run(store, thread)
     await asyncio.to_thread(lease.__enter__)
+    raised: tuple[Any, Any, Any] = (None, None, None)
     try:
         async for chunk in inner:
             yield chunk
     except BaseException as exc:
-        await asyncio.to_thread(lease.__exit__, type(exc), exc, exc.__traceback__)
+        raised = (type(exc), exc, exc.__traceback__)
         raise
-    else:
-        await asyncio.to_thread(lease.__exit__, None, None, None)
+    finally:
+        closing = getattr(inner, "aclose", None)
+        try:
+            if closing is not None:
+                await closing()
+        finally:
+            await asyncio.to_thread(lease.__exit__, *raised)
 
 
 def _attrs(graph: CompiledStateGraph[Any, Any, Any, Any]) -> dict[str, Any]:
