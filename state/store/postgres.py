@@ -204,10 +204,12 @@ class PostgresExecutionStore(SqlExecutionStore):
                     return fn(cur)
             except (pg_errors.DeadlockDetected, pg_errors.SerializationFailure) as exc:
                 if attempt == _RETRIES - 1:
-                    raise StoreError(f"the execution store could not {what} (contention)") from exc
+                    raise StoreError(
+                        f"the execution store {self._where} could not {what} (contention)"
+                    ) from exc
                 time.sleep(0.01 * (attempt + 1))
             except psycopg.Error as exc:
-                raise StoreError(f"the execution store could not {what}") from exc
+                raise StoreError(f"the execution store {self._where} could not {what}") from exc
         raise AssertionError("unreachable")
 
     def _read(self, what: str, fn: Callable[[Cursor], _T]) -> _T:

@@ -216,3 +216,13 @@ def test_checkpoint_setup_from_many_sessions_at_once_runs_each_migration_once(
     with psycopg.connect(postgres_database) as conn:
         migrations = [v for (v,) in conn.execute("SELECT v FROM checkpoint_migrations ORDER BY v")]
     assert migrations == list(range(len(SharedPostgresSaver.MIGRATIONS)))
+
+
+def test_a_failing_store_write_is_a_store_error_naming_the_database(
+    postgres_database: str, tmp_path: Path
+) -> None:
+    app = build_app(postgres_database, tmp_path)
+    with psycopg.connect(postgres_database, autocommit=True) as conn:
+        conn.execute("DROP TABLE execgraph_events CASCADE")
+    with pytest.raises(StoreError, match=r"the execution store test_\w+ on 127\.0\.0\.1:\d+ could"):
+        app.invoke(task("gone"), cfg("gone"))
