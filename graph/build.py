@@ -37,6 +37,8 @@ from execgraph.state.store.sqlite import SqliteExecutionStore
 from execgraph.tools.policy import PolicyEngine, PolicyRule
 from execgraph.tools.registry import ToolLike
 
+_POSTGRES_SCHEMES = ("postgresql://", "postgres://", "postgresql+psycopg://")
+
 __all__ = [
     "ARCHITECTURES",
     "DEFAULT_DURABILITY",
@@ -114,6 +116,20 @@ def _checkpointer(home: Path) -> EmbeddedSqliteSaver:
     return open_embedded_saver(home / "checkpoints.db")
 
 
+def _shared_state(database: str, store: Any, checkpointer: Any) -> tuple[ExecutionStore, Any]:
+    """The store and the checkpointer on ``database`` (see :mod:`execgraph.graph.postgres`)."""
+    if store is not None or checkpointer is not None:
+        raise UsageError(
+            "database= names the execution store and the checkpointer both: pass it "
+            "without store= or checkpointer="
+        )
+    if not database.startswith(_POSTGRES_SCHEMES):
+        raise UsageError("database= takes a postgresql:// DSN (the embedded default needs none)")
+    from execgraph.graph.postgres import open_database  # psycopg: the postgres extra
+
+    return open_database(database)
+
+
 def build_graph(
     arch: Architecture | str,
     *,
@@ -130,6 +146,7 @@ def build_graph(
     name: str | None = None,
     model_kwargs: Mapping[str, Any] | None = None,
     prices: Mapping[str, Mapping[str, float]] | None = None,
+    database: str | None = None,
     **settings: Any,
 ) -> RunGraph:
     """Compile one of the four architectures over the same executor and state.
@@ -179,13 +196,16 @@ def build_graph(
             ``build_graph("react", ..., verifier_gate=False, context="full")``.
 
     Raises:
-        UsageError: unknown architecture, a malformed price table (also a ValueError), or
+        UsageError: unknown architecture, a malformed price table (also a ValueError),
             an ablation setting that is not a bool (``context``: not ``"projected"`` or
-            ``"full"``).
+            ``"full"``), or ``database=`` with ``store=`` or ``checkpointer=``.
+        StoreError: ``database=`` names a database that cannot be reached or set up.
     """
     if arch not in ARCHITECTURES:
         raise UsageError(f"unknown architecture {arch!r}; choose one of {', '.join(ARCHITECTURES)}")
     table = price_table(prices or {})
+    if database is not None:
+        store, checkpointer = _shared_state(database, store, checkpointer)
     base = Path(home) if home is not None else default_home()
     root = Path(workspace) if workspace is not None else base / "workspace"
     root.mkdir(parents=True, exist_ok=True)
@@ -219,7 +239,8 @@ def build_graph(
     # is on disk. ``invoke(..., durability="sync")`` waits at every step instead.
     graph = builders[arch](deps, checkpointer=saver, name=name or arch)
     # The nodes that call a model read the prices from the run's config.
-    return thread_bound(graph.with_config(configurable={PRICES_KEY: table}) if table else graph)
+    graph = graph.with_config(configurable={PRICES_KEY: table}) if table else graph
+    return thread_bound(graph, executor.store)
 
 
 def partial_workflow(stages: Iterable[Stage] | None) -> Callable[..., RunGraph]:

@@ -26,10 +26,17 @@ repeated, and a state update made on the old checkpoint (a note, a changed value
 not change a decision already logged; turns past the last logged one call the model as
 usual. To have the model decide again from some point, start a new thread (a new run
 id) with the task, rather than forking the old one.
+
+One worker runs a thread at a time: ``stream`` and ``astream`` (so ``invoke`` and
+``ainvoke``) hold the thread's run lease in the execution store while they run, and a
+thread another live worker holds is refused at once with
+:class:`~execgraph.state.errors.RunInProgress` (:mod:`execgraph.graph.run_lease`). State
+reads and updates take no lease.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
@@ -39,6 +46,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StateSnapshot, StateUpdate
 
 from execgraph.graph.compiled import ExecutorGraph, RunGraph
+from execgraph.graph.run_lease import held_run
 from execgraph.nodes.executor.approval import require_answer
 from execgraph.state.errors import UsageError
 from execgraph.state.schema import (
@@ -48,6 +56,7 @@ from execgraph.state.schema import (
     RunInput,
     RunState,
 )
+from execgraph.state.store.base import ExecutionStore
 
 __all__ = [
     "MISSING_THREAD",
@@ -64,20 +73,35 @@ MISSING_THREAD = (
 
 
 class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
-    """A compiled run graph whose entry points require ``configurable.thread_id``."""
+    """A compiled run graph whose entry points require ``configurable.thread_id``.
+
+    ``run_store`` is the execution store its executor records in (None: a graph built
+    without one, which takes no run lease).
+    """
+
+    def __init__(self, *, run_store: ExecutionStore | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.run_store = run_store  # kept in __dict__: LangGraph's copy passes it on
 
     def _require_thread(self, config: RunnableConfig | None) -> None:
-        merged = merge_configs(self.config, config)
-        if not (merged.get("configurable") or {}).get("thread_id"):
+        if not self._thread(config):
             raise UsageError(MISSING_THREAD)
+
+    def _thread(self, config: RunnableConfig | None) -> str:
+        merged = merge_configs(self.config, config)
+        return str((merged.get("configurable") or {}).get("thread_id") or "")
 
     def stream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> Iterator[Any]:
-        """LangGraph's ``stream`` (and so ``invoke``), once the config names a thread."""
+        """LangGraph's ``stream`` (and so ``invoke``), once the config names a thread,
+        holding the thread's run lease while it runs (:mod:`execgraph.graph.run_lease`)."""
         self._require_thread(config)
         require_answer(input)
-        return super().stream(input, config, **kwargs)
+        inner = super().stream(input, config, **kwargs)
+        if self.run_store is None:
+            return inner
+        return _leased(self.run_store, self._thread(config), inner)
 
     def astream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
@@ -85,7 +109,10 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
         """LangGraph's ``astream`` (and so ``ainvoke``), once the config names a thread."""
         self._require_thread(config)
         require_answer(input)
-        return super().astream(input, config, **kwargs)
+        inner = super().astream(input, config, **kwargs)
+        if self.run_store is None:
+            return inner
+        return _aleased(self.run_store, self._thread(config), inner)
 
     def get_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> StateSnapshot:
         self._require_thread(config)
@@ -139,15 +166,45 @@ class AnswerGuardedExecutor(CompiledStateGraph[ExecutorState, None, ExecutorInpu
         return super().astream(input, config, **kwargs)
 
 
+def _leased(store: ExecutionStore, thread: str, inner: Iterator[Any]) -> Iterator[Any]:
+    """``inner``'s chunks under the thread's run lease, taken at the first chunk asked
+    for (a stream never iterated takes nothing) and released when it ends or is closed."""
+    with held_run(store, thread):
+        yield from inner
+
+
+async def _aleased(
+    store: ExecutionStore, thread: str, inner: AsyncIterator[Any]
+) -> AsyncIterator[Any]:
+    """:func:`_leased` for ``astream``; the lease is taken and released off the loop,
+    and released only once ``inner`` is closed (the run has stopped)."""
+    lease = held_run(store, thread)
+    await asyncio.to_thread(lease.__enter__)
+    raised: tuple[Any, Any, Any] = (None, None, None)
+    try:
+        async for chunk in inner:
+            yield chunk
+    except BaseException as exc:
+        raised = (type(exc), exc, exc.__traceback__)
+        raise
+    finally:
+        closing = getattr(inner, "aclose", None)
+        try:
+            if closing is not None:
+                await closing()
+        finally:
+            await asyncio.to_thread(lease.__exit__, *raised)
+
+
 def _attrs(graph: CompiledStateGraph[Any, Any, Any, Any]) -> dict[str, Any]:
     """What rebuilds ``graph`` as another class: the same object graph, as LangGraph's own
     ``copy`` rebuilds one (``with_config`` and ``copy`` keep the class)."""
     return {k: v for k, v in graph.__dict__.items() if k != "__orig_class__"}
 
 
-def thread_bound(graph: RunGraph) -> RunGraph:
-    """``graph`` as a :class:`ThreadBoundGraph`."""
-    return ThreadBoundGraph(**_attrs(graph))
+def thread_bound(graph: RunGraph, store: ExecutionStore | None = None) -> RunGraph:
+    """``graph`` as a :class:`ThreadBoundGraph` over the execution store ``store``."""
+    return ThreadBoundGraph(**_attrs(graph), run_store=store)
 
 
 def answer_guarded(graph: ExecutorGraph) -> ExecutorGraph:

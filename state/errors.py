@@ -37,7 +37,10 @@ Only :class:`ModelRetry` carries a tool's own words: a message written *for* the
     │   └── ModelRetry            a tool's message for the model: what to change (bounded)
     ├── VerificationError         phase=verify: read-after-write does not hold
     ├── StoreError                phase=commit
-    │   └── LockTimeout
+    │   ├── LockTimeout
+    │   ├── CallInProgress        another live worker runs this call
+    │   ├── FencedOut             this worker's lease was taken over: its result is not kept
+    │   └── RunInProgress         another live worker holds this run's lease
     └── UsageError                the caller used execgraph wrongly; nothing ran (a ValueError)
         ├── ToolDeclarationError  a bad tool_spec / ToolSpec / adapter declaration
         │   └── ToolTypeError     an object of the wrong kind declared as a tool (a TypeError)
@@ -88,6 +91,7 @@ __all__ = [
     "PolicyRuleError",
     "ResolutionError",
     "ResponseLostError",
+    "RunInProgress",
     "SchemaViolation",
     "ScriptedReplyError",
     "StateGuardMismatch",
@@ -359,6 +363,10 @@ class CallInProgress(StoreError):
 
 class FencedOut(StoreError):
     """Another worker took this call over (its lease had expired): this result is not kept."""
+
+
+class RunInProgress(StoreError):
+    """Another live worker holds this run's lease: it is running the thread right now."""
 
 
 class UsageError(ExecGraphError, ValueError):

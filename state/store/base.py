@@ -12,6 +12,11 @@ lease (``lease_until``, renewed while its tool runs) and a fencing token (``fenc
 an expired lease, or an owner provably dead, lets another worker :meth:`take_over
 <ExecutionStore.take_over>` the record, which bumps the fence; a commit that names an old
 fence matches nothing and raises :class:`~execgraph.state.errors.FencedOut`.
+
+A whole run is held the same way: :meth:`lease_run <ExecutionStore.lease_run>` gives
+the thread to one worker at a time, and a commit of a run's record by any worker but the
+run lease's owner matches nothing (FencedOut) — the graph's entry points take it
+(:mod:`execgraph.graph.run_lease`).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ __all__ = [
     "OutcomeCount",
     "RecordState",
     "Reservation",
+    "RunLease",
 ]
 
 RecordState = Literal["started", "committed"]
@@ -86,6 +92,16 @@ class Claim:
     #: The worker that will run it, and for how long its lease holds before a renewal.
     owner: str = ""
     lease_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class RunLease:
+    """Who holds a run's lease (the worker running the thread), and until when (store
+    clock). A released lease keeps its last owner, with ``lease_until`` 0."""
+
+    run_id: str
+    owner: str
+    lease_until: float
 
 
 @dataclass(frozen=True)
@@ -236,6 +252,21 @@ class ExecutionStore(Protocol):
 
     def release_locks(self, keys: Sequence[str], owner: str) -> None:
         """Release the owner's locks (others' locks are untouched)."""
+        ...
+
+    def lease_run(self, run_id: str, owner: str, *, lease_s: float) -> RunLease:
+        """Take or renew ``run_id``'s lease for ``owner`` for ``lease_s`` seconds: when it is
+        free, expired, ``owner``'s own, or held by an owner provably gone. Returns the lease
+        as it stands: ``owner`` holds it exactly when ``lease.owner == owner``.
+
+        While another worker holds it, that worker's :meth:`commit` of the run's records is
+        refused (FencedOut): a worker whose run lease was taken over cannot commit.
+        """
+        ...
+
+    def release_run(self, run_id: str, owner: str) -> None:
+        """End ``owner``'s lease on ``run_id`` (another's is untouched); the lease keeps
+        naming ``owner``, so a worker it was taken from stays fenced."""
         ...
 
     def append_events(self, events: Sequence[Event], *, durable: bool = True) -> list[str]:

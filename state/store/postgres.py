@@ -31,7 +31,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         'PostgresExecutionStore needs psycopg: pip install "execgraph[postgres]"'
     ) from exc
 
-__all__ = ["SCHEMA_VERSION", "PostgresExecutionStore"]
+__all__ = ["SCHEMA_VERSION", "PostgresExecutionStore", "database_name"]
 
 #: Layout version kept in ``execgraph_schema``; bump it and add a step to migrate.
 SCHEMA_VERSION = 3
@@ -129,6 +129,18 @@ _DIALECT = Dialect(
 )
 
 
+def database_name(dsn: str) -> str:
+    """How an error names the database of ``dsn``: its name, host and port, never the
+    password (a DSN libpq cannot parse is named as such)."""
+    try:
+        info = psycopg.conninfo.conninfo_to_dict(dsn)
+    except psycopg.Error:
+        return "(an unparsable PostgreSQL DSN)"
+    host = str(info.get("host") or "localhost")
+    where = f"{host}:{info['port']}" if info.get("port") else host
+    return f"{info.get('dbname') or info.get('user') or '(default)'!s} on {where}"
+
+
 class _Held(Exception):
     """A lock is held by someone else: roll the attempt back and poll again."""
 
@@ -148,6 +160,7 @@ class PostgresExecutionStore(SqlExecutionStore):
         self, dsn: str, *, max_connections: int = 10, connect_timeout_s: float = 30.0
     ) -> None:
         self._closed = False
+        self._where = database_name(dsn)
         # autocommit connections: every operation opens its own explicit transaction.
         self._pool: ConnectionPool[psycopg.Connection[tuple[Any, ...]]] = ConnectionPool(
             dsn,
@@ -168,7 +181,9 @@ class PostgresExecutionStore(SqlExecutionStore):
                 raise
             if isinstance(exc, psycopg.Error):
                 # never the DSN in the message: it may carry a password
-                raise StoreError("cannot connect to the PostgreSQL execution store") from exc
+                raise StoreError(
+                    f"cannot connect to the PostgreSQL execution store {self._where}"
+                ) from exc
             raise
 
     # -- plumbing -------------------------------------------------------------------
@@ -189,10 +204,12 @@ class PostgresExecutionStore(SqlExecutionStore):
                     return fn(cur)
             except (pg_errors.DeadlockDetected, pg_errors.SerializationFailure) as exc:
                 if attempt == _RETRIES - 1:
-                    raise StoreError(f"the execution store could not {what} (contention)") from exc
+                    raise StoreError(
+                        f"the execution store {self._where} could not {what} (contention)"
+                    ) from exc
                 time.sleep(0.01 * (attempt + 1))
             except psycopg.Error as exc:
-                raise StoreError(f"the execution store could not {what}") from exc
+                raise StoreError(f"the execution store {self._where} could not {what}") from exc
         raise AssertionError("unreachable")
 
     def _read(self, what: str, fn: Callable[[Cursor], _T]) -> _T:

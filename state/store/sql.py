@@ -26,8 +26,9 @@ from execgraph.state.store.dialect import Cursor
 from execgraph.state.store.live import streamed
 from execgraph.state.store.rows import RECORD_COLUMNS, claim_row, record_from_row
 from execgraph.state.store.sql_leases import SqlLeases
-from execgraph.state.store.sql_locks import SqlLocks
+from execgraph.state.store.sql_locks import RUN_KEY_PREFIX, SqlLocks
 from execgraph.state.store.sql_reads import SqlRecordReads
+from execgraph.state.store.worker import worker_id
 
 __all__ = ["SqlExecutionStore"]
 
@@ -37,6 +38,13 @@ def _fenced_out(record: ExecutionRecord, fence: int | None) -> FencedOut:
         f"call {record.call_id!r} of run {record.run_id!r} was taken over by worker "
         f"{record.owner} (fence {record.fence}, this worker held fence {fence}) after this "
         "worker's lease expired; this worker's result was not recorded"
+    )
+
+
+def _run_fenced_out(record: ExecutionRecord, holder: str) -> FencedOut:
+    return FencedOut(
+        f"run {record.run_id!r} was taken over by worker {holder} (its run lease) while "
+        f"this worker ran call {record.call_id!r}; this worker's result was not recorded"
     )
 
 
@@ -82,12 +90,14 @@ class SqlExecutionStore(SqlLeases, SqlRecordReads, SqlLocks):
         *,
         uncommitted_only: bool = False,
         fence: int | None = None,
+        run_owner: str | None = None,
     ) -> ExecutionRecord | None:
         """Apply ``assignments`` to ``key``'s record, stamp ``updated_at``, return the record
         (``RETURNING``: the same statement, not a second read); None if no row matched.
 
         ``uncommitted_only`` leaves a committed record as it is, ``fence`` one taken over
-        since. In PostgreSQL the update waits for a concurrent committer's row lock, then
+        since, ``run_owner`` one whose run's lease another worker holds or took. In
+        PostgreSQL the update waits for a concurrent committer's row lock, then
         re-checks the state and yields.
         """
         d = self._dialect
@@ -98,6 +108,13 @@ class SqlExecutionStore(SqlLeases, SqlRecordReads, SqlLocks):
         where: tuple[Any, ...] = ()
         if fence is not None:
             sql, where = sql + f" AND fence = {d.param}", (fence,)
+        if run_owner is not None:  # and no other worker holds (or took) the run's lease
+            locks = d.table("locks")
+            sql += (
+                f" AND NOT EXISTS (SELECT 1 FROM {locks} WHERE {locks}.key ="
+                f" {d.param} || run_id AND {locks}.owner <> {d.param})"
+            )
+            where = (*where, RUN_KEY_PREFIX, run_owner)
         sql += f" RETURNING {RECORD_COLUMNS}"
         row = cur.execute(sql, (*params, *at, key, *where)).fetchone()
         return None if row is None else record_from_row(row)
@@ -232,8 +249,12 @@ class SqlExecutionStore(SqlLeases, SqlRecordReads, SqlLocks):
         it is, appending no events (the first commit wins); the caller's own locks in
         ``release`` are still released, so a duplicate commit cannot leak them.
 
+        A worker commits a run's record only while no other worker holds (or took) the
+        run's lease (:meth:`lease_run`): a worker whose run was taken over is fenced.
+
         Raises:
-            FencedOut: ``fence`` is given and another worker took the record over.
+            FencedOut: ``fence`` is given and another worker took the record over, or
+                another worker holds the run's lease.
             StoreError: The key was never reserved, or the result is not JSON.
         """
         try:
@@ -248,7 +269,13 @@ class SqlExecutionStore(SqlLeases, SqlRecordReads, SqlLocks):
 
         def run(cur: Cursor) -> ExecutionRecord:
             record = self._update_record(
-                cur, key, assignments, (body,), uncommitted_only=True, fence=fence
+                cur,
+                key,
+                assignments,
+                (body,),
+                uncommitted_only=True,
+                fence=fence,
+                run_owner=worker_id(),
             )
             if record is not None:
                 self._append(cur, events)
@@ -262,5 +289,7 @@ class SqlExecutionStore(SqlLeases, SqlRecordReads, SqlLocks):
         with streamed():
             record = self._tx("commit an execution record", run, durable=durable)
         if record.state != "committed":  # its locks are released all the same
+            if fence is None or record.fence == fence:
+                raise _run_fenced_out(record, self.lease_run_holder(record.run_id))
             raise _fenced_out(record, fence)
         return record
