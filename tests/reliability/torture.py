@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from execgraph.state.store.sql_locks import RUN_KEY_PREFIX
+
 __all__ = ["Forkserver", "Summary", "TrialResult", "analyze", "main", "run_trials"]
 
 REPO = Path(__file__).resolve().parents[2]
@@ -133,7 +135,14 @@ def _records(base: Path) -> tuple[list[dict[str, Any]], list[str]]:
             {"key": k, "call_id": c, "tool": t, "state": s, "result": json.loads(r or "null")}
             for k, c, t, s, r in rows.fetchall()
         ]
-        locks = [f"{k} (owner {o})" for k, o in conn.execute("SELECT key, owner FROM locks")]
+        # A run lease released on return keeps its row (it names the last owner, to fence
+        # others): only a live one is held. Every resource lock row is held.
+        rows = conn.execute("SELECT key, owner, lease_until FROM locks").fetchall()
+        locks = [
+            f"{k} (owner {o})"
+            for k, o, until in rows
+            if not (k.startswith(RUN_KEY_PREFIX) and until <= time.time())
+        ]
         return records, locks
     finally:
         conn.close()
