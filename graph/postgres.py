@@ -24,22 +24,14 @@ the database (its name, host and port; never the password).
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import (
-    ChannelVersions,
-    Checkpoint,
-    CheckpointMetadata,
-    CheckpointTuple,
-    DeltaChannelHistory,
-)
 from langgraph.checkpoint.postgres import PostgresSaver
 
+from execgraph.graph.async_over_sync import AsyncOverSync
 from execgraph.state.errors import StoreError
 from execgraph.state.store.postgres import PostgresExecutionStore, database_name
 
@@ -56,7 +48,7 @@ __all__ = ["SETUP_LOCK", "SharedPostgresSaver", "open_database"]
 SETUP_LOCK = 0x65786563_67636B70
 
 
-class SharedPostgresSaver(PostgresSaver):
+class SharedPostgresSaver(AsyncOverSync, PostgresSaver):
     """A ``PostgresSaver`` on a pool that also serves LangGraph's async methods, off the
     event loop, and reports its failures as :class:`StoreError` naming the database."""
 
@@ -92,59 +84,6 @@ class SharedPostgresSaver(PostgresSaver):
     def close(self) -> None:
         """Close the pool (later calls raise StoreError)."""
         self.pool.close()
-
-    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """``get_tuple`` on a worker thread."""
-        return await asyncio.to_thread(self.get_tuple, config)
-
-    async def alist(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> AsyncIterator[CheckpointTuple]:
-        """``list`` on a worker thread, read whole there: the sync generator holds the
-        saver's lock while it iterates, which must not span the caller's awaits."""
-
-        def read() -> list[CheckpointTuple]:
-            return list(self.list(config, filter=filter, before=before, limit=limit))
-
-        for item in await asyncio.to_thread(read):
-            yield item
-
-    async def aput(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        """``put`` on a worker thread."""
-        return await asyncio.to_thread(self.put, config, checkpoint, metadata, new_versions)
-
-    async def aput_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        """``put_writes`` on a worker thread."""
-        await asyncio.to_thread(self.put_writes, config, writes, task_id, task_path)
-
-    async def adelete_thread(self, thread_id: str) -> None:
-        """``delete_thread`` on a worker thread."""
-        await asyncio.to_thread(self.delete_thread, thread_id)
-
-    async def aget_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
-        """``PostgresSaver``'s fast path for the delta channels, on a worker thread."""
-        return await asyncio.to_thread(
-            lambda: self.get_delta_channel_history(config=config, channels=channels)
-        )
 
 
 def _wait_for_lock(conn: psycopg.Connection[Any]) -> None:

@@ -27,10 +27,9 @@ versions always compare with each other.
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 import threading
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -40,20 +39,19 @@ from langgraph.checkpoint.base import (
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
-    CheckpointTuple,
-    DeltaChannelHistory,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from execgraph.graph.async_over_sync import AsyncOverSync
 from execgraph.graph.shared_strings import SharingSerializer
 from execgraph.state.errors import StoreError
 
 __all__ = ["EmbeddedSqliteSaver", "open_embedded_saver"]
 
 
-class EmbeddedSqliteSaver(SqliteSaver):
+class EmbeddedSqliteSaver(AsyncOverSync, SqliteSaver):
     """A ``SqliteSaver`` that also serves LangGraph's async methods, off the event loop."""
 
     def __init__(
@@ -139,59 +137,6 @@ class EmbeddedSqliteSaver(SqliteSaver):
         if isinstance(current, str):
             return super().get_next_version(current, channel)
         return (current or 0) + 1
-
-    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """``get_tuple`` on a worker thread."""
-        return await asyncio.to_thread(self.get_tuple, config)
-
-    async def alist(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> AsyncIterator[CheckpointTuple]:
-        """``list`` on a worker thread, read whole there: the sync generator holds the
-        saver's lock while it iterates, which must not span the caller's awaits."""
-
-        def read() -> list[CheckpointTuple]:
-            return list(self.list(config, filter=filter, before=before, limit=limit))
-
-        for item in await asyncio.to_thread(read):
-            yield item
-
-    async def aput(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        """``put`` on a worker thread."""
-        return await asyncio.to_thread(self.put, config, checkpoint, metadata, new_versions)
-
-    async def aput_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        """``put_writes`` on a worker thread."""
-        await asyncio.to_thread(self.put_writes, config, writes, task_id, task_path)
-
-    async def adelete_thread(self, thread_id: str) -> None:
-        """``delete_thread`` on a worker thread."""
-        await asyncio.to_thread(self.delete_thread, thread_id)
-
-    async def aget_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
-        """``SqliteSaver``'s fast path for the delta channels, on a worker thread."""
-        return await asyncio.to_thread(
-            lambda: self.get_delta_channel_history(config=config, channels=channels)
-        )
 
 
 def open_embedded_saver(path: Path) -> EmbeddedSqliteSaver:
