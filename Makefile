@@ -4,7 +4,7 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-EXTRAS := dev,postgres,browser,openai,mcp
+EXTRAS := dev,postgres,browser,openai,mcp,temporal
 
 .PHONY: demo test lint typecheck unit eval-quick system-deps clean
 

@@ -31,9 +31,9 @@ from execgraph.cli.python_runs import (
     python_run,
     python_runs,
 )
-from execgraph.cli.tool_source import load_tools, tool_source
 from execgraph.state.contracts import RunStatus, TaskSpec
 from execgraph.state.errors import CliError
+from execgraph.tools.tool_source import load_tools, tool_source
 
 __all__ = [
     "EXIT_CODES",
@@ -207,18 +207,13 @@ def build_app(meta: RunMeta, home: Path, *, read_only: bool = False) -> Any:
     shape, not a provider (whose API key may be missing here); a model call would fail
     loudly rather than spend anything.
     """
-    from execgraph.demo.build import build_demo_graph, demo_model
-    from execgraph.graph.build import build_graph
+    from execgraph.demo.named import named_graph
     from execgraph.nodes.models import ScriptedChatModel
 
-    model: Any = ScriptedChatModel(replies=[]) if read_only else demo_model(meta.model)
-    workspace = Path(meta.workspace)
-    if meta.tools is None:
-        return build_demo_graph(meta.arch, model=model, home=home, workspace=workspace)
-    # A user's own tools get the user's task and checks only: nothing of the demo.
-    tools = load_tools(meta.tools, workspace)
-    workspace.mkdir(parents=True, exist_ok=True)
-    return build_graph(meta.arch, model=model, tools=tools, home=home, workspace=workspace)
+    model: Any = ScriptedChatModel(replies=[]) if read_only else meta.model
+    return named_graph(
+        meta.arch, model=model, tools=meta.tools, home=home, workspace=Path(meta.workspace)
+    )
 
 
 def checkpoint_status(home: Path, run_id: str) -> tuple[str | None, bool]:

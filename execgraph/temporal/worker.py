@@ -1,0 +1,147 @@
+"""A Temporal worker for execgraph runs: the workflow, the advance activity, shared state.
+
+Start as many as you like, on as many machines, on one task queue
+(``execgraph worker --task-queue Q --database postgresql://...``): Temporal hands each
+advance to one of them, and all of them read and write the same execution store and
+checkpoints. Without ``database`` the workers share one machine's embedded SQLite home.
+
+Every worker must build the same graph for a spec: the same tools importable under the
+same ``module:attr``, and one approval key (``$EXECGRAPH_APPROVAL_SECRET``, or a shared
+home), or a token signed on one worker is refused on another.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from temporalio.client import Client
+from temporalio.worker import Worker
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+
+from execgraph.demo.named import named_graph
+from execgraph.graph.build import default_home
+from execgraph.graph.compiled import RunGraph
+from execgraph.temporal.activities import Advancer
+from execgraph.temporal.messages import RunSpec
+from execgraph.temporal.workflow import ExecgraphRun, Timing
+
+__all__ = ["SharedGraphs", "make_worker", "serve"]
+
+_CACHED = 64
+
+
+class SharedGraphs:
+    """The graphs of the runs a worker advances, over one store and one checkpointer.
+
+    ``database`` is a ``postgresql://`` DSN (every worker on every machine names the same
+    one); without it the worker uses the SQLite files under ``home``. The store and the
+    checkpointer are opened once per worker; graphs are compiled per spec and kept for the
+    last 64 specs.
+    """
+
+    def __init__(self, *, database: str | None = None, home: str | Path | None = None) -> None:
+        self.home = Path(home) if home is not None else default_home()
+        self.database = database
+        self._shared: dict[str, Any] = {}
+        self._graphs: OrderedDict[tuple[Any, ...], RunGraph] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, spec: RunSpec) -> RunGraph:
+        workspace = Path(spec.workspace or self.home / "workspaces" / spec.run_id)
+        key = (spec.arch, spec.model, spec.tools, str(workspace))
+        with self._lock:
+            if key in self._graphs:
+                self._graphs.move_to_end(key)
+                return self._graphs[key]
+            shared = self._state()
+            graph = named_graph(
+                spec.arch, model=spec.model, tools=spec.tools, workspace=workspace, **shared
+            )
+            self._graphs[key] = graph
+            while len(self._graphs) > _CACHED:
+                self._graphs.popitem(last=False)
+            return graph
+
+    def _state(self) -> dict[str, Any]:
+        if not self._shared:
+            store: Any
+            saver: Any
+            if self.database is not None:
+                from execgraph.graph.postgres import open_database
+
+                store, saver = open_database(self.database)
+            else:
+                from execgraph.graph.saver import open_embedded_saver
+                from execgraph.state.store.sqlite import SqliteExecutionStore
+
+                self.home.mkdir(parents=True, exist_ok=True)
+                store = SqliteExecutionStore(self.home / "exec.db")
+                saver = open_embedded_saver(self.home / "checkpoints.db")
+            self._shared = {"home": self.home, "store": store, "checkpointer": saver}
+        return self._shared
+
+
+def make_worker(
+    client: Client,
+    task_queue: str,
+    graph_for: Callable[[RunSpec], RunGraph],
+    *,
+    max_concurrent: int = 16,
+    heartbeat_s: float | None = None,
+) -> Worker:
+    """A Temporal ``Worker`` running execgraph's workflow and its advance activity.
+
+    ``graph_for(spec)`` gives the run's compiled graph (a :class:`SharedGraphs`, or any
+    function of yours building one on shared state). ``max_concurrent`` advances run at
+    once, each on a thread of its own. ``heartbeat_s``: how often a running advance
+    heartbeats (default: a third of the workflow's heartbeat timeout).
+    """
+    beat = heartbeat_s if heartbeat_s is not None else Timing.heartbeat.total_seconds() / 3
+    advancer = Advancer(graph_for, heartbeat_s=beat, threads=max_concurrent)
+    # The workflow imports only messages; execgraph is passed through the sandbox whole
+    # so its modules are the worker's own, imported once.
+    restrictions = SandboxRestrictions.default.with_passthrough_modules("execgraph")
+    return Worker(
+        client,
+        task_queue=task_queue,
+        workflows=[ExecgraphRun],
+        activities=[advancer.advance],
+        workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions),
+        max_concurrent_activities=max_concurrent,
+    )
+
+
+async def serve(
+    task_queue: str,
+    *,
+    address: str = "127.0.0.1:7233",
+    namespace: str = "default",
+    database: str | None = None,
+    home: str | Path | None = None,
+    max_concurrent: int = 16,
+    heartbeat_s: float | None = None,
+    ready: Callable[[], None] | None = None,
+) -> None:
+    """Run one worker until SIGINT/SIGTERM (or the task is cancelled).
+
+    ``ready`` is called once the worker polls its task queue.
+    """
+    client = await Client.connect(address, namespace=namespace)
+    graphs = SharedGraphs(database=database, home=home)
+    worker = make_worker(
+        client, task_queue, graphs, max_concurrent=max_concurrent, heartbeat_s=heartbeat_s
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    async with worker:
+        if ready is not None:
+            ready()
+        await stop.wait()

@@ -1,0 +1,136 @@
+"""A run as a Temporal workflow: advance the graph, wait for a person, advance again.
+
+The workflow holds no run state of its own: each advance is one activity that drives the
+run's LangGraph thread on shared state (PostgreSQL, or one machine's SQLite) to its next
+pause or its end, and reports where it got. What the run did is in execgraph's execution
+store and checkpoints; Temporal holds the schedule (which advance runs where, retried on
+another worker when one dies) and the people's answers, which arrive as the ``decide``
+update and are checked against the pending interrupts before they are accepted.
+
+A Temporal cancel reaches the running advance (its heartbeat delivers it), which logs a
+cancel request in the store; the running tool sees it within a poll and the run stops
+CANCELLED. A run paused for a person is ended by one more advance that refuses the
+pending calls. Either way the workflow returns the run's final :class:`Reached`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
+
+with workflow.unsafe.imports_passed_through():
+    from execgraph.temporal.messages import Advance, Decision, Reached, RunSpec, RunView
+
+__all__ = ["ADVANCE", "ExecgraphRun", "Timing"]
+
+ADVANCE = "execgraph.advance"
+"""The activity's name: workers register it, the workflow schedules it by name."""
+
+_TERMINAL_ERRORS = ["UsageError", "ToolNotFound", "ValidationFailed", "ConfigError"]
+
+
+class Timing:
+    """How long an advance may take and how soon a silent worker is given up on.
+
+    A worker heartbeats every ``heartbeat / 3``; one that misses ``heartbeat`` is taken
+    for dead and its advance runs again on another worker, picking the run up from its
+    last checkpoint. ``advance`` bounds one advance (the run's own deadline is the
+    contract's, enforced inside the graph).
+    """
+
+    advance = timedelta(hours=2)
+    heartbeat = timedelta(seconds=10)
+
+
+@workflow.defn(name="execgraph.run")
+class ExecgraphRun:
+    """One execgraph run (workflow id = run id)."""
+
+    def __init__(self) -> None:
+        self._reached = Reached(status="PENDING")
+        self._answers: dict[str, object] | None = None
+        self._advances = 0
+
+    @workflow.run
+    async def run(self, spec: RunSpec, heartbeat_s: float = 0.0) -> Reached:
+        heartbeat = timedelta(seconds=heartbeat_s) if heartbeat_s else Timing.heartbeat
+        step = Advance(spec)
+        try:
+            while True:
+                self._reached = await self._advance(step, heartbeat)
+                if self._reached.ended or not self._reached.interrupts:
+                    return self._reached
+                await workflow.wait_condition(lambda: self._answers is not None)
+                step = Advance(spec, answers=self._answers)
+                self._answers = None
+        except (asyncio.CancelledError, CancelledError):
+            # Cancelled while waiting for a person (or the running advance already ended
+            # the run CANCELLED): one more advance makes sure the record says so.
+            end = asyncio.ensure_future(self._advance(Advance(spec, cancel=True), heartbeat))
+            self._reached = await asyncio.shield(end)
+            return self._reached
+
+    async def _advance(self, step: Advance, heartbeat: timedelta) -> Reached:
+        self._advances += 1
+        try:
+            reached: Reached = await workflow.execute_activity(
+                ADVANCE,
+                step,
+                result_type=Reached,
+                start_to_close_timeout=Timing.advance,
+                heartbeat_timeout=heartbeat,
+                cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+                retry_policy=RetryPolicy(
+                    initial_interval=timedelta(milliseconds=200),
+                    backoff_coefficient=2.0,
+                    maximum_interval=timedelta(seconds=5),
+                    non_retryable_error_types=_TERMINAL_ERRORS,
+                ),
+            )
+        except ActivityError as exc:
+            if isinstance(exc.cause, CancelledError):
+                raise exc.cause from None
+            cause = exc.cause
+            message = cause.message if isinstance(cause, ApplicationError) else str(cause)
+            return Reached(status="FAILED", error=message or str(exc))
+        return reached
+
+    @workflow.update(name="decide")
+    def decide(self, decision: Decision) -> RunView:
+        """Answer the pending interrupts; the run goes on with the next advance."""
+        self._answers = dict(decision.answers)
+        return self.status()
+
+    @decide.validator
+    def _check_decision(self, decision: Decision) -> None:
+        pending = {str(i.get("id")) for i in self._reached.interrupts}
+        if self._answers is not None or not pending:
+            raise ApplicationError(
+                f"run {workflow.info().workflow_id!r} is not waiting for a decision "
+                f"(status {self._reached.status})",
+                type="NotWaiting",
+            )
+        unknown = sorted(set(decision.answers) - pending)
+        if unknown or not decision.answers:
+            raise ApplicationError(
+                f"answers name no pending interrupt of the run: {unknown or 'none given'}; "
+                f"pending: {sorted(pending)}",
+                type="UnknownInterrupt",
+            )
+
+    @workflow.query(name="status")
+    def status(self) -> RunView:
+        """Where the run is and what waits on a person (no history is written)."""
+        r = self._reached
+        return RunView(
+            run_id=workflow.info().workflow_id,
+            status=r.status,
+            interrupts=list(r.interrupts),
+            advances=self._advances,
+            output=r.output,
+            error=r.error,
+        )
