@@ -30,7 +30,8 @@ __all__ = ["ADVANCE", "ExecgraphRun", "Timing"]
 ADVANCE = "execgraph.advance"
 """The activity's name: workers register it, the workflow schedules it by name."""
 
-_TERMINAL_ERRORS = ["UsageError", "ToolNotFound", "ValidationFailed", "ConfigError"]
+_MAX_ADVANCES = 1000  # a run pauses for people this often at most; more is a loop
+_ATTEMPTS = 100  # per advance: dead workers and busy stores, not a bug retried forever
 
 
 class Timing:
@@ -60,13 +61,21 @@ class ExecgraphRun:
         heartbeat = timedelta(seconds=heartbeat_s) if heartbeat_s else Timing.heartbeat
         step = Advance(spec)
         try:
-            while True:
+            while self._advances < _MAX_ADVANCES:
                 self._reached = await self._advance(step, heartbeat)
-                if self._reached.ended or not self._reached.interrupts:
+                if self._reached.ended:
                     return self._reached
+                if not self._reached.interrupts:
+                    step = Advance(spec)  # stopped short of its end: advance it again
+                    continue
                 await workflow.wait_condition(lambda: self._answers is not None)
                 step = Advance(spec, answers=self._answers)
                 self._answers = None
+            return Reached(
+                status="FAILED",
+                error=f"the run did not end within {_MAX_ADVANCES} advances",
+                interrupts=[],
+            )
         except (asyncio.CancelledError, CancelledError):
             # Cancelled while waiting for a person (or the running advance already ended
             # the run CANCELLED): one more advance makes sure the record says so.
@@ -88,7 +97,7 @@ class ExecgraphRun:
                     initial_interval=timedelta(milliseconds=200),
                     backoff_coefficient=2.0,
                     maximum_interval=timedelta(seconds=5),
-                    non_retryable_error_types=_TERMINAL_ERRORS,
+                    maximum_attempts=_ATTEMPTS,
                 ),
             )
         except ActivityError as exc:

@@ -51,7 +51,17 @@ from execgraph.nodes.models import ScriptedChatModel
 from execgraph.tools import AdapterOutput, InvokeContext, ToolSpec, tool_spec
 from execgraph.tools.adapters.files import FileAdapter
 
-__all__ = ["LEDGER_STEPS", "THREAD", "WORKLOADS", "run_attempt", "serve"]
+__all__ = [
+    "LEDGER_STEPS",
+    "LEDGER_TASK",
+    "SECRET",
+    "THREAD",
+    "WORKLOADS",
+    "ledger_model",
+    "ledger_tools",
+    "run_attempt",
+    "serve",
+]
 
 THREAD = "torture"
 WORKLOADS = ("demo", "ledger")
@@ -228,9 +238,15 @@ def build_app(
             **common,
         )
         return app, demo_task()
+    tools = ledger_tools(world, lock)
+    return build_graph(arch, model=ledger_model(arch), tools=tools, **common), LEDGER_TASK
+
+
+def ledger_model(arch: str) -> ScriptedChatModel:
+    """The ledger workload's deterministic policy under ``arch`` (any process, any attempt
+    answers a turn alike)."""
     policy = _ledger_plan if arch == "plan_execute" else _ledger_policy
-    model = ScriptedChatModel([policy] * 200)
-    return build_graph(arch, model=model, tools=ledger_tools(world, lock), **common), LEDGER_TASK
+    return ScriptedChatModel([policy] * 200)
 
 
 def _interrupts(snapshot: Any) -> list[Any]:

@@ -38,7 +38,7 @@ from typing import Any
 
 from execgraph.state.store.sql_locks import RUN_KEY_PREFIX
 
-__all__ = ["Forkserver", "Summary", "TrialResult", "analyze", "main", "run_trials"]
+__all__ = ["Forkserver", "Records", "Summary", "TrialResult", "analyze", "main", "run_trials"]
 
 REPO = Path(__file__).resolve().parents[2]
 _WORKER = [sys.executable, "-m", "tests.reliability.crash_worker"]
@@ -126,7 +126,12 @@ class TrialResult:
     notes: list[str] = field(default_factory=list)
 
 
-def _records(base: Path) -> tuple[list[dict[str, Any]], list[str]]:
+Records = tuple[list[dict[str, Any]], list[str]]
+"""Every execution record of a trial (key, call_id, tool, state, result), and the locks
+still held."""
+
+
+def _records(base: Path) -> Records:
     """Every execution record, and the locks still held, read straight from the store."""
     conn = sqlite3.connect(f"file:{base / 'exec.db'}?mode=ro", uri=True, timeout=30)
     try:
@@ -174,11 +179,15 @@ def _effects(base: Path) -> tuple[Counter[str], int]:
     return counts, dups
 
 
-def analyze(base: Path, result: TrialResult) -> None:
-    """Compare the world, the store and the final state of a finished trial."""
+def analyze(base: Path, result: TrialResult, records: Records | None = None) -> None:
+    """Compare the world, the store and the final state of a finished trial.
+
+    ``records``: the trial's records and held locks (default: read from ``base/exec.db``;
+    a trial on another store passes its own).
+    """
     final = json.loads((base / "final.json").read_text())
     results: dict[str, Any] = final["results"]
-    records, locks = _records(base)
+    records, locks = records if records is not None else _records(base)
     result.leaked_locks = len(locks)
     result.notes.extend(f"lock still held: {lock}" for lock in locks)
     result.stalled = sum(
