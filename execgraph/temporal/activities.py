@@ -65,10 +65,10 @@ class Advancer:
     async def advance(self, step: Advance) -> Reached:
         """Run ``step`` on a thread, heartbeating; a cancel stops the run, not the wait."""
         loop = asyncio.get_running_loop()
-        graph = await loop.run_in_executor(self._pool, self._graph_for, step.spec)
-        work = loop.run_in_executor(self._pool, _drive, graph, step)
         beat = asyncio.ensure_future(self._beat(step.spec.run_id))
         try:
+            graph = await loop.run_in_executor(self._pool, self._graph_for, step.spec)
+            work = loop.run_in_executor(self._pool, _drive, graph, step)
             while True:
                 try:
                     return await asyncio.shield(work)

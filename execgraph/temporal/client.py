@@ -12,7 +12,7 @@ from typing import Any
 
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
 from execgraph.state.errors import UsageError
@@ -63,6 +63,10 @@ class TemporalRuns:
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
                 id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
             )
+        except WorkflowAlreadyStartedError:
+            raise UsageError(
+                f"run {spec.run_id!r} already exists on Temporal: a run id runs once"
+            ) from None
         except RPCError as exc:
             raise UsageError(f"run {spec.run_id!r} cannot start: {exc.message}") from None
 

@@ -112,12 +112,14 @@ class ExecgraphRun:
     def decide(self, decision: Decision) -> RunView:
         """Answer the pending interrupts; the run goes on with the next advance."""
         self._answers = dict(decision.answers)
+        # Answered: a second decision is refused until the run pauses again.
+        self._reached = Reached(status="RUNNING")
         return self.status()
 
     @decide.validator
     def _check_decision(self, decision: Decision) -> None:
         pending = {str(i.get("id")) for i in self._reached.interrupts}
-        if self._answers is not None or not pending:
+        if not pending:
             raise ApplicationError(
                 f"run {workflow.info().workflow_id!r} is not waiting for a decision "
                 f"(status {self._reached.status})",

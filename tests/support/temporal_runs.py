@@ -1,0 +1,102 @@
+"""Runs on a real Temporal server for the tests: an in-process worker and a tool to cancel.
+
+:func:`worker_running` runs one worker (``make_worker``) in this process for the body of an
+``async with``; :func:`waiting_graphs` builds, per run, a react graph whose scripted model
+calls ``wait_for_cancel`` once and then finishes. The tool marks ``started`` in its world,
+then waits on its call's cancel signal (bounded) and writes ``saw-cancel`` when it fires,
+so a test sees that a Temporal cancel reached the running tool, not just the workflow.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage
+
+from execgraph.graph import build_graph
+from execgraph.graph.compiled import RunGraph
+from execgraph.nodes.models import ScriptedChatModel
+from execgraph.temporal import RunSpec, RunView, TemporalRuns, make_worker
+from execgraph.tools import InvokeContext, tool_spec
+
+__all__ = ["REPO", "in_another_process", "until", "waiting_graphs", "worker_running"]
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@asynccontextmanager
+async def worker_running(
+    runs: TemporalRuns, graph_for: Callable[[RunSpec], RunGraph]
+) -> AsyncIterator[None]:
+    """One worker of ``runs``' task queue, in this process, while the block runs."""
+    async with make_worker(runs.client, runs.task_queue, graph_for, heartbeat_s=0.5):
+        yield
+
+
+async def until(
+    runs: TemporalRuns, run_id: str, wanted: Callable[[RunView], bool], timeout_s: float = 60.0
+) -> RunView:
+    """Poll the run's status until ``wanted`` holds (bounded)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        view = await runs.status(run_id)
+        if wanted(view):
+            return view
+        if time.monotonic() > deadline:
+            raise AssertionError(f"run {run_id} never got there: {view}")
+        await asyncio.sleep(0.05)
+
+
+def in_another_process(code: str) -> subprocess.CompletedProcess[str]:
+    """Run Python ``code`` in a new process (with this repository importable)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+
+
+def _decide(messages: list[BaseMessage]) -> AIMessage:
+    if any(m.type == "tool" for m in messages):
+        call = {"name": "finish", "args": {"output": "waited"}, "id": "finish"}
+    else:
+        call = {"name": "wait_for_cancel", "args": {}, "id": "wait"}
+    return AIMessage("", tool_calls=[call])
+
+
+def waiting_graphs(base: Path) -> Callable[[RunSpec], RunGraph]:
+    """``graph_for``: each run a react graph over ``wait_for_cancel`` in ``base/<run>``."""
+    built: dict[str, RunGraph] = {}
+
+    def graph_for(spec: RunSpec) -> RunGraph:
+        if spec.run_id not in built:
+            built[spec.run_id] = _waiting_graph(base, spec)
+        return built[spec.run_id]
+
+    return graph_for
+
+
+def _waiting_graph(base: Path, spec: RunSpec) -> RunGraph:
+    world = base / spec.run_id
+    world.mkdir(parents=True, exist_ok=True)
+
+    @tool_spec(effect="read", timeout_s=120)
+    def wait_for_cancel(ctx: InvokeContext) -> str:
+        """Wait until this call is cancelled (at most 60 s)."""
+        (world / "started").touch()
+        if ctx.cancel.wait(60.0):
+            (world / "saw-cancel").touch()
+            return "cancelled"
+        return "never cancelled"
+
+    model: Any = ScriptedChatModel([_decide] * 20)
+    return build_graph(
+        spec.arch, model=model, tools=[wait_for_cancel], home=base / "home", workspace=world
+    )

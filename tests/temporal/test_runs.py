@@ -1,0 +1,183 @@
+"""Runs on a real Temporal dev server: pause, approve from elsewhere, reject, cancel.
+
+Each test starts its own task queue and an in-process worker over the embedded SQLite
+home of its tmp directory (the kill harness covers worker processes on PostgreSQL).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from execgraph.demo.build import demo_task
+from execgraph.state.errors import UsageError
+from execgraph.temporal import RunSpec, SharedGraphs, TemporalRuns
+from tests.support.temporal_runs import in_another_process, until, waiting_graphs, worker_running
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def _waiting(view: Any) -> bool:
+    return view.status == "WAITING"
+
+
+async def _runs(address: str) -> TemporalRuns:
+    queue = f"q-{uuid.uuid4().hex[:8]}"
+    return await TemporalRuns.connect(address, task_queue=queue, heartbeat_s=2.0)
+
+
+def _published(home: Path, run_id: str) -> Path:
+    return home / "workspaces" / run_id / "published" / "report.md"
+
+
+def test_an_approval_from_another_process_completes_the_run(
+    temporal_address: str, tmp_path: Path
+) -> None:
+    async def scenario() -> tuple[Any, Any, Any]:
+        runs = await _runs(temporal_address)
+        async with worker_running(runs, SharedGraphs(home=tmp_path)):
+            await runs.start(RunSpec("demo-1", task=demo_task()))
+            paused = await until(runs, "demo-1", _waiting)
+            # the worker runs on this loop: wait for the other process off it
+            approver = await asyncio.to_thread(
+                in_another_process,
+                "import asyncio\n"
+                "from execgraph.temporal import TemporalRuns\n"
+                "async def main():\n"
+                f"    runs = await TemporalRuns.connect({temporal_address!r}, "
+                f"task_queue={runs.task_queue!r})\n"
+                "    view = await runs.approve('demo-1', approver='another process')\n"
+                "    print(view.status)\n"
+                "asyncio.run(main())\n"
+                # temporalio/sdk-python#300: a client process may abort in interpreter
+                # teardown (the core's threads outlive it); end it once it has answered
+                "import os, sys; sys.stdout.flush(); os._exit(0)\n",
+            )
+            return paused, approver, await runs.result("demo-1")
+
+    paused, approver, final = asyncio.run(scenario())
+    (pending,) = paused.interrupts
+    assert pending["value"]["kind"] == "approval"
+    assert pending["value"]["tool"] == "publish_report"
+    # the request carries the binding the approval is checked against on resume
+    assert {"version", "args_hash", "target_state"} <= set(pending["value"])
+    assert approver.returncode == 0, approver.stderr
+    assert approver.stdout.strip() == "RUNNING"
+    assert final.status == "COMPLETED", final
+    assert _published(tmp_path, "demo-1").exists()
+
+
+def test_a_rejection_is_told_to_the_model_and_the_call_never_runs(
+    temporal_address: str, tmp_path: Path
+) -> None:
+    async def scenario() -> tuple[Any, Any, Any]:
+        runs = await _runs(temporal_address)
+        async with worker_running(runs, SharedGraphs(home=tmp_path)):
+            await runs.start(RunSpec("demo-2", task=demo_task()))
+            first = await until(runs, "demo-2", _waiting)
+            await runs.reject("demo-2", reason="not today")
+            # the demo's policy asks again, as a new call: the run pauses once more
+            again = await until(
+                runs, "demo-2", lambda v: _waiting(v) and v.interrupts != first.interrupts
+            )
+            await runs.cancel("demo-2")
+            return first, again, await runs.result("demo-2")
+
+    first, again, final = asyncio.run(scenario())
+    assert first.interrupts[0]["value"]["call_id"] != again.interrupts[0]["value"]["call_id"]
+    assert final.status == "CANCELLED", final
+    assert not _published(tmp_path, "demo-2").exists()
+
+
+def test_answers_must_name_what_the_run_waits_for(temporal_address: str, tmp_path: Path) -> None:
+    async def scenario() -> list[str]:
+        runs = await _runs(temporal_address)
+        refused: list[str] = []
+        async with worker_running(runs, SharedGraphs(home=tmp_path)):
+            await runs.start(RunSpec("demo-3", task=demo_task()))
+            await until(runs, "demo-3", _waiting)
+            for answers in ({"no-such-interrupt": {"action": "approve"}}, {}):
+                try:
+                    await runs.decide("demo-3", answers)
+                except UsageError as exc:
+                    refused.append(str(exc))
+            await runs.approve("demo-3")
+            try:  # answered already: nothing waits until the run pauses again
+                await runs.approve("demo-3")
+            except UsageError as exc:
+                refused.append(str(exc))
+            assert (await runs.result("demo-3")).status == "COMPLETED"
+        return refused
+
+    refused = asyncio.run(scenario())
+    assert len(refused) == 3, refused
+    assert "no-such-interrupt" in refused[0] and "pending" in refused[0]
+    assert "none given" in refused[1]
+    assert "no pending approval" in refused[2] or "not waiting" in refused[2]
+
+
+def test_a_temporal_cancel_reaches_the_running_tool(temporal_address: str, tmp_path: Path) -> None:
+    async def scenario() -> Any:
+        runs = await _runs(temporal_address)
+        async with worker_running(runs, waiting_graphs(tmp_path)):
+            await runs.start(RunSpec("wait-1", task={"goal": "wait until cancelled"}))
+            deadline = asyncio.get_running_loop().time() + 60
+            while not (tmp_path / "wait-1" / "started").exists():
+                assert asyncio.get_running_loop().time() < deadline, "the tool never started"
+                await asyncio.sleep(0.02)
+            await runs.cancel("wait-1")
+            return await runs.result("wait-1")
+
+    final = asyncio.run(scenario())
+    assert (tmp_path / "wait-1" / "saw-cancel").exists()  # the tool's own cancel signal fired
+    assert final.status == "CANCELLED", final
+
+
+def test_a_cancel_while_waiting_refuses_the_pending_call(
+    temporal_address: str, tmp_path: Path
+) -> None:
+    async def scenario() -> Any:
+        runs = await _runs(temporal_address)
+        async with worker_running(runs, SharedGraphs(home=tmp_path)):
+            await runs.start(RunSpec("demo-4", task=demo_task()))
+            await until(runs, "demo-4", _waiting)
+            await runs.cancel("demo-4")
+            return await runs.result("demo-4")
+
+    final = asyncio.run(scenario())
+    assert final.status == "CANCELLED", final
+    assert not _published(tmp_path, "demo-4").exists()
+
+
+def test_a_run_id_runs_once(temporal_address: str, tmp_path: Path) -> None:
+    async def scenario() -> str:
+        runs = await _runs(temporal_address)
+        await runs.start(RunSpec("once-1", task=demo_task()))
+        try:
+            await runs.start(RunSpec("once-1", task=demo_task()))
+        except UsageError as exc:
+            return str(exc)
+        finally:
+            await runs.client.get_workflow_handle("once-1").terminate()
+        return "started twice"
+
+    assert "once-1" in asyncio.run(scenario())
+
+
+def test_a_tools_reference_no_worker_can_import_fails_the_run_at_once(
+    temporal_address: str, tmp_path: Path
+) -> None:
+    async def scenario() -> Any:
+        runs = await _runs(temporal_address)
+        async with worker_running(runs, SharedGraphs(home=tmp_path)):
+            spec = RunSpec("bad-1", task={"goal": "x"}, tools="no_such_module:TOOLS")
+            await runs.start(spec)
+            return await asyncio.wait_for(runs.result("bad-1"), 60)
+
+    final = asyncio.run(scenario())
+    assert final.status == "FAILED"
+    assert "no_such_module" in final.error
