@@ -21,16 +21,23 @@ from execgraph.cli.eval_command import COMMANDS as EVAL_COMMANDS
 from execgraph.cli.hints import resume_line
 from execgraph.cli.inspection import COMMANDS as INSPECT_COMMANDS
 from execgraph.cli.options import (
+    DEFAULT_ADDRESS,
+    DEFAULT_NAMESPACE,
+    DEFAULT_TASK_QUEUE,
     EPILOG,
+    AddressOpt,
     ArchOpt,
     AutoOpt,
     CallOpt,
+    EngineOpt,
     HomeOpt,
     ModelOpt,
+    NamespaceOpt,
     NoInputOpt,
     RunIdArg,
     RunIdOpt,
     TaskArg,
+    TaskQueueOpt,
     ToolsOpt,
     handled,
     home_dir,
@@ -60,6 +67,14 @@ from execgraph.cli.runs import (
     save_meta,
     tool_source,
 )
+from execgraph.cli.temporal_runs import (
+    Temporal,
+    answer_run,
+    cancel_run,
+    engine_target,
+    start_run,
+)
+from execgraph.cli.worker_command import worker
 from execgraph.graph.build import ARCHITECTURES
 
 __all__ = ["app"]
@@ -83,6 +98,7 @@ def _start(
     auto_approve: bool,
     no_input: bool,
     tools: str | None,
+    where: Temporal | None = None,
 ) -> int:
     base = home_dir(home)
     if arch not in ARCHITECTURES:
@@ -101,6 +117,11 @@ def _start(
 
         task = demo_task()
     rid = check_run_id(run_id) if run_id else new_run_id()
+    if where is not None:
+        from execgraph.temporal.messages import RunSpec
+
+        spec = RunSpec(rid, task=task, arch=arch, model=model, tools=tools)
+        return start_run(where, spec, auto_approve=auto_approve)
     if (base / "runs" / f"{rid}.json").exists():
         raise CliError(f"run {rid!r} already exists; continue it with: {resume_line(rid, base)}")
     workspace = str(base / "workspaces" / rid)
@@ -149,9 +170,14 @@ def run(
     auto_approve: AutoOpt = False,
     no_input: NoInputOpt = False,
     tools: ToolsOpt = None,
+    engine: EngineOpt = "embedded",
+    address: AddressOpt = DEFAULT_ADDRESS,
+    task_queue: TaskQueueOpt = DEFAULT_TASK_QUEUE,
+    namespace: NamespaceOpt = DEFAULT_NAMESPACE,
 ) -> int:
     """Run a task (default: the research demo) and stream its progress."""
-    return _start(task_file, arch, model, home, run_id, auto_approve, no_input, tools)
+    where = engine_target(engine, address, task_queue, namespace)
+    return _start(task_file, arch, model, home, run_id, auto_approve, no_input, tools, where)
 
 
 @app.command(epilog=EPILOG)
@@ -163,9 +189,14 @@ def demo(
     run_id: RunIdOpt = None,
     auto_approve: AutoOpt = False,
     no_input: NoInputOpt = False,
+    engine: EngineOpt = "embedded",
+    address: AddressOpt = DEFAULT_ADDRESS,
+    task_queue: TaskQueueOpt = DEFAULT_TASK_QUEUE,
+    namespace: NamespaceOpt = DEFAULT_NAMESPACE,
 ) -> int:
     """Run the research demo (same as `execgraph run` with no task file)."""
-    return _start(None, arch, model, home, run_id, auto_approve, no_input, None)
+    where = engine_target(engine, address, task_queue, namespace)
+    return _start(None, arch, model, home, run_id, auto_approve, no_input, None, where)
 
 
 @app.command(epilog=EPILOG)
@@ -229,9 +260,19 @@ def _approve_like(
 @app.command(epilog=EPILOG)
 @handled
 def approve(
-    run_id: RunIdArg, call: CallOpt = None, home: HomeOpt = None, no_input: NoInputOpt = False
+    run_id: RunIdArg,
+    call: CallOpt = None,
+    home: HomeOpt = None,
+    no_input: NoInputOpt = False,
+    engine: EngineOpt = "embedded",
+    address: AddressOpt = DEFAULT_ADDRESS,
+    task_queue: TaskQueueOpt = DEFAULT_TASK_QUEUE,
+    namespace: NamespaceOpt = DEFAULT_NAMESPACE,
 ) -> int:
     """Approve pending approval requests and continue the run."""
+    where = engine_target(engine, address, task_queue, namespace)
+    if where is not None:
+        return answer_run(where, run_id, "approve", call=call)
     return _approve_like(
         run_id, home, no_input, call, lambda v: {"action": "approve", "approver": "cli"}
     )
@@ -245,8 +286,15 @@ def reject(
     call: CallOpt = None,
     home: HomeOpt = None,
     no_input: NoInputOpt = False,
+    engine: EngineOpt = "embedded",
+    address: AddressOpt = DEFAULT_ADDRESS,
+    task_queue: TaskQueueOpt = DEFAULT_TASK_QUEUE,
+    namespace: NamespaceOpt = DEFAULT_NAMESPACE,
 ) -> int:
     """Reject pending approval requests and continue the run."""
+    where = engine_target(engine, address, task_queue, namespace)
+    if where is not None:
+        return answer_run(where, run_id, "reject", call=call, reason=reason)
     answer = {"action": "reject", "reason": reason, "approver": "cli"}
     return _approve_like(run_id, home, no_input, call, lambda v: answer)
 
@@ -304,8 +352,18 @@ def reconcile(
 
 @app.command(epilog=EPILOG)
 @handled
-def cancel(run_id: RunIdArg, home: HomeOpt = None) -> int:
+def cancel(
+    run_id: RunIdArg,
+    home: HomeOpt = None,
+    engine: EngineOpt = "embedded",
+    address: AddressOpt = DEFAULT_ADDRESS,
+    task_queue: TaskQueueOpt = DEFAULT_TASK_QUEUE,
+    namespace: NamespaceOpt = DEFAULT_NAMESPACE,
+) -> int:
     """Ask a run to stop: a running run stops CANCELLED; a paused one is ended now."""
+    where = engine_target(engine, address, task_queue, namespace)
+    if where is not None:
+        return cancel_run(where, run_id)
     from execgraph.nodes.cancel import request_cancel
     from execgraph.state.store.sqlite import SqliteExecutionStore
 
@@ -349,6 +407,7 @@ def cancel(run_id: RunIdArg, home: HomeOpt = None) -> int:
     return drive(session, inp)
 
 
+app.command(epilog=EPILOG)(worker)
 for _command in INSPECT_COMMANDS:
     app.command(epilog=EPILOG)(_command)
 for _command in METRICS_COMMANDS:

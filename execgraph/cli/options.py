@@ -28,16 +28,23 @@ from execgraph.graph.build import default_home
 from execgraph.state.errors import UsageError
 
 __all__ = [
+    "DEFAULT_ADDRESS",
+    "DEFAULT_NAMESPACE",
+    "DEFAULT_TASK_QUEUE",
     "EPILOG",
+    "AddressOpt",
     "ArchOpt",
     "AutoOpt",
     "CallOpt",
+    "EngineOpt",
     "HomeOpt",
     "ModelOpt",
+    "NamespaceOpt",
     "NoInputOpt",
     "RunIdArg",
     "RunIdOpt",
     "TaskArg",
+    "TaskQueueOpt",
     "ToolsOpt",
     "err",
     "handled",
@@ -89,6 +96,43 @@ ToolsOpt = Annotated[
 CallOpt = Annotated[
     str | None, typer.Option("--call", help="Answer only the approval of this call id.")
 ]
+
+EngineOpt = Annotated[
+    str,
+    typer.Option(
+        "--engine",
+        envvar="EXECGRAPH_ENGINE",
+        help="embedded (this process, the home's SQLite) | temporal (workers on a "
+        "Temporal server: see `execgraph worker`).",
+    ),
+]
+AddressOpt = Annotated[
+    str,
+    typer.Option(
+        "--address",
+        envvar="EXECGRAPH_TEMPORAL_ADDRESS",
+        help="The Temporal server's HOST:PORT (--engine temporal).",
+    ),
+]
+TaskQueueOpt = Annotated[
+    str,
+    typer.Option(
+        "--task-queue",
+        envvar="EXECGRAPH_TASK_QUEUE",
+        help="The Temporal task queue the workers poll (--engine temporal).",
+    ),
+]
+NamespaceOpt = Annotated[
+    str,
+    typer.Option(
+        "--namespace",
+        envvar="EXECGRAPH_TEMPORAL_NAMESPACE",
+        help="The Temporal namespace (--engine temporal).",
+    ),
+]
+DEFAULT_ADDRESS = "127.0.0.1:7233"
+DEFAULT_TASK_QUEUE = "execgraph"
+DEFAULT_NAMESPACE = "default"
 
 
 def show_logs() -> None:
