@@ -29,6 +29,7 @@ from execgraph.cli.options import (
     ArchOpt,
     AutoOpt,
     CallOpt,
+    DatabaseOpt,
     EngineOpt,
     HomeOpt,
     ModelOpt,
@@ -54,8 +55,10 @@ from execgraph.cli.runs import (
     RunMeta,
     Session,
     build_app,
+    check_database,
     check_run_id,
     checkpoint_status,
+    database_label,
     ensure_not_driven,
     exit_code,
     known_run,
@@ -64,6 +67,7 @@ from execgraph.cli.runs import (
     open_session,
     owner_alive,
     parse_json_object,
+    run_config,
     save_meta,
     tool_source,
 )
@@ -99,8 +103,10 @@ def _start(
     no_input: bool,
     tools: str | None,
     where: Temporal | None = None,
+    database: str | None = None,
 ) -> int:
     base = home_dir(home)
+    check_database(database)
     if arch not in ARCHITECTURES:
         raise CliError(f"unknown architecture {arch!r}; choose one of {', '.join(ARCHITECTURES)}")
     if tools is not None:
@@ -125,9 +131,9 @@ def _start(
     if (base / "runs" / f"{rid}.json").exists():
         raise CliError(f"run {rid!r} already exists; continue it with: {resume_line(rid, base)}")
     workspace = str(base / "workspaces" / rid)
-    meta = RunMeta(rid, arch, model, task, time.time(), workspace, tools)
+    meta = RunMeta(rid, arch, model, task, time.time(), workspace, tools, database_label(database))
     answerer: Answerer = "approve" if auto_approve else "ask" if interactive(no_input) else "stop"
-    session = Session(meta, base, build_app(meta, base), answerer)
+    session = Session(meta, base, build_app(meta, base, database=database), answerer)
     save_meta(base, meta)
     this_run(rid, base)
     out.print(
@@ -170,6 +176,7 @@ def run(
     auto_approve: AutoOpt = False,
     no_input: NoInputOpt = False,
     tools: ToolsOpt = None,
+    database: DatabaseOpt = None,
     engine: EngineOpt = "embedded",
     address: AddressOpt = DEFAULT_ADDRESS,
     task_queue: TaskQueueOpt = DEFAULT_TASK_QUEUE,
@@ -177,7 +184,9 @@ def run(
 ) -> int:
     """Run a task (default: the research demo) and stream its progress."""
     where = engine_target(engine, address, task_queue, namespace)
-    return _start(task_file, arch, model, home, run_id, auto_approve, no_input, tools, where)
+    return _start(
+        task_file, arch, model, home, run_id, auto_approve, no_input, tools, where, database
+    )
 
 
 @app.command(epilog=EPILOG)
@@ -189,6 +198,7 @@ def demo(
     run_id: RunIdOpt = None,
     auto_approve: AutoOpt = False,
     no_input: NoInputOpt = False,
+    database: DatabaseOpt = None,
     engine: EngineOpt = "embedded",
     address: AddressOpt = DEFAULT_ADDRESS,
     task_queue: TaskQueueOpt = DEFAULT_TASK_QUEUE,
@@ -196,7 +206,7 @@ def demo(
 ) -> int:
     """Run the research demo (same as `execgraph run` with no task file)."""
     where = engine_target(engine, address, task_queue, namespace)
-    return _start(None, arch, model, home, run_id, auto_approve, no_input, None, where)
+    return _start(None, arch, model, home, run_id, auto_approve, no_input, None, where, database)
 
 
 @app.command(epilog=EPILOG)
@@ -208,11 +218,13 @@ def resume(
     ] = None,
     home: HomeOpt = None,
     no_input: NoInputOpt = False,
+    database: DatabaseOpt = None,
 ) -> int:
     """Continue a run in this process (after a crash, or to answer a question)."""
     base = home_dir(home)
     ensure_not_driven(base, run_id)
-    session = open_session(run_id, base, "ask" if interactive(no_input) else "stop")
+    answerer: Answerer = "ask" if interactive(no_input) else "stop"
+    session = open_session(run_id, base, answerer, database)
     this_run(run_id, base)
     state = session.graph.get_state(session.config)
     inp: Any = None
@@ -241,10 +253,12 @@ def _approve_like(
     call: str | None,
     decide: Callable[[Any], dict[str, Any]],
     single: bool = False,
+    database: str | None = None,
 ) -> int:
     base = home_dir(home)
     ensure_not_driven(base, run_id)
-    session = open_session(run_id, base, "ask" if interactive(no_input) else "stop")
+    answerer: Answerer = "ask" if interactive(no_input) else "stop"
+    session = open_session(run_id, base, answerer, database)
     this_run(run_id, base)
     state = session.graph.get_state(session.config)
     pending = select_approvals(state, run_id, call, single=single)
@@ -264,6 +278,7 @@ def approve(
     call: CallOpt = None,
     home: HomeOpt = None,
     no_input: NoInputOpt = False,
+    database: DatabaseOpt = None,
     engine: EngineOpt = "embedded",
     address: AddressOpt = DEFAULT_ADDRESS,
     task_queue: TaskQueueOpt = DEFAULT_TASK_QUEUE,
@@ -273,9 +288,8 @@ def approve(
     where = engine_target(engine, address, task_queue, namespace)
     if where is not None:
         return answer_run(where, run_id, "approve", call=call)
-    return _approve_like(
-        run_id, home, no_input, call, lambda v: {"action": "approve", "approver": "cli"}
-    )
+    answer = {"action": "approve", "approver": "cli"}
+    return _approve_like(run_id, home, no_input, call, lambda v: answer, database=database)
 
 
 @app.command(epilog=EPILOG)
@@ -286,6 +300,7 @@ def reject(
     call: CallOpt = None,
     home: HomeOpt = None,
     no_input: NoInputOpt = False,
+    database: DatabaseOpt = None,
     engine: EngineOpt = "embedded",
     address: AddressOpt = DEFAULT_ADDRESS,
     task_queue: TaskQueueOpt = DEFAULT_TASK_QUEUE,
@@ -296,7 +311,7 @@ def reject(
     if where is not None:
         return answer_run(where, run_id, "reject", call=call, reason=reason)
     answer = {"action": "reject", "reason": reason, "approver": "cli"}
-    return _approve_like(run_id, home, no_input, call, lambda v: answer)
+    return _approve_like(run_id, home, no_input, call, lambda v: answer, database=database)
 
 
 @app.command(epilog=EPILOG)
@@ -307,11 +322,14 @@ def edit(
     call: CallOpt = None,
     home: HomeOpt = None,
     no_input: NoInputOpt = False,
+    database: DatabaseOpt = None,
 ) -> int:
     """Replace a pending call's arguments (validated and authorized again) and continue."""
     arguments = parse_json_object(args, "--args")
     answer = {"action": "edit", "arguments": arguments, "approver": "cli"}
-    return _approve_like(run_id, home, no_input, call, lambda v: answer, single=True)
+    return _approve_like(
+        run_id, home, no_input, call, lambda v: answer, single=True, database=database
+    )
 
 
 @app.command(epilog=EPILOG)
@@ -355,6 +373,7 @@ def reconcile(
 def cancel(
     run_id: RunIdArg,
     home: HomeOpt = None,
+    database: DatabaseOpt = None,
     engine: EngineOpt = "embedded",
     address: AddressOpt = DEFAULT_ADDRESS,
     task_queue: TaskQueueOpt = DEFAULT_TASK_QUEUE,
@@ -370,9 +389,17 @@ def cancel(
     base = home_dir(home)
     run = known_run(base, run_id)
     this_run(run_id, base)
-    with SqliteExecutionStore(base / "exec.db") as store:
-        request_cancel(store, run_id, reason="cancelled from the command line")
-    status, waiting = checkpoint_status(base, run_id)
+    reason = "cancelled from the command line"
+    graph: Any = None
+    if isinstance(run, RunMeta) and (run.database or database):
+        graph = build_app(run, base, database=database)  # refuses another database
+        request_cancel(graph.run_store, run_id, reason=reason)
+        found = graph.get_state(run_config(run_id))
+        status, waiting = found.values.get("status"), bool(found.interrupts)
+    else:
+        with SqliteExecutionStore(base / "exec.db") as store:
+            request_cancel(store, run_id, reason=reason)
+        status, waiting = checkpoint_status(base, run_id)
     pid = owner_alive(base, run_id)
     if pid is not None:
         out.print(Text(f"cancel requested; process {pid} stops run {run_id} at its next poll"))
@@ -392,7 +419,7 @@ def cancel(
         )
         return 0
     out.print(Text(f"cancel requested; ending run {run_id} now", style="bold"))
-    session = Session(run, base, build_app(run, base), "reject")
+    session = Session(run, base, graph or build_app(run, base), "reject")
     state = session.graph.get_state(session.config)
     inp: Any = None
     if state.interrupts:

@@ -17,6 +17,7 @@ from execgraph.cli.options import (
     DEFAULT_NAMESPACE,
     DEFAULT_TASK_QUEUE,
     AddressOpt,
+    DatabaseOpt,
     EngineOpt,
     HomeOpt,
     NamespaceOpt,
@@ -53,6 +54,7 @@ __all__ = ["COMMANDS", "replay", "runs", "status", "trace"]
 def status(
     run_id: RunIdArg,
     home: HomeOpt = None,
+    database: DatabaseOpt = None,
     engine: EngineOpt = "embedded",
     address: AddressOpt = DEFAULT_ADDRESS,
     task_queue: TaskQueueOpt = DEFAULT_TASK_QUEUE,
@@ -71,7 +73,8 @@ def status(
         if not state.values and run.finished:
             state = PythonState({"status": run.finished})  # ran without a checkpointer
     else:
-        state = build_app(run, base, read_only=True).get_state(run_config(run_id))
+        graph = build_app(run, base, read_only=True, database=database)
+        state = graph.get_state(run_config(run_id))
         elsewhere = None
     pid = owner_alive(base, run_id)
     render_status(out, run, state, pid, home_flag(base), elsewhere=elsewhere)

@@ -36,6 +36,7 @@ __all__ = [
     "ArchOpt",
     "AutoOpt",
     "CallOpt",
+    "DatabaseOpt",
     "EngineOpt",
     "HomeOpt",
     "ModelOpt",
@@ -128,6 +129,15 @@ NamespaceOpt = Annotated[
         "--namespace",
         envvar="EXECGRAPH_TEMPORAL_NAMESPACE",
         help="The Temporal namespace (--engine temporal).",
+    ),
+]
+DatabaseOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--database",
+        envvar="EXECGRAPH_DATABASE",
+        help="A postgresql:// DSN holding the runs' records and checkpoints (default: "
+        "the SQLite files of --home).",
     ),
 ]
 DEFAULT_ADDRESS = "127.0.0.1:7233"

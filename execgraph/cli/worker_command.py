@@ -18,25 +18,17 @@ from execgraph.cli.options import (
     DEFAULT_NAMESPACE,
     DEFAULT_TASK_QUEUE,
     AddressOpt,
+    DatabaseOpt,
     HomeOpt,
     NamespaceOpt,
     TaskQueueOpt,
     handled,
     home_dir,
 )
-from execgraph.cli.runs import CliError
+from execgraph.cli.runs import CliError, check_database
 from execgraph.cli.temporal_runs import reachable
 
-__all__ = ["DatabaseOpt", "state_name", "worker"]
-
-DatabaseOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--database",
-        envvar="EXECGRAPH_DATABASE",
-        help="A postgresql:// DSN every worker shares (default: the SQLite files of --home).",
-    ),
-]
+__all__ = ["state_name", "worker"]
 
 
 def state_name(database: str | None, home: str) -> str:
@@ -62,8 +54,7 @@ def worker(
     """Run a Temporal worker for execgraph runs until SIGINT/SIGTERM (exit 0)."""
     from execgraph.temporal import serve
 
-    if database is not None and not database.startswith(("postgresql://", "postgres://")):
-        raise CliError("--database takes a postgresql:// DSN")
+    check_database(database)
     base = home_dir(home)
     reachable(address)
     where = state_name(database, str(base))
