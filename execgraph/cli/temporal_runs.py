@@ -22,7 +22,7 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rich.text import Text
 
@@ -31,6 +31,10 @@ from execgraph.cli.options import DEFAULT_NAMESPACE
 from execgraph.cli.render import STATUS_STYLE, interrupt_summary, render_final
 from execgraph.cli.runs import CliError, exit_code
 from execgraph.state.errors import UsageError
+
+if TYPE_CHECKING:  # imported when used: the CLI starts without temporalio loaded
+    from execgraph.temporal.client import TemporalRuns
+    from execgraph.temporal.messages import Reached, RunSpec, RunView
 
 __all__ = [
     "Temporal",
@@ -73,10 +77,10 @@ class Temporal:
 # --------------------------------------------------------------------------- commands
 
 
-def start_run(where: Temporal, spec: Any, *, auto_approve: bool) -> int:
+def start_run(where: Temporal, spec: RunSpec, *, auto_approve: bool) -> int:
     """``execgraph run/demo --engine temporal``: start ``spec`` and follow it."""
 
-    async def go(runs: Any) -> int:
+    async def go(runs: TemporalRuns) -> int:
         await runs.start(spec)
         out.print(
             Text(f"run {spec.run_id}", style="bold"),
@@ -99,7 +103,7 @@ def answer_run(
 ) -> int:
     """``execgraph approve/reject --engine temporal``: answer the pending approvals, follow."""
 
-    async def go(runs: Any) -> int:
+    async def go(runs: TemporalRuns) -> int:
         view = await _ask(where, runs.status(run_id))
         chosen = _approvals(view, call)
         if action == "approve":
@@ -117,7 +121,7 @@ def answer_run(
 def cancel_run(where: Temporal, run_id: str) -> int:
     """``execgraph cancel --engine temporal``: cancel the workflow, wait for its end."""
 
-    async def go(runs: Any) -> int:
+    async def go(runs: TemporalRuns) -> int:
         view = await _ask(where, runs.status(run_id))
         if _ended(view):
             out.print(
@@ -143,7 +147,7 @@ def cancel_run(where: Temporal, run_id: str) -> int:
 def show_status(where: Temporal, run_id: str) -> int:
     """``execgraph status --engine temporal``: the workflow's own view of the run."""
 
-    async def go(runs: Any) -> int:
+    async def go(runs: TemporalRuns) -> int:
         view = await _ask(where, runs.status(run_id))
         out.print(
             Text(f"run {run_id}", style="bold"),
@@ -172,7 +176,7 @@ def show_status(where: Temporal, run_id: str) -> int:
 
 
 async def _follow(
-    runs: Any,
+    runs: TemporalRuns,
     where: Temporal,
     run_id: str,
     *,
@@ -209,15 +213,17 @@ async def _follow(
     return _left(where, run_id)
 
 
-def _pending(view: Any) -> frozenset[str]:
+def _pending(view: RunView) -> frozenset[str]:
     return frozenset(str(i["id"]) for i in view.interrupts)
 
 
-def _ended(view: Any) -> bool:
-    return view.status in ("COMPLETED", "FAILED", "PARTIAL", "BUDGET_EXHAUSTED", "CANCELLED")
+def _ended(view: RunView) -> bool:
+    from execgraph.temporal.messages import TERMINAL
+
+    return view.status in TERMINAL and not view.interrupts
 
 
-def _approvals(view: Any, call: str | None) -> list[dict[str, Any]]:
+def _approvals(view: RunView, call: str | None) -> list[dict[str, Any]]:
     """The pending approvals (of ``call``, when given)."""
     return [
         i
@@ -227,14 +233,14 @@ def _approvals(view: Any, call: str | None) -> list[dict[str, Any]]:
     ]
 
 
-def _progress(view: Any) -> Text:
+def _progress(view: RunView) -> Text:
     text = Text(f"  {'temporal':<12} ", style="dim")
     text.append("status ", style="dim")
     text.append(view.status, style=STATUS_STYLE.get(view.status, ""))
     return text.append(f" (advance {view.advances})", style="dim")
 
 
-def _final(view: Any) -> None:
+def _final(view: RunView | Reached) -> None:
     values: dict[str, Any] = {"status": view.status, "output": view.output}
     if view.error:
         values["error"] = {"message": view.error}
@@ -279,7 +285,7 @@ def _left(where: Temporal, run_id: str) -> int:
 # --------------------------------------------------------------------------- plumbing
 
 
-def _run(where: Temporal, go: Callable[[Any], Coroutine[Any, Any, int]]) -> int:
+def _run(where: Temporal, go: Callable[[TemporalRuns], Coroutine[Any, Any, int]]) -> int:
     """Connect, run ``go(runs)``; Temporal's failures become one-line CliErrors.
 
     The error is raised only after ``asyncio.run`` returned and built fresh (no traceback
@@ -302,7 +308,7 @@ def _run(where: Temporal, go: Callable[[Any], Coroutine[Any, Any, int]]) -> int:
         except UsageError as exc:
             return CliError(str(exc), code=getattr(exc, "code", 2))
         except Exception as exc:
-            found = _translated(exc)
+            found = _translated(where, exc)
             if found is None:
                 raise
             return found
@@ -329,7 +335,7 @@ def reachable(address: str) -> None:
         raise CliError(f"cannot reach the Temporal server at {address}: {reason}") from None
 
 
-def _translated(exc: Exception) -> CliError | None:
+def _translated(where: Temporal, exc: Exception) -> CliError | None:
     """Temporal's refusals as the CLI's bad input (None: an internal error)."""
     from temporalio.exceptions import WorkflowAlreadyStartedError
     from temporalio.service import RPCError, RPCStatusCode
@@ -338,6 +344,10 @@ def _translated(exc: Exception) -> CliError | None:
         return CliError(
             f"run {exc.workflow_id!r} already exists on Temporal (a run id is used once); "
             f"give another --run-id"
+        )
+    if isinstance(exc, RPCError) and "namespace" in exc.message.lower():
+        return CliError(
+            f"Temporal at {where.address} refused namespace {where.namespace!r}: {exc.message}"
         )
     if isinstance(exc, RPCError) and exc.status == RPCStatusCode.NOT_FOUND:
         return CliError(f"Temporal knows no such run: {exc.message}")

@@ -76,11 +76,11 @@ def worker(
                 ready=ready,
             )
         )
-    except RuntimeError as exc:  # the SDK's "Failed client connect: ..."
-        if "client connect" not in str(exc):
+    except RuntimeError as exc:  # the SDK's "Failed client connect" / "Worker validation"
+        if "client connect" not in str(exc) and "Worker validation failed" not in str(exc):
             raise
-        unreachable = str(exc)
+        unreachable = str(exc).split(": Status {")[0]  # the gRPC status repeats it in bytes
     if unreachable:  # raised out here: no traceback keeps the failed client alive
-        raise CliError(f"cannot reach the Temporal server at {address}: {unreachable}")
+        raise CliError(f"the worker cannot serve on Temporal at {address}: {unreachable}")
     print(f"worker stopped: task queue {task_queue}", flush=True)
     return 0

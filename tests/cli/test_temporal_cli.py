@@ -150,6 +150,19 @@ def test_an_unreachable_server_is_one_line_not_a_traceback(tmp_path: Path) -> No
     bad = cli("status", "r1", "--engine", "warp")
     assert bad.code == 2
     assert "unknown engine 'warp'" in bad.err
+    assert cli("worker", "--max-concurrent", "0", "--home", str(tmp_path)).code == 2
+
+
+def test_an_unknown_namespace_is_named(temporal_address: str, tmp_path: Path) -> None:
+    flags = ["--engine", "temporal", "--address", temporal_address, "--namespace", "nowhere"]
+    status = cli("status", "r1", *flags)
+    assert status.code == 2, status
+    assert "refused namespace 'nowhere'" in status.err
+    served = cli("worker", "--address", temporal_address, "--namespace", "nowhere",
+                 "--home", str(tmp_path))  # fmt: skip
+    assert served.code == 2, served
+    assert "Namespace nowhere was not found" in served.err
+    assert "Traceback" not in served.err
 
 
 def test_a_worker_on_postgresql_never_prints_the_password_and_stops_on_sigterm(
