@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from rich.text import Text
 
 from execgraph.cli.drive import out
-from execgraph.cli.options import DEFAULT_NAMESPACE
+from execgraph.cli.options import DEFAULT_NAMESPACE, exit_without_teardown
 from execgraph.cli.render import STATUS_STYLE, interrupt_summary, render_final
 from execgraph.cli.runs import CliError, exit_code
 from execgraph.state.errors import UsageError
@@ -293,6 +293,7 @@ def _run(where: Temporal, go: Callable[[TemporalRuns], Coroutine[Any, Any, int]]
     """
 
     reachable(where.address)
+    exit_without_teardown()
 
     async def main() -> int | CliError:
         from execgraph.temporal import TemporalRuns

@@ -22,6 +22,7 @@ from execgraph.cli.options import (
     HomeOpt,
     NamespaceOpt,
     TaskQueueOpt,
+    exit_without_teardown,
     handled,
     home_dir,
 )
@@ -64,6 +65,7 @@ def worker(
         print(line, flush=True)
 
     unreachable = ""
+    exit_without_teardown()
     try:
         asyncio.run(
             serve(
