@@ -2,7 +2,8 @@
 
 Shared options and failure handling live in :mod:`execgraph.cli.options`, the read-only
 commands in :mod:`execgraph.cli.inspection`, run metadata and graph rebuilding in
-:mod:`execgraph.cli.runs`, rich output in :mod:`execgraph.cli.render`.
+:mod:`execgraph.cli.runs`, rich output in :mod:`execgraph.cli.render`. With
+``--engine temporal`` a command only dispatches to :mod:`execgraph.cli.temporal_runs`.
 """
 
 from __future__ import annotations
