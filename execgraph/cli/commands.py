@@ -2,7 +2,8 @@
 
 Shared options and failure handling live in :mod:`execgraph.cli.options`, the read-only
 commands in :mod:`execgraph.cli.inspection`, run metadata and graph rebuilding in
-:mod:`execgraph.cli.runs`, rich output in :mod:`execgraph.cli.render`.
+:mod:`execgraph.cli.runs`, rich output in :mod:`execgraph.cli.render`. With
+``--engine temporal`` a command only dispatches to :mod:`execgraph.cli.temporal_runs`.
 """
 
 from __future__ import annotations
@@ -21,16 +22,24 @@ from execgraph.cli.eval_command import COMMANDS as EVAL_COMMANDS
 from execgraph.cli.hints import resume_line
 from execgraph.cli.inspection import COMMANDS as INSPECT_COMMANDS
 from execgraph.cli.options import (
+    DEFAULT_ADDRESS,
+    DEFAULT_NAMESPACE,
+    DEFAULT_TASK_QUEUE,
     EPILOG,
+    AddressOpt,
     ArchOpt,
     AutoOpt,
     CallOpt,
+    DatabaseOpt,
+    EngineOpt,
     HomeOpt,
     ModelOpt,
+    NamespaceOpt,
     NoInputOpt,
     RunIdArg,
     RunIdOpt,
     TaskArg,
+    TaskQueueOpt,
     ToolsOpt,
     handled,
     home_dir,
@@ -47,8 +56,10 @@ from execgraph.cli.runs import (
     RunMeta,
     Session,
     build_app,
+    check_database,
     check_run_id,
     checkpoint_status,
+    database_label,
     ensure_not_driven,
     exit_code,
     known_run,
@@ -57,9 +68,18 @@ from execgraph.cli.runs import (
     open_session,
     owner_alive,
     parse_json_object,
+    run_config,
     save_meta,
     tool_source,
 )
+from execgraph.cli.temporal_runs import (
+    Temporal,
+    answer_run,
+    cancel_run,
+    engine_target,
+    start_run,
+)
+from execgraph.cli.worker_command import worker
 from execgraph.graph.build import ARCHITECTURES
 
 __all__ = ["app"]
@@ -83,8 +103,11 @@ def _start(
     auto_approve: bool,
     no_input: bool,
     tools: str | None,
+    where: Temporal | None = None,
+    database: str | None = None,
 ) -> int:
     base = home_dir(home)
+    check_database(database)
     if arch not in ARCHITECTURES:
         raise CliError(f"unknown architecture {arch!r}; choose one of {', '.join(ARCHITECTURES)}")
     if tools is not None:
@@ -101,12 +124,17 @@ def _start(
 
         task = demo_task()
     rid = check_run_id(run_id) if run_id else new_run_id()
+    if where is not None:
+        from execgraph.temporal.messages import RunSpec
+
+        spec = RunSpec(rid, task=task, arch=arch, model=model, tools=tools)
+        return start_run(where, spec, auto_approve=auto_approve)
     if (base / "runs" / f"{rid}.json").exists():
         raise CliError(f"run {rid!r} already exists; continue it with: {resume_line(rid, base)}")
     workspace = str(base / "workspaces" / rid)
-    meta = RunMeta(rid, arch, model, task, time.time(), workspace, tools)
+    meta = RunMeta(rid, arch, model, task, time.time(), workspace, tools, database_label(database))
     answerer: Answerer = "approve" if auto_approve else "ask" if interactive(no_input) else "stop"
-    session = Session(meta, base, build_app(meta, base), answerer)
+    session = Session(meta, base, build_app(meta, base, database=database), answerer)
     save_meta(base, meta)
     this_run(rid, base)
     out.print(
@@ -149,9 +177,17 @@ def run(
     auto_approve: AutoOpt = False,
     no_input: NoInputOpt = False,
     tools: ToolsOpt = None,
+    database: DatabaseOpt = None,
+    engine: EngineOpt = "embedded",
+    address: AddressOpt = DEFAULT_ADDRESS,
+    task_queue: TaskQueueOpt = DEFAULT_TASK_QUEUE,
+    namespace: NamespaceOpt = DEFAULT_NAMESPACE,
 ) -> int:
     """Run a task (default: the research demo) and stream its progress."""
-    return _start(task_file, arch, model, home, run_id, auto_approve, no_input, tools)
+    where = engine_target(engine, address, task_queue, namespace)
+    return _start(
+        task_file, arch, model, home, run_id, auto_approve, no_input, tools, where, database
+    )
 
 
 @app.command(epilog=EPILOG)
@@ -163,9 +199,15 @@ def demo(
     run_id: RunIdOpt = None,
     auto_approve: AutoOpt = False,
     no_input: NoInputOpt = False,
+    database: DatabaseOpt = None,
+    engine: EngineOpt = "embedded",
+    address: AddressOpt = DEFAULT_ADDRESS,
+    task_queue: TaskQueueOpt = DEFAULT_TASK_QUEUE,
+    namespace: NamespaceOpt = DEFAULT_NAMESPACE,
 ) -> int:
     """Run the research demo (same as `execgraph run` with no task file)."""
-    return _start(None, arch, model, home, run_id, auto_approve, no_input, None)
+    where = engine_target(engine, address, task_queue, namespace)
+    return _start(None, arch, model, home, run_id, auto_approve, no_input, None, where, database)
 
 
 @app.command(epilog=EPILOG)
@@ -177,11 +219,13 @@ def resume(
     ] = None,
     home: HomeOpt = None,
     no_input: NoInputOpt = False,
+    database: DatabaseOpt = None,
 ) -> int:
     """Continue a run in this process (after a crash, or to answer a question)."""
     base = home_dir(home)
     ensure_not_driven(base, run_id)
-    session = open_session(run_id, base, "ask" if interactive(no_input) else "stop")
+    answerer: Answerer = "ask" if interactive(no_input) else "stop"
+    session = open_session(run_id, base, answerer, database)
     this_run(run_id, base)
     state = session.graph.get_state(session.config)
     inp: Any = None
@@ -210,10 +254,12 @@ def _approve_like(
     call: str | None,
     decide: Callable[[Any], dict[str, Any]],
     single: bool = False,
+    database: str | None = None,
 ) -> int:
     base = home_dir(home)
     ensure_not_driven(base, run_id)
-    session = open_session(run_id, base, "ask" if interactive(no_input) else "stop")
+    answerer: Answerer = "ask" if interactive(no_input) else "stop"
+    session = open_session(run_id, base, answerer, database)
     this_run(run_id, base)
     state = session.graph.get_state(session.config)
     pending = select_approvals(state, run_id, call, single=single)
@@ -229,12 +275,22 @@ def _approve_like(
 @app.command(epilog=EPILOG)
 @handled
 def approve(
-    run_id: RunIdArg, call: CallOpt = None, home: HomeOpt = None, no_input: NoInputOpt = False
+    run_id: RunIdArg,
+    call: CallOpt = None,
+    home: HomeOpt = None,
+    no_input: NoInputOpt = False,
+    database: DatabaseOpt = None,
+    engine: EngineOpt = "embedded",
+    address: AddressOpt = DEFAULT_ADDRESS,
+    task_queue: TaskQueueOpt = DEFAULT_TASK_QUEUE,
+    namespace: NamespaceOpt = DEFAULT_NAMESPACE,
 ) -> int:
     """Approve pending approval requests and continue the run."""
-    return _approve_like(
-        run_id, home, no_input, call, lambda v: {"action": "approve", "approver": "cli"}
-    )
+    where = engine_target(engine, address, task_queue, namespace)
+    if where is not None:
+        return answer_run(where, run_id, "approve", call=call)
+    answer = {"action": "approve", "approver": "cli"}
+    return _approve_like(run_id, home, no_input, call, lambda v: answer, database=database)
 
 
 @app.command(epilog=EPILOG)
@@ -245,10 +301,18 @@ def reject(
     call: CallOpt = None,
     home: HomeOpt = None,
     no_input: NoInputOpt = False,
+    database: DatabaseOpt = None,
+    engine: EngineOpt = "embedded",
+    address: AddressOpt = DEFAULT_ADDRESS,
+    task_queue: TaskQueueOpt = DEFAULT_TASK_QUEUE,
+    namespace: NamespaceOpt = DEFAULT_NAMESPACE,
 ) -> int:
     """Reject pending approval requests and continue the run."""
+    where = engine_target(engine, address, task_queue, namespace)
+    if where is not None:
+        return answer_run(where, run_id, "reject", call=call, reason=reason)
     answer = {"action": "reject", "reason": reason, "approver": "cli"}
-    return _approve_like(run_id, home, no_input, call, lambda v: answer)
+    return _approve_like(run_id, home, no_input, call, lambda v: answer, database=database)
 
 
 @app.command(epilog=EPILOG)
@@ -259,11 +323,14 @@ def edit(
     call: CallOpt = None,
     home: HomeOpt = None,
     no_input: NoInputOpt = False,
+    database: DatabaseOpt = None,
 ) -> int:
     """Replace a pending call's arguments (validated and authorized again) and continue."""
     arguments = parse_json_object(args, "--args")
     answer = {"action": "edit", "arguments": arguments, "approver": "cli"}
-    return _approve_like(run_id, home, no_input, call, lambda v: answer, single=True)
+    return _approve_like(
+        run_id, home, no_input, call, lambda v: answer, single=True, database=database
+    )
 
 
 @app.command(epilog=EPILOG)
@@ -304,17 +371,36 @@ def reconcile(
 
 @app.command(epilog=EPILOG)
 @handled
-def cancel(run_id: RunIdArg, home: HomeOpt = None) -> int:
+def cancel(
+    run_id: RunIdArg,
+    home: HomeOpt = None,
+    database: DatabaseOpt = None,
+    engine: EngineOpt = "embedded",
+    address: AddressOpt = DEFAULT_ADDRESS,
+    task_queue: TaskQueueOpt = DEFAULT_TASK_QUEUE,
+    namespace: NamespaceOpt = DEFAULT_NAMESPACE,
+) -> int:
     """Ask a run to stop: a running run stops CANCELLED; a paused one is ended now."""
+    where = engine_target(engine, address, task_queue, namespace)
+    if where is not None:
+        return cancel_run(where, run_id)
     from execgraph.nodes.cancel import request_cancel
     from execgraph.state.store.sqlite import SqliteExecutionStore
 
     base = home_dir(home)
     run = known_run(base, run_id)
     this_run(run_id, base)
-    with SqliteExecutionStore(base / "exec.db") as store:
-        request_cancel(store, run_id, reason="cancelled from the command line")
-    status, waiting = checkpoint_status(base, run_id)
+    reason = "cancelled from the command line"
+    graph: Any = None
+    if isinstance(run, RunMeta) and (run.database or database):
+        graph = build_app(run, base, database=database)  # refuses another database
+        request_cancel(graph.run_store, run_id, reason=reason)
+        found = graph.get_state(run_config(run_id))
+        status, waiting = found.values.get("status"), bool(found.interrupts)
+    else:
+        with SqliteExecutionStore(base / "exec.db") as store:
+            request_cancel(store, run_id, reason=reason)
+        status, waiting = checkpoint_status(base, run_id)
     pid = owner_alive(base, run_id)
     if pid is not None:
         out.print(Text(f"cancel requested; process {pid} stops run {run_id} at its next poll"))
@@ -334,7 +420,7 @@ def cancel(run_id: RunIdArg, home: HomeOpt = None) -> int:
         )
         return 0
     out.print(Text(f"cancel requested; ending run {run_id} now", style="bold"))
-    session = Session(run, base, build_app(run, base), "reject")
+    session = Session(run, base, graph or build_app(run, base), "reject")
     state = session.graph.get_state(session.config)
     inp: Any = None
     if state.interrupts:
@@ -349,6 +435,7 @@ def cancel(run_id: RunIdArg, home: HomeOpt = None) -> int:
     return drive(session, inp)
 
 
+app.command(epilog=EPILOG)(worker)
 for _command in INSPECT_COMMANDS:
     app.command(epilog=EPILOG)(_command)
 for _command in METRICS_COMMANDS:

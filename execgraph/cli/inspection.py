@@ -12,7 +12,20 @@ from rich.text import Text
 
 from execgraph.cli.drive import out
 from execgraph.cli.hints import home_flag
-from execgraph.cli.options import HomeOpt, RunIdArg, handled, home_dir
+from execgraph.cli.options import (
+    DEFAULT_ADDRESS,
+    DEFAULT_NAMESPACE,
+    DEFAULT_TASK_QUEUE,
+    AddressOpt,
+    DatabaseOpt,
+    EngineOpt,
+    HomeOpt,
+    NamespaceOpt,
+    RunIdArg,
+    TaskQueueOpt,
+    handled,
+    home_dir,
+)
 from execgraph.cli.python_runs import (
     PYTHON_ARCH,
     PythonRun,
@@ -30,6 +43,7 @@ from execgraph.cli.runs import (
     run_config,
     run_rows,
 )
+from execgraph.cli.temporal_runs import engine_target, show_status
 from execgraph.cli.trace import trace_table
 from execgraph.state.store.sqlite import SqliteExecutionStore
 
@@ -37,9 +51,20 @@ __all__ = ["COMMANDS", "replay", "runs", "status", "trace"]
 
 
 @handled
-def status(run_id: RunIdArg, home: HomeOpt = None) -> int:
+def status(
+    run_id: RunIdArg,
+    home: HomeOpt = None,
+    database: DatabaseOpt = None,
+    engine: EngineOpt = "embedded",
+    address: AddressOpt = DEFAULT_ADDRESS,
+    task_queue: TaskQueueOpt = DEFAULT_TASK_QUEUE,
+    namespace: NamespaceOpt = DEFAULT_NAMESPACE,
+) -> int:
     """Show a run's status, pending interrupts and budget (also of a run started from
-    Python under the same home)."""
+    Python under the same home; with --engine temporal, the workflow's own view)."""
+    where = engine_target(engine, address, task_queue, namespace)
+    if where is not None:
+        return show_status(where, run_id)
     base = home_dir(home)
     run = known_run(base, run_id)
     if isinstance(run, PythonRun):
@@ -48,7 +73,8 @@ def status(run_id: RunIdArg, home: HomeOpt = None) -> int:
         if not state.values and run.finished:
             state = PythonState({"status": run.finished})  # ran without a checkpointer
     else:
-        state = build_app(run, base, read_only=True).get_state(run_config(run_id))
+        graph = build_app(run, base, read_only=True, database=database)
+        state = graph.get_state(run_config(run_id))
         elsewhere = None
     pid = owner_alive(base, run_id)
     render_status(out, run, state, pid, home_flag(base), elsewhere=elsewhere)

@@ -7,6 +7,7 @@ exit codes and one red line instead of a traceback.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import logging
 import os
@@ -28,18 +29,27 @@ from execgraph.graph.build import default_home
 from execgraph.state.errors import UsageError
 
 __all__ = [
+    "DEFAULT_ADDRESS",
+    "DEFAULT_NAMESPACE",
+    "DEFAULT_TASK_QUEUE",
     "EPILOG",
+    "AddressOpt",
     "ArchOpt",
     "AutoOpt",
     "CallOpt",
+    "DatabaseOpt",
+    "EngineOpt",
     "HomeOpt",
     "ModelOpt",
+    "NamespaceOpt",
     "NoInputOpt",
     "RunIdArg",
     "RunIdOpt",
     "TaskArg",
+    "TaskQueueOpt",
     "ToolsOpt",
     "err",
+    "exit_without_teardown",
     "handled",
     "home_dir",
     "interactive",
@@ -90,6 +100,52 @@ CallOpt = Annotated[
     str | None, typer.Option("--call", help="Answer only the approval of this call id.")
 ]
 
+EngineOpt = Annotated[
+    str,
+    typer.Option(
+        "--engine",
+        envvar="EXECGRAPH_ENGINE",
+        help="embedded (this process, the home's SQLite) | temporal (workers on a "
+        "Temporal server: see `execgraph worker`).",
+    ),
+]
+AddressOpt = Annotated[
+    str,
+    typer.Option(
+        "--address",
+        envvar="EXECGRAPH_TEMPORAL_ADDRESS",
+        help="The Temporal server's HOST:PORT (--engine temporal).",
+    ),
+]
+TaskQueueOpt = Annotated[
+    str,
+    typer.Option(
+        "--task-queue",
+        envvar="EXECGRAPH_TASK_QUEUE",
+        help="The Temporal task queue the workers poll (--engine temporal).",
+    ),
+]
+NamespaceOpt = Annotated[
+    str,
+    typer.Option(
+        "--namespace",
+        envvar="EXECGRAPH_TEMPORAL_NAMESPACE",
+        help="The Temporal namespace (--engine temporal).",
+    ),
+]
+DatabaseOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--database",
+        envvar="EXECGRAPH_DATABASE",
+        help="A postgresql:// DSN holding the runs' records and checkpoints (default: "
+        "the SQLite files of --home).",
+    ),
+]
+DEFAULT_ADDRESS = "127.0.0.1:7233"
+DEFAULT_TASK_QUEUE = "execgraph"
+DEFAULT_NAMESPACE = "default"
+
 
 def show_logs() -> None:
     """``EXECGRAPH_LOG=WARNING`` (or ``INFO``, ``DEBUG``; ``EXECGRAPH_DEBUG=1`` means DEBUG)
@@ -116,15 +172,15 @@ def handled(fn: Callable[..., int | None]) -> Callable[..., None]:
         show_logs()
         _current.set(None)
         try:
-            code = fn(*args, **kwargs)
-        except typer.Exit:
-            raise
+            code = fn(*args, **kwargs) or 0
+        except typer.Exit as exc:
+            code = exc.exit_code
         except UsageError as exc:  # bad input of any kind: the CLI's, a model string, a call
             err.print(Text(f"error: {exc}", style="bold red"), soft_wrap=True)
-            raise typer.Exit(getattr(exc, "code", 2)) from None
+            code = getattr(exc, "code", 2)
         except KeyboardInterrupt:
             err.print(Text(_interrupted(), style="yellow"), soft_wrap=True)
-            raise typer.Exit(130) from None
+            code = 130
         except Exception as exc:
             if os.environ.get("EXECGRAPH_DEBUG") == "1":
                 traceback.print_exc()
@@ -134,10 +190,42 @@ def handled(fn: Callable[..., int | None]) -> Callable[..., None]:
                 Text("(set EXECGRAPH_DEBUG=1 for the traceback)", style="dim"),
                 soft_wrap=True,
             )
-            raise typer.Exit(1) from None
-        raise typer.Exit(code or 0)
+            code = 1
+        if _no_teardown and _is_the_program():
+            atexit.register(_exit_now, code)
+        raise typer.Exit(code)
 
     return wrapper
+
+
+_no_teardown: list[bool] = []
+
+
+def exit_without_teardown() -> None:
+    """End this process, when its command is done, without CPython's teardown.
+
+    A Temporal client leaves threads of its Rust core behind that can abort the
+    interpreter while it tears down (temporalio/sdk-python#300: "PyGILState_Release:
+    thread state ... must be current", exit 134 instead of the command's code). A command
+    that used one calls this; the process then ends with its exit code right after its
+    output is flushed (only when it is the ``execgraph`` program, never inside a test
+    runner or a caller's own process).
+    """
+    _no_teardown.append(True)
+
+
+def _is_the_program() -> bool:
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    if spec is not None and str(spec.name).startswith("execgraph.cli"):
+        return True  # python -m execgraph.cli
+    return Path(str(getattr(main, "__file__", ""))).name == "execgraph"
+
+
+def _exit_now(code: int) -> None:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def this_run(run_id: str, home: Path) -> None:

@@ -42,8 +42,10 @@ __all__ = [
     "RunMeta",
     "Session",
     "build_app",
+    "check_database",
     "check_run_id",
     "checkpoint_status",
+    "database_label",
     "ensure_not_driven",
     "exit_code",
     "known_run",
@@ -87,6 +89,25 @@ class RunMeta:
     created: float
     workspace: str
     tools: str | None = None
+    database: str | None = None
+    """Where the run's records and checkpoints are when not in the home's SQLite: the
+    PostgreSQL database's name, host and port (never its DSN, which may hold a password)."""
+
+
+def check_database(dsn: str | None) -> str | None:
+    """``--database`` as given, if it is a PostgreSQL DSN; anything else is bad input."""
+    if dsn is not None and not dsn.startswith(("postgresql://", "postgres://")):
+        raise CliError("--database takes a postgresql:// DSN")
+    return dsn
+
+
+def database_label(dsn: str | None) -> str | None:
+    """How a run's metadata names its database (no password), None for the home's SQLite."""
+    if dsn is None:
+        return None
+    from execgraph.state.store.postgres import database_name
+
+    return database_name(dsn)
 
 
 def exit_code(status: str | None) -> int:
@@ -200,19 +221,50 @@ def load_task(path: Path) -> dict[str, Any]:
     return raw
 
 
-def build_app(meta: RunMeta, home: Path, *, read_only: bool = False) -> Any:
+def build_app(
+    meta: RunMeta, home: Path, *, read_only: bool = False, database: str | None = None
+) -> Any:
     """Compile the run's graph exactly as it was started (same arch, tools, model).
 
     ``read_only`` swaps the model for an empty script: reading state needs the graph's
     shape, not a provider (whose API key may be missing here); a model call would fail
-    loudly rather than spend anything.
+    loudly rather than spend anything. ``database`` is the PostgreSQL DSN a run started
+    with ``--database`` keeps its state in; it must be given again for that run (and only
+    for it), or the graph would read an empty SQLite home instead.
     """
     from execgraph.demo.named import named_graph
     from execgraph.nodes.models import ScriptedChatModel
 
+    _same_database(meta, database)
     model: Any = ScriptedChatModel(replies=[]) if read_only else meta.model
+    shared: dict[str, Any] = {"database": database} if database is not None else {}
     return named_graph(
-        meta.arch, model=model, tools=meta.tools, home=home, workspace=Path(meta.workspace)
+        meta.arch,
+        model=model,
+        tools=meta.tools,
+        home=home,
+        workspace=Path(meta.workspace),
+        **shared,
+    )
+
+
+def _same_database(meta: RunMeta, database: str | None) -> None:
+    """Refuse to continue a run on state other than the state it started on."""
+    given = database_label(check_database(database))
+    if meta.database == given:
+        return
+    if meta.database is None:
+        raise CliError(
+            f"run {meta.run_id!r} keeps its state in the SQLite files of its home, not in "
+            f"PostgreSQL {given}; drop --database (and unset EXECGRAPH_DATABASE)"
+        )
+    if given is None:
+        raise CliError(
+            f"run {meta.run_id!r} keeps its state in PostgreSQL {meta.database}; give its "
+            "DSN with --database or EXECGRAPH_DATABASE"
+        )
+    raise CliError(
+        f"run {meta.run_id!r} keeps its state in PostgreSQL {meta.database}, not {given}"
     )
 
 
@@ -305,10 +357,13 @@ class Session:
         return run_config(self.meta.run_id)
 
 
-def open_session(run_id: str, home: Path, answerer: Answerer = "stop") -> Session:
-    """Rebuild a recorded run's graph to continue it here."""
+def open_session(
+    run_id: str, home: Path, answerer: Answerer = "stop", database: str | None = None
+) -> Session:
+    """Rebuild a recorded run's graph to continue it here (on ``database``, when it
+    started on one)."""
     meta = load_meta(home, run_id)
-    return Session(meta, home, build_app(meta, home), answerer)
+    return Session(meta, home, build_app(meta, home, database=database), answerer)
 
 
 def ensure_not_driven(home: Path, run_id: str) -> None:
@@ -330,6 +385,8 @@ def run_rows(home: Path) -> list[tuple[str, str, str, str, str]]:
     for meta in metas:
         status, waiting = checkpoint_status(home, meta.run_id)
         shown = "WAITING" if waiting else status or "NOT STARTED"
+        if meta.database is not None:  # its checkpoints are not in this home
+            shown = f"on PostgreSQL {meta.database} (execgraph status {meta.run_id} --database)"
         rows.append((meta.run_id, meta.arch, meta.model, _created(meta.created), shown))
     for run in python_runs(home, {m.run_id for m in metas}):
         status, waiting = checkpoint_status(home, run.run_id)
