@@ -27,6 +27,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from execgraph.demo.named import named_graph
 from execgraph.graph.build import default_home
 from execgraph.graph.compiled import RunGraph
+from execgraph.state.errors import UsageError
 from execgraph.temporal.activities import Advancer
 from execgraph.temporal.messages import RunSpec
 from execgraph.temporal.workflow import ExecgraphRun, Timing
@@ -133,6 +134,7 @@ async def serve(
     ``ready`` is called once the worker polls its task queue.
     """
     client = await Client.connect(address, namespace=namespace)
+    await _namespace_exists(client, namespace)  # before "ready", not after a failed poll
     graphs = SharedGraphs(database=database, home=home)
     worker = make_worker(
         client, task_queue, graphs, max_concurrent=max_concurrent, heartbeat_s=heartbeat_s
@@ -145,3 +147,17 @@ async def serve(
         if ready is not None:
             ready()
         await stop.wait()
+
+
+async def _namespace_exists(client: Client, namespace: str) -> None:
+    from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
+    from temporalio.service import RPCError, RPCStatusCode
+
+    try:
+        await client.workflow_service.describe_namespace(
+            DescribeNamespaceRequest(namespace=namespace)
+        )
+    except RPCError as exc:
+        if exc.status == RPCStatusCode.NOT_FOUND:
+            raise UsageError(f"Temporal has no namespace {namespace!r}") from None
+        raise

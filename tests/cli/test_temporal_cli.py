@@ -161,7 +161,8 @@ def test_an_unknown_namespace_is_named(temporal_address: str, tmp_path: Path) ->
     served = cli("worker", "--address", temporal_address, "--namespace", "nowhere",
                  "--home", str(tmp_path))  # fmt: skip
     assert served.code == 2, served
-    assert "Namespace nowhere was not found" in served.err
+    assert "Temporal has no namespace 'nowhere'" in served.err
+    assert "worker ready" not in served.out  # refused before it claims to serve
     assert "Traceback" not in served.err
 
 
