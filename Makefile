@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 EXTRAS := dev,postgres,browser,openai,mcp,temporal
 
-.PHONY: demo test lint typecheck unit eval-quick system-deps clean
+.PHONY: demo temporal-demo test lint typecheck unit eval-quick system-deps clean
 
 $(STAMP): pyproject.toml requirements.lock
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,6 +23,11 @@ system-deps:
 # command to continue it has been printed, so that is not a failure of `make demo`.
 demo: $(STAMP)
 	$(BIN)/execgraph demo || test $$? -eq 3
+
+# The demo on Temporal, on this machine: a local dev server, two workers, the demo run
+# started, approved and finished through Temporal (scripts/temporal-demo.sh).
+temporal-demo: $(STAMP)
+	bash scripts/temporal-demo.sh $(BIN)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -36,3 +36,4 @@ done
 
 "$BIN/execgraph" demo --engine temporal --address "$ADDRESS" --task-queue "$QUEUE" \
   --auto-approve --home "$WORK/cli"
+echo "the workers' home (the published report is under workspaces/): $WORK/home"

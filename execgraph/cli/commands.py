@@ -8,7 +8,6 @@ commands in :mod:`execgraph.cli.inspection`, run metadata and graph rebuilding i
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -17,9 +16,9 @@ import typer
 from langgraph.types import Command
 from rich.text import Text
 
+from execgraph.cli.cancelling import cancel_embedded
 from execgraph.cli.drive import answers_for, drive, out, report
 from execgraph.cli.eval_command import COMMANDS as EVAL_COMMANDS
-from execgraph.cli.hints import resume_line
 from execgraph.cli.inspection import COMMANDS as INSPECT_COMMANDS
 from execgraph.cli.options import (
     DEFAULT_ADDRESS,
@@ -46,41 +45,24 @@ from execgraph.cli.options import (
     interactive,
     this_run,
 )
-from execgraph.cli.prompts import answer_questions, automatic_answer, select_approvals
-from execgraph.cli.python_runs import PythonRun, continue_in_python
-from execgraph.cli.render import STATUS_STYLE, interrupt_summary
+from execgraph.cli.prompts import answer_questions, select_approvals
+from execgraph.cli.render import interrupt_summary
 from execgraph.cli.run_metrics import COMMANDS as METRICS_COMMANDS
+from execgraph.cli.run_owner import ensure_not_driven
 from execgraph.cli.runs import (
     Answerer,
     CliError,
-    RunMeta,
-    Session,
-    build_app,
-    check_database,
-    check_run_id,
-    checkpoint_status,
-    database_label,
-    ensure_not_driven,
-    exit_code,
     known_run,
-    load_task,
-    new_run_id,
     open_session,
-    owner_alive,
     parse_json_object,
-    run_config,
-    save_meta,
-    tool_source,
 )
+from execgraph.cli.starting import start
 from execgraph.cli.temporal_runs import (
-    Temporal,
     answer_run,
     cancel_run,
     engine_target,
-    start_run,
 )
 from execgraph.cli.worker_command import worker
-from execgraph.graph.build import ARCHITECTURES
 
 __all__ = ["app"]
 
@@ -92,78 +74,6 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
-
-
-def _start(
-    task_file: Path | None,
-    arch: str,
-    model: str,
-    home: Path | None,
-    run_id: str | None,
-    auto_approve: bool,
-    no_input: bool,
-    tools: str | None,
-    where: Temporal | None = None,
-    database: str | None = None,
-) -> int:
-    base = home_dir(home)
-    check_database(database)
-    if arch not in ARCHITECTURES:
-        raise CliError(f"unknown architecture {arch!r}; choose one of {', '.join(ARCHITECTURES)}")
-    if tools is not None:
-        tool_source(tools)  # a bad --tools is reported before anything else
-    if task_file is not None:
-        task = load_task(task_file)
-    elif tools is not None:
-        raise CliError(
-            "a run with your own --tools needs a TASK file (a TaskSpec as JSON: goal, "
-            "success_checks, budgets); the default task is the demo's"
-        )
-    else:
-        from execgraph.demo.build import demo_task
-
-        task = demo_task()
-    rid = check_run_id(run_id) if run_id else new_run_id()
-    if where is not None:
-        from execgraph.temporal.messages import RunSpec
-
-        spec = RunSpec(rid, task=task, arch=arch, model=model, tools=tools)
-        return start_run(where, spec, auto_approve=auto_approve)
-    if (base / "runs" / f"{rid}.json").exists():
-        raise CliError(f"run {rid!r} already exists; continue it with: {resume_line(rid, base)}")
-    workspace = str(base / "workspaces" / rid)
-    meta = RunMeta(rid, arch, model, task, time.time(), workspace, tools, database_label(database))
-    answerer: Answerer = "approve" if auto_approve else "ask" if interactive(no_input) else "stop"
-    session = Session(meta, base, build_app(meta, base, database=database), answerer)
-    save_meta(base, meta)
-    this_run(rid, base)
-    out.print(
-        Text(f"run {rid}", style="bold"),
-        Text(f"· arch {arch} · model {model} · workspace {workspace}", style="dim"),
-        soft_wrap=True,
-    )
-    if auto_approve:
-        out.print(Text("--auto-approve: every approval request will be approved", style="cyan"))
-    if task_file is not None and model.strip().lower() == "offline":
-        _offline_note(task)
-    return drive(session, {"task": task})
-
-
-def _offline_note(task: dict[str, Any]) -> None:
-    """``--model offline`` plays the demo; a task of the user's own gets told so."""
-    from execgraph.demo.build import demo_task
-
-    if task.get("goal") != demo_task()["goal"]:
-        out.print(
-            Text(
-                "note: --model offline is the demo's scripted policy: it can only run the "
-                "demo (search the corpus, read, draft report.md, publish), whatever the "
-                "task's goal says; give --model provider:model (e.g. openai:gpt-4o-mini) "
-                "to run your own task",
-                style="yellow",
-            ),
-            soft_wrap=True,
-        )
 
 
 @app.command(epilog=EPILOG)
@@ -185,7 +95,7 @@ def run(
 ) -> int:
     """Run a task (default: the research demo) and stream its progress."""
     where = engine_target(engine, address, task_queue, namespace)
-    return _start(
+    return start(
         task_file, arch, model, home, run_id, auto_approve, no_input, tools, where, database
     )
 
@@ -207,7 +117,7 @@ def demo(
 ) -> int:
     """Run the research demo (same as `execgraph run` with no task file)."""
     where = engine_target(engine, address, task_queue, namespace)
-    return _start(None, arch, model, home, run_id, auto_approve, no_input, None, where, database)
+    return start(None, arch, model, home, run_id, auto_approve, no_input, None, where, database)
 
 
 @app.command(epilog=EPILOG)
@@ -384,61 +294,10 @@ def cancel(
     where = engine_target(engine, address, task_queue, namespace)
     if where is not None:
         return cancel_run(where, run_id)
-    from execgraph.nodes.cancel import request_cancel
-    from execgraph.state.store.sqlite import SqliteExecutionStore
-
-    base = home_dir(home)
-    run = known_run(base, run_id)
-    this_run(run_id, base)
-    reason = "cancelled from the command line"
-    graph: Any = None
-    if isinstance(run, RunMeta) and (run.database or database):
-        graph = build_app(run, base, database=database)  # refuses another database
-        request_cancel(graph.run_store, run_id, reason=reason)
-        found = graph.get_state(run_config(run_id))
-        status, waiting = found.values.get("status"), bool(found.interrupts)
-    else:
-        with SqliteExecutionStore(base / "exec.db") as store:
-            request_cancel(store, run_id, reason=reason)
-        status, waiting = checkpoint_status(base, run_id)
-    pid = owner_alive(base, run_id)
-    if pid is not None:
-        out.print(Text(f"cancel requested; process {pid} stops run {run_id} at its next poll"))
-        return 0
-    if status is not None and status not in ("RUNNING", "WAITING") and not waiting:
-        out.print(
-            Text(f"run {run_id} already ended: ") + Text(status, STATUS_STYLE.get(status, ""))
-        )
-        return exit_code(status)
-    if isinstance(run, PythonRun):
-        out.print(
-            Text(
-                f"cancel requested; run {run_id} was started from Python, so it stops "
-                f"CANCELLED when its graph runs next: {continue_in_python(run_id)}"
-            ),
-            soft_wrap=True,
-        )
-        return 0
-    out.print(Text(f"cancel requested; ending run {run_id} now", style="bold"))
-    session = Session(run, base, graph or build_app(run, base), "reject")
-    state = session.graph.get_state(session.config)
-    inp: Any = None
-    if state.interrupts:
-        answers = {}
-        for item in state.interrupts:  # worded as what it is: a cancel, not a person's no
-            answers[item.id] = automatic_answer(item.value, "reject")
-            shown = f"cancelled, not run: {interrupt_summary(item.value)}"
-            out.print(Text(shown, style=STATUS_STYLE["CANCELLED"]), soft_wrap=True)
-        inp = Command(resume=answers)
-    elif not state.values:
-        inp = {"task": run.task}
-    return drive(session, inp)
+    return cancel_embedded(run_id, home, database)
 
 
-app.command(epilog=EPILOG)(worker)
-for _command in INSPECT_COMMANDS:
-    app.command(epilog=EPILOG)(_command)
-for _command in METRICS_COMMANDS:
+for _command in (worker, *INSPECT_COMMANDS, *METRICS_COMMANDS):
     app.command(epilog=EPILOG)(_command)
 
 for _command in EVAL_COMMANDS:  # eval_ is the command "eval"

@@ -22,7 +22,8 @@ from execgraph.cli.render import (
     render_final,
     render_waiting,
 )
-from execgraph.cli.runs import Answerer, Session, exit_code, owned
+from execgraph.cli.run_owner import owned
+from execgraph.cli.runs import Answerer, Session, exit_code
 from execgraph.graph.build import default_home
 
 __all__ = ["answers_for", "drive", "out", "report", "suffix"]

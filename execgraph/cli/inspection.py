@@ -34,11 +34,11 @@ from execgraph.cli.python_runs import (
     python_state,
 )
 from execgraph.cli.render import render_status, replay_table, runs_table
+from execgraph.cli.run_owner import owner_alive
 from execgraph.cli.runs import (
     build_app,
     known_run,
     load_meta,
-    owner_alive,
     replay_recorded,
     run_config,
     run_rows,

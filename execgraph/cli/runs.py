@@ -10,13 +10,10 @@ task, workspace and the optional ``--tools`` import path. The run id is the Lang
 from __future__ import annotations
 
 import json
-import os
 import re
 import secrets
 import sqlite3
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -46,7 +43,6 @@ __all__ = [
     "check_run_id",
     "checkpoint_status",
     "database_label",
-    "ensure_not_driven",
     "exit_code",
     "known_run",
     "list_runs",
@@ -55,8 +51,6 @@ __all__ = [
     "load_tools",
     "new_run_id",
     "open_session",
-    "owned",
-    "owner_alive",
     "parse_json_object",
     "replay_recorded",
     "run_config",
@@ -294,46 +288,6 @@ def checkpoint_status(home: Path, run_id: str) -> tuple[str | None, bool]:
     return (str(status) if status else None), waiting
 
 
-# --------------------------------------------------------------------------- owner
-
-
-def _owner_file(home: Path, run_id: str) -> Path:
-    return _runs_dir(home) / f"{run_id}.pid"
-
-
-@contextmanager
-def owned(home: Path, run_id: str) -> Iterator[None]:
-    """Mark this process as the one driving ``run_id`` (for ``cancel`` and ``status``)."""
-    path = _owner_file(home, run_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(str(os.getpid()))
-    try:
-        yield
-    finally:
-        try:
-            if path.read_text().strip() == str(os.getpid()):
-                path.unlink()
-        except OSError:
-            pass
-
-
-def owner_alive(home: Path, run_id: str) -> int | None:
-    """The pid of a live process driving ``run_id``, if any (best effort)."""
-    try:
-        pid = int(_owner_file(home, run_id).read_text().strip())
-    except (OSError, ValueError):
-        return None
-    if pid == os.getpid():
-        return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    except PermissionError:
-        return pid
-    return pid
-
-
 # --------------------------------------------------------------------------- interrupts
 
 Answerer = Literal["ask", "approve", "reject", "stop"]
@@ -364,13 +318,6 @@ def open_session(
     started on one)."""
     meta = load_meta(home, run_id)
     return Session(meta, home, build_app(meta, home, database=database), answerer)
-
-
-def ensure_not_driven(home: Path, run_id: str) -> None:
-    """Refuse to drive a run another live process is driving."""
-    pid = owner_alive(home, run_id)
-    if pid is not None:
-        raise CliError(f"run {run_id!r} is being driven by process {pid}; wait or cancel it")
 
 
 def _created(ts: float) -> str:
