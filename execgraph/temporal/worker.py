@@ -32,7 +32,7 @@ from execgraph.temporal.activities import Advancer
 from execgraph.temporal.messages import RunSpec
 from execgraph.temporal.workflow import ExecgraphRun, Timing
 
-__all__ = ["SharedGraphs", "make_worker", "serve"]
+__all__ = ["SharedGraphs", "make_worker", "sandbox_runner", "serve"]
 
 _CACHED = 64
 
@@ -88,6 +88,14 @@ class SharedGraphs:
         return self._shared
 
 
+def sandbox_runner() -> SandboxedWorkflowRunner:
+    """Temporal's workflow sandbox with execgraph passed through whole: the workflow
+    imports only its messages, and they are the worker's own modules, imported once (a
+    replayer checking recorded histories uses the same runner)."""
+    restrictions = SandboxRestrictions.default.with_passthrough_modules("execgraph")
+    return SandboxedWorkflowRunner(restrictions=restrictions)
+
+
 def make_worker(
     client: Client,
     task_queue: str,
@@ -105,15 +113,12 @@ def make_worker(
     """
     beat = heartbeat_s if heartbeat_s is not None else Timing.heartbeat.total_seconds() / 3
     advancer = Advancer(graph_for, heartbeat_s=beat, threads=max_concurrent)
-    # The workflow imports only messages; execgraph is passed through the sandbox whole
-    # so its modules are the worker's own, imported once.
-    restrictions = SandboxRestrictions.default.with_passthrough_modules("execgraph")
     return Worker(
         client,
         task_queue=task_queue,
         workflows=[ExecgraphRun],
         activities=[advancer.advance],
-        workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions),
+        workflow_runner=sandbox_runner(),
         max_concurrent_activities=max_concurrent,
     )
 

@@ -12,10 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from temporalio.worker import Replayer
 
 from execgraph.demo.build import demo_task
 from execgraph.state.errors import UsageError
 from execgraph.temporal import RunSpec, SharedGraphs, TemporalRuns
+from execgraph.temporal.worker import sandbox_runner
+from execgraph.temporal.workflow import ExecgraphRun
 from tests.support.temporal_runs import in_another_process, until, waiting_graphs, worker_running
 
 pytestmark = pytest.mark.timeout(180)
@@ -181,3 +184,30 @@ def test_a_tools_reference_no_worker_can_import_fails_the_run_at_once(
     final = asyncio.run(scenario())
     assert final.status == "FAILED"
     assert "no_such_module" in final.error
+
+
+def test_the_workflow_replays_its_recorded_histories(temporal_address: str, tmp_path: Path) -> None:
+    """Temporal replays a workflow from its history on any worker: the code must make the
+    same decisions again (no hidden clock, randomness or I/O), through a rejection, an
+    approval and a cancel."""
+
+    async def scenario() -> None:
+        runs = await _runs(temporal_address)
+        async with worker_running(runs, SharedGraphs(home=tmp_path)):
+            await runs.start(RunSpec("demo-5", task=demo_task()))
+            first = await until(runs, "demo-5", _waiting)
+            await runs.reject("demo-5", reason="once more")
+            await until(runs, "demo-5", lambda v: _waiting(v) and v.interrupts != first.interrupts)
+            await runs.approve("demo-5")
+            assert (await runs.result("demo-5")).status == "COMPLETED"
+            await runs.start(RunSpec("demo-6", task=demo_task()))
+            await until(runs, "demo-6", _waiting)
+            await runs.cancel("demo-6")
+            assert (await runs.result("demo-6")).status == "CANCELLED"
+        replayer = Replayer(workflows=[ExecgraphRun], workflow_runner=sandbox_runner())
+        for run_id in ("demo-5", "demo-6"):
+            history = await runs.client.get_workflow_handle(run_id).fetch_history()
+            replayed = await replayer.replay_workflow(history)
+            assert replayed.replay_failure is None, replayed.replay_failure
+
+    asyncio.run(scenario())
