@@ -5,6 +5,12 @@ starts, answers, cancels and reads runs; ``execgraph run ... --engine temporal``
 same from the command line. Needs the ``temporal`` extra (``temporalio``).
 """
 
+try:
+    import temporalio  # noqa: F401
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    needs = 'execgraph.temporal needs temporalio: pip install "execgraph[temporal]"'
+    raise ImportError(needs) from exc
+
 from execgraph.temporal.client import TemporalRuns
 from execgraph.temporal.messages import Reached, RunSpec, RunView
 from execgraph.temporal.worker import SharedGraphs, make_worker, serve
