@@ -1,0 +1,273 @@
+"""9. Scale-out on Temporal: throughput with 1, 2 and 4 worker processes, and the cost of
+the Temporal mode per tool step against the embedded one.
+
+Throughput: M ReAct runs, each K tool steps of a tool sleeping 100 ms (I/O-bound), are
+started at once through :class:`~execgraph.temporal.TemporalRuns` on a real dev server
+(``temporal server start-dev``) and advanced by N worker processes on ONE PostgreSQL
+database (execution store and checkpoints). Each worker runs at most ``max_concurrent``
+advances at once (a run is one advance: nothing in it pauses), so one worker holds at
+most that many runs in flight, and more workers mean more capacity. The clock runs from
+the first start to the last result; worker startup is before it.
+
+Overhead: the same workload with the tool not sleeping, one run at a time, alternately
+embedded (``graph.invoke`` in this process on the same database) and through Temporal
+(one worker); the figure is the median run's time per tool step. Temporal's share is per
+run (start a workflow, schedule its advance, record the result), so per step it shrinks
+as runs grow longer.
+
+Everything (the PostgreSQL cluster, the Temporal server, the workers) is started here
+and stopped when the measurement ends, however it ends. No figure is a constant: each
+is computed from this run's clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import time
+import uuid
+from collections import Counter
+from contextlib import ExitStack
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.core import Bench, Row
+from bench.cpu import CpuClock
+from bench.temporal_pool import worker_processes
+from bench.temporal_workload import Workload, WorkloadGraphs, run_spec
+from execgraph.temporal.client import TemporalRuns
+from execgraph.temporal.messages import Reached
+
+__all__ = ["QUICK", "Config", "measure", "run_measurement"]
+
+SECTION = "9 temporal"
+
+
+@dataclass(frozen=True)
+class Config:
+    """What one measurement runs (the defaults are the full benchmark)."""
+
+    workers: tuple[int, ...] = (1, 2, 4)
+    runs: int = 32
+    steps: int = 4
+    sleep_s: float = 0.1
+    max_concurrent: int = 4
+    overhead_runs: int = 8
+
+
+QUICK = Config(runs=8, steps=2, overhead_runs=3)
+
+
+def measure(bench: Bench) -> list[Row]:
+    """Rows: runs/min and steps/s per worker count (ratio: speed-up over one worker), and
+    ms per tool step through Temporal against embedded (ratio: Temporal ÷ embedded)."""
+    return run_measurement(bench, QUICK if bench.quick else Config())
+
+
+def run_measurement(
+    bench: Bench,
+    config: Config,
+    *,
+    postgres: str | None = None,
+    temporal: str | None = None,
+) -> list[Row]:
+    """Run ``config``; ``postgres`` (an admin DSN of a cluster) and ``temporal`` (a
+    server's address) are started here when not given."""
+    from execgraph.temporal.dev_server import dev_server
+    from tests.support.postgres import fresh_database, postgres_cluster
+
+    with ExitStack() as stack:
+        admin = postgres or stack.enter_context(postgres_cluster())
+        address = temporal or stack.enter_context(dev_server())
+        throughput: dict[int, dict[str, Any]] = {}
+        for count in config.workers:
+            dsn = stack.enter_context(fresh_database(admin, "bench"))
+            throughput[count] = _throughput(bench, config, count, address, dsn)
+        dsn = stack.enter_context(fresh_database(admin, "bench"))
+        overhead = _overhead(bench, config, address, dsn)
+    bench.extras["temporal"] = {
+        "config": asdict(config),
+        "throughput": throughput,
+        "overhead": overhead,
+    }
+    return _rows(config, throughput, overhead)
+
+
+def _throughput(bench: Bench, config: Config, count: int, address: str, dsn: str) -> dict[str, Any]:
+    """Start ``config.runs`` runs at once on ``count`` ready workers; time them all."""
+    workload = Workload(config.steps, config.sleep_s)
+    queue = f"bench-{count}w-{uuid.uuid4().hex[:8]}"
+    directory = bench.fresh_dir(f"temporal-{count}w")
+    with worker_processes(
+        count,
+        address=address,
+        task_queue=queue,
+        dsn=dsn,
+        directory=directory,
+        workload=workload,
+        max_concurrent=config.max_concurrent,
+    ) as procs:
+        cpu = CpuClock(tuple(p.pid for p in procs))
+        specs = [run_spec(f"{queue}-{i:03d}", workload) for i in range(config.runs)]
+        cpu.start()
+        elapsed, latencies, reached = asyncio.run(_all_at_once(address, queue, specs))
+        cores = cpu.stop()
+    statuses = Counter(r.status for r in reached)
+    completed = statuses.get("COMPLETED", 0)
+    result = {
+        "workers": count,
+        "elapsed_s": elapsed,
+        "runs_per_min": completed / elapsed * 60,
+        "steps_per_s": completed * config.steps / elapsed,
+        "completed": completed,
+        "statuses": dict(statuses),
+        "workers_used": len({r.worker for r in reached}),
+        "median_run_s": statistics.median(latencies),
+        **cores,
+    }
+    bench.log(
+        f"  {count} worker(s): {result['runs_per_min']:.0f} runs/min, "
+        f"{result['steps_per_s']:.1f} steps/s, {elapsed:.2f} s, {dict(statuses)}, "
+        f"on {result['workers_used']} worker(s), cores busy {_cores(cores)}"
+    )
+    return result
+
+
+async def _all_at_once(
+    address: str, queue: str, specs: list[Any]
+) -> tuple[float, list[float], list[Reached]]:
+    """Start every run, wait for every result: (wall s, each run's s, where each ended)."""
+    runs = await TemporalRuns.connect(address, task_queue=queue)
+    start = time.perf_counter()
+
+    async def one(spec: Any) -> tuple[float, Reached]:
+        began = time.perf_counter()
+        await runs.start(spec)
+        reached = await runs.result(spec.run_id)
+        return time.perf_counter() - began, reached
+
+    done = await asyncio.gather(*(one(spec) for spec in specs))
+    elapsed = time.perf_counter() - start
+    return elapsed, [d[0] for d in done], [d[1] for d in done]
+
+
+def _overhead(bench: Bench, config: Config, address: str, dsn: str) -> dict[str, Any]:
+    """The same runs, tool not sleeping, one at a time: embedded and Temporal alternately."""
+    workload = Workload(config.steps, 0.0)
+    queue = f"bench-overhead-{uuid.uuid4().hex[:8]}"
+    directory = bench.fresh_dir("temporal-overhead")
+    graphs = WorkloadGraphs(dsn, directory / "embedded", workload)
+    try:
+        with worker_processes(
+            1,
+            address=address,
+            task_queue=queue,
+            dsn=dsn,
+            directory=directory,
+            workload=workload,
+            max_concurrent=config.max_concurrent,
+        ):
+            embedded, temporal, statuses = asyncio.run(
+                _alternate(graphs, address, queue, workload, config.overhead_runs)
+            )
+    finally:
+        graphs.close()
+    emb, tem = statistics.median(embedded), statistics.median(temporal)
+    result = {
+        "embedded_ms_per_step": emb * 1000 / config.steps,
+        "temporal_ms_per_step": tem * 1000 / config.steps,
+        "temporal_extra_ms_per_run": (tem - emb) * 1000,
+        "embedded_runs_s": embedded,
+        "temporal_runs_s": temporal,
+        "statuses": dict(statuses),
+    }
+    bench.log(
+        f"  overhead: embedded {result['embedded_ms_per_step']:.1f} ms/step, "
+        f"Temporal {result['temporal_ms_per_step']:.1f} ms/step, {dict(statuses)}"
+    )
+    return result
+
+
+async def _alternate(
+    graphs: WorkloadGraphs, address: str, queue: str, workload: Workload, runs: int
+) -> tuple[list[float], list[float], Counter[str]]:
+    """One untimed run of each mode, then ``runs`` timed pairs (embedded, Temporal)."""
+    client = await TemporalRuns.connect(address, task_queue=queue)
+    embedded: list[float] = []
+    temporal: list[float] = []
+    statuses: Counter[str] = Counter()
+    for index in range(runs + 1):
+        spec = run_spec(f"{queue}-e{index:03d}", workload)
+        began = time.perf_counter()
+        out = await asyncio.to_thread(graphs.run_embedded, spec)
+        took = time.perf_counter() - began
+        spec = run_spec(f"{queue}-t{index:03d}", workload)
+        began = time.perf_counter()
+        await client.start(spec)
+        reached = await client.result(spec.run_id)
+        took_t = time.perf_counter() - began
+        if index == 0:
+            continue  # warm-up: first workflow on the queue, first run in this process
+        embedded.append(took)
+        temporal.append(took_t)
+        statuses[f"embedded {out.get('status')}"] += 1
+        statuses[f"temporal {reached.status}"] += 1
+    return embedded, temporal, statuses
+
+
+def _cores(cores: dict[str, float | None]) -> str:
+    busy, workers = cores.get("machine_cores_busy"), cores.get("worker_cores")
+    if busy is None:
+        return "n/a"
+    shown = f"{busy:.2f}/{cores['cores']:.0f}"
+    return shown + (f" (workers {workers:.2f})" if workers is not None else "")
+
+
+def _rows(
+    config: Config, throughput: dict[int, dict[str, Any]], overhead: dict[str, Any]
+) -> list[Row]:
+    ms = config.sleep_s * 1000
+    load = f"{config.runs} runs x {config.steps} x {ms:.0f} ms"
+    bound = (
+        f"a worker runs <= {config.max_concurrent} runs at once (max_concurrent); "
+        f"sleep-only ceiling {config.max_concurrent * 60 / (config.steps * config.sleep_s or 1):.0f}"
+        " runs/min per worker"
+    )
+    first = throughput.get(min(throughput)) if throughput else None
+    rows: list[Row] = []
+    for count, got in throughput.items():
+        base = first if first is not None and count != min(throughput) else None
+        label = f"{count} worker{'s' if count > 1 else ''}"
+        note = (
+            f"{got['completed']}/{config.runs} COMPLETED in {got['elapsed_s']:.1f} s on "
+            f"{got['workers_used']} worker(s); median run {got['median_run_s']:.2f} s; "
+            f"cores busy {_cores(got)}"
+        )
+        if base is None:
+            note += f"; {bound}"
+        rows.append(
+            Row(SECTION, f"{label}: {load}", got["runs_per_min"],
+                base["runs_per_min"] if base else None, "runs/min",
+                f"{min(throughput)} worker" if base else "", note=note)
+        )  # fmt: skip
+        rows.append(
+            Row(SECTION, f"{label}: tool steps/s", got["steps_per_s"],
+                base["steps_per_s"] if base else None, "steps/s",
+                f"{min(throughput)} worker" if base else "")
+        )  # fmt: skip
+    rows.append(
+        Row(
+            SECTION,
+            f"ms per tool step, {config.steps} steps, sleep 0, one run at a time",
+            overhead["temporal_ms_per_step"],
+            overhead["embedded_ms_per_step"],
+            "ms",
+            "embedded graph.invoke, same PostgreSQL",
+            note=(
+                f"Temporal adds {overhead['temporal_extra_ms_per_run']:.0f} ms per run; "
+                f"medians of {config.overhead_runs}; {overhead['statuses']}"
+            ),
+        )
+    )
+    return rows
