@@ -29,11 +29,11 @@ import uuid
 from collections import Counter
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 from bench.core import Bench, Row
 from bench.cpu import CpuClock
+from bench.temporal_history import activity_seconds
 from bench.temporal_pool import worker_processes
 from bench.temporal_workload import Workload, WorkloadGraphs, run_spec
 from execgraph.temporal.client import TemporalRuns
@@ -123,6 +123,7 @@ def _throughput(bench: Bench, config: Config, count: int, address: str, dsn: str
         "completed": completed,
         "statuses": dict(statuses),
         "workers_used": len({r.worker for r in reached}),
+        "worker_pids": [p.pid for p in procs],
         "median_run_s": statistics.median(latencies),
         **cores,
     }
@@ -168,7 +169,7 @@ def _overhead(bench: Bench, config: Config, address: str, dsn: str) -> dict[str,
             workload=workload,
             max_concurrent=config.max_concurrent,
         ):
-            embedded, temporal, statuses = asyncio.run(
+            embedded, temporal, inside, statuses = asyncio.run(
                 _alternate(graphs, address, queue, workload, config.overhead_runs)
             )
     finally:
@@ -178,8 +179,14 @@ def _overhead(bench: Bench, config: Config, address: str, dsn: str) -> dict[str,
         "embedded_ms_per_step": emb * 1000 / config.steps,
         "temporal_ms_per_step": tem * 1000 / config.steps,
         "temporal_extra_ms_per_run": (tem - emb) * 1000,
+        # the Temporal run's time outside its advance activity: scheduling and round trips
+        "temporal_outside_activity_ms_per_run": statistics.median(
+            (t - a) * 1000 for t, a in zip(temporal, inside, strict=True)
+        ),
+        "activity_ms_per_run": statistics.median(inside) * 1000,
         "embedded_runs_s": embedded,
         "temporal_runs_s": temporal,
+        "activity_s": inside,
         "statuses": dict(statuses),
     }
     bench.log(
@@ -191,11 +198,13 @@ def _overhead(bench: Bench, config: Config, address: str, dsn: str) -> dict[str,
 
 async def _alternate(
     graphs: WorkloadGraphs, address: str, queue: str, workload: Workload, runs: int
-) -> tuple[list[float], list[float], Counter[str]]:
-    """One untimed run of each mode, then ``runs`` timed pairs (embedded, Temporal)."""
+) -> tuple[list[float], list[float], list[float], Counter[str]]:
+    """One untimed run of each mode, then ``runs`` timed pairs (embedded, Temporal):
+    their seconds, the seconds inside each Temporal run's activity, their statuses."""
     client = await TemporalRuns.connect(address, task_queue=queue)
     embedded: list[float] = []
     temporal: list[float] = []
+    inside: list[float] = []
     statuses: Counter[str] = Counter()
     for index in range(runs + 1):
         spec = run_spec(f"{queue}-e{index:03d}", workload)
@@ -211,9 +220,10 @@ async def _alternate(
             continue  # warm-up: first workflow on the queue, first run in this process
         embedded.append(took)
         temporal.append(took_t)
+        inside.append(await activity_seconds(client.client, spec.run_id))
         statuses[f"embedded {out.get('status')}"] += 1
         statuses[f"temporal {reached.status}"] += 1
-    return embedded, temporal, statuses
+    return embedded, temporal, inside, statuses
 
 
 def _cores(cores: dict[str, float | None]) -> str:
@@ -229,11 +239,10 @@ def _rows(
 ) -> list[Row]:
     ms = config.sleep_s * 1000
     load = f"{config.runs} runs x {config.steps} x {ms:.0f} ms"
-    bound = (
-        f"a worker runs <= {config.max_concurrent} runs at once (max_concurrent); "
-        f"sleep-only ceiling {config.max_concurrent * 60 / (config.steps * config.sleep_s or 1):.0f}"
-        " runs/min per worker"
-    )
+    bound = f"a worker runs <= {config.max_concurrent} runs at once (max_concurrent)"
+    if config.sleep_s > 0:  # what that alone allows, were a step nothing but its sleep
+        ceiling = config.max_concurrent * 60 / (config.steps * config.sleep_s)
+        bound += f", <= {ceiling:.0f} runs/min per worker from the sleeps alone"
     first = throughput.get(min(throughput)) if throughput else None
     rows: list[Row] = []
     for count, got in throughput.items():
@@ -265,7 +274,9 @@ def _rows(
             "ms",
             "embedded graph.invoke, same PostgreSQL",
             note=(
-                f"Temporal adds {overhead['temporal_extra_ms_per_run']:.0f} ms per run; "
+                f"Temporal adds {overhead['temporal_extra_ms_per_run']:.0f} ms per run "
+                f"({overhead['temporal_outside_activity_ms_per_run']:.0f} ms of it outside "
+                f"the advance activity, which ran {overhead['activity_ms_per_run']:.0f} ms); "
                 f"medians of {config.overhead_runs}; {overhead['statuses']}"
             ),
         )

@@ -114,9 +114,9 @@ class WorkloadGraphs:
     def run_embedded(self, spec: RunSpec) -> dict[str, Any]:
         """Run ``spec`` to its end in this process (``graph.invoke``), as one machine would."""
         graph = self(spec)
-        out: dict[str, Any] = graph.invoke(
-            {"task": spec.task}, {"configurable": {"thread_id": spec.run_id}}
-        )
+        config: Any = {"configurable": {"thread_id": spec.run_id}}
+        inp: Any = {"task": spec.task}
+        out: dict[str, Any] = graph.invoke(inp, config)
         return out
 
     def close(self) -> None:
