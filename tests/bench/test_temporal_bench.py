@@ -21,7 +21,7 @@ from bench.temporal_workload import TOOL, Workload, script
 def test_tiny_temporal_measurement(
     tmp_path: Path, postgres_dsn: str, temporal_address: str
 ) -> None:
-    config = Config(workers=(1, 2), runs=4, steps=2, sleep_s=0.02, overhead_runs=2)
+    config = Config(workers=(1, 2), runs=4, steps=2, sleep_s=0.02, overhead_runs=2, repeats=3)
     bench = Bench(quick=True, root=tmp_path, log=lambda _m: None)
 
     rows = run_measurement(bench, config, postgres=postgres_dsn, temporal=temporal_address)
@@ -29,7 +29,9 @@ def test_tiny_temporal_measurement(
     raw = bench.extras["temporal"]
     for count in config.workers:
         got = raw["throughput"][count]
-        assert got["statuses"] == {"COMPLETED": config.runs}
+        assert got["statuses"] == {"COMPLETED": config.runs * config.repeats}
+        assert len(got["batches_s"]) == config.repeats
+        assert got["elapsed_s"] == sorted(got["batches_s"])[1]  # the median batch
         assert 1 <= got["workers_used"] <= count
         assert got["elapsed_s"] > 0
         assert math.isclose(got["runs_per_min"], config.runs / got["elapsed_s"] * 60)
