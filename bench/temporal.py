@@ -32,9 +32,10 @@ from collections import Counter
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from bench.core import Bench, Row
-from bench.cpu import CpuClock
+from bench.cpu import CpuClock, bench_processes
 from bench.temporal_history import activity_seconds
 from bench.temporal_pool import worker_processes
 from bench.temporal_workload import Workload, WorkloadGraphs, run_spec
@@ -86,7 +87,7 @@ def run_measurement(
         throughput: dict[int, dict[str, Any]] = {}
         for count in config.workers:
             dsn = stack.enter_context(fresh_database(admin, "bench"))
-            throughput[count] = _throughput(bench, config, count, address, dsn)
+            throughput[count] = _throughput(bench, config, count, address, dsn, admin)
         dsn = stack.enter_context(fresh_database(admin, "bench"))
         overhead = _overhead(bench, config, address, dsn)
     bench.extras["temporal"] = {
@@ -97,7 +98,9 @@ def run_measurement(
     return _rows(config, throughput, overhead)
 
 
-def _throughput(bench: Bench, config: Config, count: int, address: str, dsn: str) -> dict[str, Any]:
+def _throughput(
+    bench: Bench, config: Config, count: int, address: str, dsn: str, admin: str
+) -> dict[str, Any]:
     """Start ``config.runs`` runs at once on ``count`` ready workers and time them all,
     ``config.repeats`` times; the batch of median time is the figure."""
     workload = Workload(config.steps, config.sleep_s)
@@ -114,7 +117,8 @@ def _throughput(bench: Bench, config: Config, count: int, address: str, dsn: str
         max_concurrent=config.max_concurrent,
     ) as procs:
         for batch in range(config.repeats):
-            cpu = CpuClock(tuple(p.pid for p in procs))
+            pids, port = {p.pid for p in procs}, urlsplit(admin).port
+            cpu = CpuClock(lambda: bench_processes(pids, port))  # noqa: B023 - used here
             specs = [run_spec(f"{queue}-{batch}-{i:03d}", workload) for i in range(config.runs)]
             cpu.start()
             elapsed, latencies, reached = asyncio.run(_all_at_once(address, queue, specs))
@@ -241,12 +245,16 @@ async def _alternate(
     return embedded, temporal, inside, statuses
 
 
-def _cores(cores: dict[str, float | None]) -> str:
-    busy, workers = cores.get("machine_cores_busy"), cores.get("worker_cores")
+def _cores(cores: dict[str, Any]) -> str:
+    """``1.84/2 (workers 0.47, temporal 0.60, postgres 0.30, client 0.20, others 0.27)``."""
+    busy = cores.get("machine_cores_busy")
     if busy is None:
         return "n/a"
-    shown = f"{busy:.2f}/{cores['cores']:.0f}"
-    return shown + (f" (workers {workers:.2f})" if workers is not None else "")
+    parts = {k[: -len("_cores")]: v for k, v in cores.items() if k.endswith("_cores") and v}
+    parts.pop("machine", None)
+    parts["others"] = max(busy - sum(parts.values()), 0.0)
+    shown = ", ".join(f"{name} {value:.2f}" for name, value in parts.items())
+    return f"{busy:.2f}/{cores['cores']:.0f} ({shown})"
 
 
 def _rows(

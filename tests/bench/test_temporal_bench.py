@@ -7,12 +7,13 @@ from __future__ import annotations
 import math
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from bench.core import Bench
-from bench.cpu import CpuClock
+from bench.cpu import CpuClock, bench_processes
 from bench.temporal import Config, run_measurement
 from bench.temporal_workload import TOOL, Workload, script
 
@@ -82,7 +83,7 @@ def test_script_calls_the_tool_k_times_then_finishes() -> None:
 
 
 def test_cpu_clock_counts_this_process_spinning() -> None:
-    clock = CpuClock((os.getpid(),))
+    clock = CpuClock(lambda: {"me": {os.getpid()}, "gone": {2**22 + 7}})
     clock.start()
     spent = os.times()
     while os.times().user - spent.user < 0.2:
@@ -90,5 +91,15 @@ def test_cpu_clock_counts_this_process_spinning() -> None:
     cores = clock.stop()
     if cores["machine_cores_busy"] is None:
         pytest.skip("no /proc here")
-    assert cores["worker_cores"] is not None and cores["worker_cores"] > 0
+    assert cores["me_cores"] is not None and cores["me_cores"] > 0
+    assert cores["gone_cores"] == 0  # a pid that does not exist used nothing
     assert 0 < cores["machine_cores_busy"] <= cores["cores"]
+
+
+def test_bench_processes_finds_the_dev_server_and_postgres(
+    postgres_dsn: str, temporal_address: str
+) -> None:
+    groups = bench_processes({12345}, urlsplit(postgres_dsn).port)
+    assert groups["workers"] == {12345} and groups["client"] == {os.getpid()}
+    assert groups["temporal"], "the session's dev server is a child of this process"
+    assert len(groups["postgres"]) >= 2  # the postmaster and its background processes
