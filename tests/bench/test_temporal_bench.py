@@ -15,6 +15,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from bench.core import Bench
 from bench.cpu import CpuClock, bench_processes
 from bench.temporal import Config, run_measurement
+from bench.temporal_pool import worker_processes
 from bench.temporal_workload import TOOL, Workload, script
 
 
@@ -103,3 +104,23 @@ def test_bench_processes_finds_the_dev_server_and_postgres(
     assert groups["workers"] == {12345} and groups["client"] == {os.getpid()}
     assert groups["temporal"], "the session's dev server is a child of this process"
     assert len(groups["postgres"]) >= 2  # the postmaster and its background processes
+
+
+@pytest.mark.timeout(300)
+def test_a_worker_that_cannot_start_fails_loudly(tmp_path: Path) -> None:
+    """No database to open: the worker exits before its ready line and the pool says so,
+    with the worker's own error, instead of waiting for it."""
+    with (
+        pytest.raises(RuntimeError, match=r"exited \(1\) before ready") as failed,
+        worker_processes(
+            1,
+            address="127.0.0.1:1",
+            task_queue="q",
+            dsn="postgresql://nobody@127.0.0.1:1/none",  # nothing listens there
+            directory=tmp_path,
+            workload=Workload(1, 0.0),
+            max_concurrent=1,
+        ),
+    ):
+        pytest.fail("the pool yielded without a ready worker")
+    assert "cannot connect" in str(failed.value)
