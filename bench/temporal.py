@@ -138,6 +138,7 @@ def _throughput(
                 }
             )
     chosen = sorted(batches, key=lambda b: b["elapsed_s"])[len(batches) // 2]
+    chosen.update(_cpu_per_step(chosen, config.steps))
     result = {
         **chosen,
         "workers": count,
@@ -149,9 +150,31 @@ def _throughput(
         f"  {count} worker(s): {result['runs_per_min']:.0f} runs/min, "
         f"{result['steps_per_s']:.1f} steps/s (median of batches "
         f"{', '.join(f'{b:.2f}' for b in result['batches_s'])} s), {result['statuses']}, "
-        f"on {result['workers_used']} worker(s), cores busy {_cores(chosen)}"
+        f"on {result['workers_used']} worker(s), cores busy {_cores(chosen)}, "
+        f"{_per_step(chosen)}"
     )
     return result
+
+
+def _cpu_per_step(batch: dict[str, Any], steps: int) -> dict[str, float | None]:
+    """CPU ms our processes (workers, Temporal, PostgreSQL, client) spent per tool step,
+    and the steps/s that allows on this machine's cores were nothing else running."""
+    groups = ("workers", "temporal", "postgres", "client")
+    used = [batch.get(f"{g}_cores") for g in groups]
+    if any(u is None for u in used) or not batch["completed"]:
+        return {"cpu_ms_per_step": None, "cpu_bound_steps_per_s": None}
+    cpu_s = sum(u for u in used if u is not None) * batch["elapsed_s"]
+    per_step = cpu_s / (batch["completed"] * steps)
+    return {"cpu_ms_per_step": per_step * 1000, "cpu_bound_steps_per_s": batch["cores"] / per_step}
+
+
+def _per_step(batch: dict[str, Any]) -> str:
+    if batch.get("cpu_ms_per_step") is None:
+        return "CPU per step n/a"
+    return (
+        f"{batch['cpu_ms_per_step']:.0f} ms CPU per tool step (<= "
+        f"{batch['cpu_bound_steps_per_s']:.0f} steps/s on {batch['cores']:.0f} cores)"
+    )
 
 
 async def _all_at_once(
@@ -275,7 +298,7 @@ def _rows(
             f"median of {config.repeats} batches; {got['completed']}/{config.runs} COMPLETED "
             f"in {got['elapsed_s']:.1f} s on "
             f"{got['workers_used']} worker(s); median run {got['median_run_s']:.2f} s; "
-            f"cores busy {_cores(got)}"
+            f"cores busy {_cores(got)}; {_per_step(got)}"
         )
         if base is None:
             note += f"; {bound}"

@@ -38,6 +38,12 @@ def test_tiny_temporal_measurement(
         assert got["elapsed_s"] > 0
         assert math.isclose(got["runs_per_min"], config.runs / got["elapsed_s"] * 60)
         assert math.isclose(got["steps_per_s"], got["runs_per_min"] / 60 * config.steps)
+        if got["machine_cores_busy"] is not None:  # Linux: CPU per step from the groups
+            ours = sum(got[f"{g}_cores"] for g in ("workers", "temporal", "postgres", "client"))
+            per_step = ours * got["elapsed_s"] / (config.runs * config.steps)
+            assert got["cpu_ms_per_step"] == pytest.approx(per_step * 1000)
+            assert got["cpu_bound_steps_per_s"] == pytest.approx(got["cores"] / per_step)
+            assert got["workers_cores"] > 0 and got["temporal_cores"] > 0
     over = raw["overhead"]
     assert over["statuses"] == {
         "embedded COMPLETED": config.overhead_runs,
