@@ -121,8 +121,9 @@ def _throughput(
             cpu = CpuClock(lambda: bench_processes(pids, port))  # noqa: B023 - used here
             specs = [run_spec(f"{queue}-{batch}-{i:03d}", workload) for i in range(config.runs)]
             cpu.start()
-            elapsed, latencies, reached = asyncio.run(_all_at_once(address, queue, specs))
+            elapsed, latencies, reached, inside = asyncio.run(_all_at_once(address, queue, specs))
             cores = cpu.stop()
+            slots = count * config.max_concurrent
             statuses = Counter(r.status for r in reached)
             completed = statuses.get("COMPLETED", 0)
             batches.append(
@@ -134,6 +135,9 @@ def _throughput(
                     "statuses": statuses,
                     "workers_used": len({r.worker for r in reached}),
                     "median_run_s": statistics.median(latencies),
+                    "median_activity_s": statistics.median(inside),
+                    # how full the workers' advance slots were over the batch
+                    "slots_busy": sum(inside) / (elapsed * slots),
                     **cores,
                 }
             )
@@ -150,7 +154,8 @@ def _throughput(
         f"  {count} worker(s): {result['runs_per_min']:.0f} runs/min, "
         f"{result['steps_per_s']:.1f} steps/s (median of batches "
         f"{', '.join(f'{b:.2f}' for b in result['batches_s'])} s), {result['statuses']}, "
-        f"on {result['workers_used']} worker(s), cores busy {_cores(chosen)}, "
+        f"on {result['workers_used']} worker(s), slots {result['slots_busy']:.0%} busy, "
+        f"cores busy {_cores(chosen)}, "
         f"{_per_step(chosen)}"
     )
     return result
@@ -179,8 +184,9 @@ def _per_step(batch: dict[str, Any]) -> str:
 
 async def _all_at_once(
     address: str, queue: str, specs: list[Any]
-) -> tuple[float, list[float], list[Reached]]:
-    """Start every run, wait for every result: (wall s, each run's s, where each ended)."""
+) -> tuple[float, list[float], list[Reached], list[float]]:
+    """Start every run, wait for every result: (wall s, each run's s, where each ended,
+    and, read from the histories after the clock stopped, each run's s in its activity)."""
     runs = await TemporalRuns.connect(address, task_queue=queue)
     start = time.perf_counter()
 
@@ -192,7 +198,8 @@ async def _all_at_once(
 
     done = await asyncio.gather(*(one(spec) for spec in specs))
     elapsed = time.perf_counter() - start
-    return elapsed, [d[0] for d in done], [d[1] for d in done]
+    inside = [await activity_seconds(runs.client, spec.run_id) for spec in specs]
+    return elapsed, [d[0] for d in done], [d[1] for d in done], inside
 
 
 def _overhead(bench: Bench, config: Config, address: str, dsn: str) -> dict[str, Any]:
@@ -297,7 +304,9 @@ def _rows(
         note = (
             f"median of {config.repeats} batches; {got['completed']}/{config.runs} COMPLETED "
             f"in {got['elapsed_s']:.1f} s on "
-            f"{got['workers_used']} worker(s); median run {got['median_run_s']:.2f} s; "
+            f"{got['workers_used']} worker(s); median run {got['median_run_s']:.2f} s from "
+            f"start to result, {got['median_activity_s']:.2f} s in its advance; advance slots "
+            f"{got['slots_busy']:.0%} busy; "
             f"cores busy {_cores(got)}; {_per_step(got)}"
         )
         if base is None:

@@ -36,6 +36,8 @@ def test_tiny_temporal_measurement(
         assert got["elapsed_s"] == sorted(got["batches_s"])[1]  # the median batch
         assert 1 <= got["workers_used"] <= count
         assert got["elapsed_s"] > 0
+        assert 0 < got["median_activity_s"] <= got["median_run_s"]
+        assert 0 < got["slots_busy"] <= 1  # runs in advances never exceed the slots
         assert math.isclose(got["runs_per_min"], config.runs / got["elapsed_s"] * 60)
         assert math.isclose(got["steps_per_s"], got["runs_per_min"] / 60 * config.steps)
         if got["machine_cores_busy"] is not None:  # Linux: CPU per step from the groups
