@@ -26,7 +26,7 @@ class CpuClock:
     from zero, one that ends is lost)."""
 
     groups: Callable[[], Mapping[str, set[int]]] = dict
-    _machine: tuple[float, float] | None = None
+    _machine: tuple[float, float, float] | None = None
     _cpu: dict[int, float] = field(default_factory=dict)
     _wall: float = 0.0
 
@@ -41,11 +41,15 @@ class CpuClock:
         wall = time.perf_counter() - self._wall
         machine = _machine()
         out: dict[str, float | None] = {"cores": float(os.cpu_count() or 1)}
-        busy = None
+        busy = irq = None
         if machine is not None and self._machine is not None:
             total = machine[1] - self._machine[1]
-            busy = (machine[0] - self._machine[0]) / total * (out["cores"] or 1) if total else None
+            if total:
+                busy = (machine[0] - self._machine[0]) / total * (out["cores"] or 1)
+                irq = (machine[2] - self._machine[2]) / total * (out["cores"] or 1)
         out["machine_cores_busy"] = busy
+        # interrupts, mostly the loopback traffic between the processes: no process's own
+        out["irq_cores"] = irq
         for name, pids in self.groups().items():
             now = _cpu_s(pids)
             spent = sum(cpu - self._cpu.get(pid, 0.0) for pid, cpu in now.items())
@@ -99,14 +103,14 @@ def _processes() -> dict[int, tuple[int, str, str]]:
     return table
 
 
-def _machine() -> tuple[float, float] | None:
-    """(busy, total) jiffies of all CPUs from ``/proc/stat``."""
+def _machine() -> tuple[float, float, float] | None:
+    """(busy, total, of which irq and softirq) jiffies of all CPUs from ``/proc/stat``."""
     try:
         fields = [float(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
     except (OSError, ValueError):
         return None
     idle = fields[3] + (fields[4] if len(fields) > 4 else 0.0)  # idle + iowait
-    return sum(fields[:8]) - idle, sum(fields[:8])
+    return sum(fields[:8]) - idle, sum(fields[:8]), sum(fields[5:7])
 
 
 def _cpu_s(pids: set[int]) -> dict[int, float]:

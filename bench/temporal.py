@@ -276,12 +276,13 @@ async def _alternate(
 
 
 def _cores(cores: dict[str, Any]) -> str:
-    """``1.84/2 (workers 0.47, temporal 0.60, postgres 0.30, client 0.20, others 0.27)``."""
+    """``1.84/2 (workers 0.47, temporal 0.60, postgres 0.30, client 0.02, irq 0.10,
+    others 0.35)``: ``others`` is every other process on the machine."""
     busy = cores.get("machine_cores_busy")
     if busy is None:
         return "n/a"
-    parts = {k[: -len("_cores")]: v for k, v in cores.items() if k.endswith("_cores") and v}
-    parts.pop("machine", None)
+    names = ("workers", "temporal", "postgres", "client", "irq")
+    parts = {name: cores.get(f"{name}_cores") or 0.0 for name in names}
     parts["others"] = max(busy - sum(parts.values()), 0.0)
     shown = ", ".join(f"{name} {value:.2f}" for name, value in parts.items())
     return f"{busy:.2f}/{cores['cores']:.0f} ({shown})"

@@ -103,6 +103,7 @@ def test_cpu_clock_counts_this_process_spinning() -> None:
     assert cores["me_cores"] is not None and cores["me_cores"] > 0
     assert cores["gone_cores"] == 0  # a pid that does not exist used nothing
     assert 0 < cores["machine_cores_busy"] <= cores["cores"]
+    assert 0 <= cores["irq_cores"] <= cores["machine_cores_busy"]
 
 
 def test_bench_processes_finds_the_dev_server_and_postgres(
