@@ -3,10 +3,12 @@
 Run ``python -m bench`` (``--quick`` for a smoke run, ``--only NAME`` for one measurement,
 ``--json PATH`` to keep the figures). Measurements, one module each: ``steps`` (cost per
 tool step), ``growth``, ``size`` (SQLite bytes), ``parallel`` (fan-out), ``resume`` (new
-process), ``memory`` (tracemalloc peak), ``floor`` (two bare SQLite commits per step) and
-``concurrency`` (20 threads on one store). The harness only measures; it changes nothing
-in the runtime. A full run takes about 25 minutes on 2 cores (the 1,000-step runs under
-tracemalloc are most of it); ``--quick`` about 2. ``python -m bench.hotspots`` profiles one
+process), ``memory`` (tracemalloc peak), ``floor`` (two bare SQLite commits per step),
+``concurrency`` (20 threads on one store) and ``temporal`` (throughput with 1, 2 and 4
+worker processes on Temporal and PostgreSQL; the Temporal mode's cost per step). The
+harness only measures; it changes nothing in the runtime. A full run takes about 25
+minutes on 2 cores (the 1,000-step runs under tracemalloc are most of it); ``--quick``
+about 2. ``python -m bench.hotspots`` profiles one
 run over all threads, to see where a step's time goes.
 """
 
@@ -23,5 +25,6 @@ MEASUREMENTS = (
     "memory",
     "floor",
     "concurrency",
+    "temporal",
 )
 """Measurement names, in the order they run (the long runs are shared by the first four)."""

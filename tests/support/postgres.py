@@ -4,6 +4,8 @@
 free 127.0.0.1 port (unix socket in the same directory, so nothing collides with a system
 cluster) and stops and deletes it after the session. ``postgres_database`` gives each test
 its own empty database on that cluster, so tests never see each other's tables.
+:func:`postgres_cluster` and :func:`fresh_database` are the same as plain context
+managers, for code outside pytest (the benchmark).
 
 initdb refuses to run as root, so under root the server binaries run as an unprivileged
 user (``postgres`` when it exists, else ``nobody``) through ``runuser`` or ``setpriv``.
@@ -21,12 +23,12 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import pytest
 
-__all__ = ["postgres_database", "postgres_dsn"]
+__all__ = ["fresh_database", "postgres_cluster", "postgres_database", "postgres_dsn"]
 
 _READY_TIMEOUT_S = 60.0
 
@@ -116,9 +118,10 @@ def _wait_ready(dsn: str) -> None:
             time.sleep(0.1)
 
 
-@pytest.fixture(scope="session")
-def postgres_dsn() -> Iterator[str]:
-    """DSN of a fresh PostgreSQL cluster (superuser ``postgres``, trust auth) for the session."""
+@contextmanager
+def postgres_cluster() -> Iterator[str]:
+    """Start a fresh PostgreSQL cluster (superuser ``postgres``, trust auth, fsync off);
+    yield its DSN; stop and delete it on exit, however the block ends."""
     bin_dir = _bin_dir()
     user = _run_as()
     # Directly under the system temp dir: pytest's own tmp dirs are 0700 root-owned,
@@ -170,17 +173,33 @@ def postgres_dsn() -> Iterator[str]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-@pytest.fixture
-def postgres_database(postgres_dsn: str) -> Iterator[str]:
-    """DSN of a new, empty database on the session cluster, dropped after the test."""
+@pytest.fixture(scope="session")
+def postgres_dsn() -> Iterator[str]:
+    """DSN of a fresh PostgreSQL cluster (superuser ``postgres``, trust auth) for the session."""
+    with postgres_cluster() as dsn:
+        yield dsn
+
+
+@contextmanager
+def fresh_database(admin_dsn: str, prefix: str = "test") -> Iterator[str]:
+    """DSN of a new, empty database on the cluster ``admin_dsn`` reaches; dropped on exit."""
     import psycopg
 
-    name = f"test_{uuid.uuid4().hex[:16]}"
-    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+    name = f"{prefix}_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(admin_dsn, autocommit=True) as conn:
         # FILE_COPY (PostgreSQL 15+) is faster than WAL_LOG for an empty template.
         strategy = " STRATEGY FILE_COPY" if conn.info.server_version >= 150000 else ""
         conn.execute(f'CREATE DATABASE "{name}"{strategy}')
-    base = postgres_dsn.rsplit("/", 1)[0]
-    yield f"{base}/{name}"
-    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    base = admin_dsn.rsplit("/", 1)[0]
+    try:
+        yield f"{base}/{name}"
+    finally:
+        with psycopg.connect(admin_dsn, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def postgres_database(postgres_dsn: str) -> Iterator[str]:
+    """DSN of a new, empty database on the session cluster, dropped after the test."""
+    with fresh_database(postgres_dsn) as dsn:
+        yield dsn
