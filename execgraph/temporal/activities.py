@@ -78,8 +78,10 @@ class Advancer:
                     # Temporal cancelled the activity: the run stops, the tool sees it.
                     store = graph.run_store  # type: ignore[attr-defined]
                     await asyncio.to_thread(request_cancel, store, step.spec.run_id, CANCELLED_NOTE)
-        except ExecGraphError as exc:
-            raise _as_failure(exc) from exc
+        except StoreError:
+            raise  # busy or briefly unreachable (a dead host's run lease): another attempt
+        except ExecGraphError as exc:  # anything else of execgraph's is final
+            raise ApplicationError(str(exc), type=type(exc).__name__, non_retryable=True) from exc
         finally:
             beat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -89,14 +91,6 @@ class Advancer:
         while True:
             activity.heartbeat(run_id)
             await asyncio.sleep(self._heartbeat_s)
-
-
-def _as_failure(exc: ExecGraphError) -> Exception:
-    """A store that is busy or briefly unreachable (another worker still holds the run's
-    lease, say) is worth another attempt; any other execgraph error is final."""
-    if isinstance(exc, StoreError):
-        return exc
-    return ApplicationError(str(exc), type=type(exc).__name__, non_retryable=True)
 
 
 def _drive(graph: RunGraph, step: Advance) -> Reached:

@@ -15,7 +15,7 @@ import pytest
 from temporalio.worker import Replayer
 
 from execgraph.demo.build import demo_task
-from execgraph.state.errors import UsageError
+from execgraph.state.errors import StoreError, UsageError
 from execgraph.temporal import RunSpec, SharedGraphs, TemporalRuns
 from execgraph.temporal.worker import sandbox_runner
 from execgraph.temporal.workflow import ExecgraphRun
@@ -211,3 +211,30 @@ def test_the_workflow_replays_its_recorded_histories(temporal_address: str, tmp_
             assert replayed.replay_failure is None, replayed.replay_failure
 
     asyncio.run(scenario())
+
+
+def test_a_busy_store_is_tried_again_and_the_run_goes_on(
+    temporal_address: str, tmp_path: Path
+) -> None:
+    """A ``StoreError`` (another worker still holds the run's lease, a database briefly
+    away) fails only that attempt: Temporal runs the advance again after a backoff."""
+    graphs = SharedGraphs(home=tmp_path)
+    attempts: list[str] = []
+
+    def flaky(spec: RunSpec) -> Any:
+        attempts.append(spec.run_id)
+        if len(attempts) <= 2:
+            raise StoreError("the execution store is busy (test)")
+        return graphs(spec)
+
+    async def scenario() -> Any:
+        runs = await _runs(temporal_address)
+        async with worker_running(runs, flaky):
+            await runs.start(RunSpec("busy-1", task=demo_task()))
+            await until(runs, "busy-1", _waiting)
+            await runs.approve("busy-1")
+            return await runs.result("busy-1")
+
+    final = asyncio.run(scenario())
+    assert final.status == "COMPLETED", final
+    assert len(attempts) == 4  # two refused attempts, then the first advance, the second
