@@ -234,9 +234,16 @@ def edit(
     home: HomeOpt = None,
     no_input: NoInputOpt = False,
     database: DatabaseOpt = None,
+    engine: EngineOpt = "embedded",
+    address: AddressOpt = DEFAULT_ADDRESS,
+    task_queue: TaskQueueOpt = DEFAULT_TASK_QUEUE,
+    namespace: NamespaceOpt = DEFAULT_NAMESPACE,
 ) -> int:
     """Replace a pending call's arguments (validated and authorized again) and continue."""
     arguments = parse_json_object(args, "--args")
+    where = engine_target(engine, address, task_queue, namespace)
+    if where is not None:
+        return answer_run(where, run_id, "edit", call=call, arguments=arguments)
     answer = {"action": "edit", "arguments": arguments, "approver": "cli"}
     return _approve_like(
         run_id, home, no_input, call, lambda v: answer, single=True, database=database

@@ -99,18 +99,27 @@ def start_run(where: Temporal, spec: RunSpec, *, auto_approve: bool) -> int:
 
 
 def answer_run(
-    where: Temporal, run_id: str, action: str, *, call: str | None = None, reason: str = ""
+    where: Temporal,
+    run_id: str,
+    action: str,
+    *,
+    call: str | None = None,
+    reason: str = "",
+    arguments: dict[str, Any] | None = None,
 ) -> int:
-    """``execgraph approve/reject --engine temporal``: answer the pending approvals, follow."""
+    """``execgraph approve/reject/edit --engine temporal``: answer the pending approvals
+    (edit: the one, or ``call``'s), then follow the run."""
 
     async def go(runs: TemporalRuns) -> int:
         view = await _ask(where, runs.status(run_id))
         chosen = _approvals(view, call)
         if action == "approve":
             await _ask(where, runs.approve(run_id, call=call, approver="cli"))
+        elif action == "edit":
+            await _ask(where, runs.edit(run_id, arguments or {}, call=call, approver="cli"))
         else:
             await _ask(where, runs.reject(run_id, reason=reason, call=call, approver="cli"))
-        verb = "approved" if action == "approve" else "rejected"
+        verb = {"approve": "approved", "reject": "rejected", "edit": "edited"}[action]
         for item in chosen:
             out.print(Text(f"{verb}: {interrupt_summary(item['value'])}", "cyan"), soft_wrap=True)
         return await _follow(runs, where, run_id, auto_approve=False, answered=_pending(view))
@@ -252,6 +261,7 @@ def _follow_ups(where: Temporal, run_id: str) -> list[str]:
     return [
         f"execgraph approve {run_id}{flags}",
         f"execgraph reject {run_id}{flags}",
+        f"execgraph edit {run_id} --args '{{...}}'{flags}",
         f"execgraph cancel {run_id}{flags}",
     ]
 

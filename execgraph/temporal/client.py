@@ -100,6 +100,19 @@ class TemporalRuns:
         answer = {"action": "reject", "reason": reason, "approver": approver or "temporal"}
         return await self.decide(run_id, await self._answer_all(run_id, call, answer))
 
+    async def edit(
+        self, run_id: str, arguments: dict[str, Any], call: str | None = None, approver: str = ""
+    ) -> RunView:
+        """Replace the arguments of the one pending approval (or of ``call``): the edited
+        call is validated and authorized again, so it may pause for approval once more."""
+        answer = {"action": "edit", "arguments": arguments, "approver": approver or "temporal"}
+        answers = await self._answer_all(run_id, call, answer)
+        if len(answers) != 1:
+            raise UsageError(
+                f"run {run_id!r} has {len(answers)} pending approvals; name one with call="
+            )
+        return await self.decide(run_id, answers)
+
     async def _answer_all(
         self, run_id: str, call: str | None, answer: dict[str, Any]
     ) -> dict[str, Any]:

@@ -5,6 +5,7 @@ happen in the worker's home, not the caller's."""
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -103,6 +104,21 @@ def test_reject_ends_the_run_without_publishing(temporal_address: str, worker: C
     assert result.status in ("FAILED", "PARTIAL", "BUDGET_EXHAUSTED")
     assert (worker.home / "workspaces" / rid / "report.md").is_file()
     assert not _published(worker, rid).exists()
+
+
+def test_edit_is_a_new_request_that_needs_approval_again(
+    temporal_address: str, worker: CliWorker
+) -> None:
+    rid = _rid()
+    _waiting(temporal_address, worker, rid)
+    edited = _tcli(temporal_address, worker, "edit", rid, "--args", '{"path": "report.md"}')
+    assert edited.code == 3, edited  # the edited call is authorized again: it waits again
+    assert "edited: approval of publish_report" in edited.out
+    call = re.search(r"\[call (\S+)\]", edited.out)
+    assert call is not None, edited.out
+    done = _tcli(temporal_address, worker, "approve", rid, "--call", call.group(1))
+    assert done.code == 0, done
+    assert _published(worker, rid).is_file()
 
 
 def test_cancel_of_a_waiting_run_ends_it_cancelled(
