@@ -58,6 +58,7 @@ from execgraph.cli.runs import (
 )
 from execgraph.cli.starting import start
 from execgraph.cli.temporal_runs import (
+    answer_question,
     answer_run,
     cancel_run,
     engine_target,
@@ -130,8 +131,18 @@ def resume(
     home: HomeOpt = None,
     no_input: NoInputOpt = False,
     database: DatabaseOpt = None,
+    engine: EngineOpt = "embedded",
+    address: AddressOpt = DEFAULT_ADDRESS,
+    task_queue: TaskQueueOpt = DEFAULT_TASK_QUEUE,
+    namespace: NamespaceOpt = DEFAULT_NAMESPACE,
 ) -> int:
-    """Continue a run in this process (after a crash, or to answer a question)."""
+    """Continue a run in this process (after a crash, or to answer a question); on
+    Temporal, answer its questions (the workers continue it)."""
+    where = engine_target(engine, address, task_queue, namespace)
+    if where is not None:
+        if answer is None:
+            raise CliError("a run on Temporal is continued by its workers: give --answer")
+        return answer_question(where, run_id, answer)
     base = home_dir(home)
     ensure_not_driven(base, run_id)
     answerer: Answerer = "ask" if interactive(no_input) else "stop"

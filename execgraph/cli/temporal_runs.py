@@ -127,6 +127,18 @@ def answer_run(
     return _run(where, go)
 
 
+def answer_question(where: Temporal, run_id: str, text: str) -> int:
+    """``execgraph resume RUN --answer TEXT --engine temporal``: answer its questions."""
+
+    async def go(runs: TemporalRuns) -> int:
+        view = await _ask(where, runs.status(run_id))
+        await _ask(where, runs.answer(run_id, text))
+        out.print(Text(f"answered: {text}", "cyan"), soft_wrap=True)
+        return await _follow(runs, where, run_id, auto_approve=False, answered=_pending(view))
+
+    return _run(where, go)
+
+
 def cancel_run(where: Temporal, run_id: str) -> int:
     """``execgraph cancel --engine temporal``: cancel the workflow, wait for its end."""
 
@@ -174,7 +186,8 @@ def show_status(where: Temporal, run_id: str) -> int:
         for item in view.interrupts:
             line = f"  waiting for {interrupt_summary(item['value'])}"
             out.print(Text(line, style="yellow"), soft_wrap=True)
-        for command in _follow_ups(where, run_id) if view.interrupts else []:
+        values = [i["value"] for i in view.interrupts]
+        for command in _follow_ups(where, run_id, values) if values else []:
             out.print(Text(f"  {command}", style="cyan"), soft_wrap=True)
         return 0
 
@@ -256,8 +269,13 @@ def _final(view: RunView | Reached) -> None:
     render_final(out, values, Path())
 
 
-def _follow_ups(where: Temporal, run_id: str) -> list[str]:
+def _follow_ups(where: Temporal, run_id: str, values: list[Mapping[str, Any]]) -> list[str]:
     flags = where.flags()
+    if any(v.get("kind") == "question" for v in values):
+        return [
+            f"execgraph resume {run_id} --answer '...'{flags}",
+            f"execgraph cancel {run_id}{flags}",
+        ]
     return [
         f"execgraph approve {run_id}{flags}",
         f"execgraph reject {run_id}{flags}",
@@ -267,7 +285,7 @@ def _follow_ups(where: Temporal, run_id: str) -> list[str]:
 
 
 def _waiting(where: Temporal, run_id: str, values: list[Mapping[str, Any]]) -> None:
-    """A run paused on approvals: what waits, and the exact commands that continue it."""
+    """A paused run: what waits (approvals, questions), and the commands that continue it."""
     out.print()
     out.print(Text("status: ", style="bold") + Text("WAITING", STATUS_STYLE["WAITING"]))
     out.print(Text(f"run id: {run_id}"))
@@ -277,7 +295,7 @@ def _waiting(where: Temporal, run_id: str, values: list[Mapping[str, Any]]) -> N
         line = f"  - {interrupt_summary(value)}" + (f" — {reason}" if reason else "")
         out.print(Text(line, style="yellow"), soft_wrap=True)
     out.print(Text("continue with:", style="bold"))
-    for command in _follow_ups(where, run_id):
+    for command in _follow_ups(where, run_id, values):
         out.print(Text(f"  {command}", style="cyan"), soft_wrap=True)
 
 

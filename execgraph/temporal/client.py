@@ -113,6 +113,14 @@ class TemporalRuns:
             )
         return await self.decide(run_id, answers)
 
+    async def answer(self, run_id: str, text: str) -> RunView:
+        """Give ``text`` as the answer to every question the run asks (``ask_user``)."""
+        view = await self.status(run_id)
+        questions = [i for i in view.interrupts if i["value"].get("kind") == "question"]
+        if not questions:
+            raise UsageError(f"run {run_id!r} has no pending question ({view.status})")
+        return await self.decide(run_id, {str(i["id"]): {"answer": text} for i in questions})
+
     async def _answer_all(
         self, run_id: str, call: str | None, answer: dict[str, Any]
     ) -> dict[str, Any]:

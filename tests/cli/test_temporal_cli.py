@@ -121,6 +121,20 @@ def test_edit_is_a_new_request_that_needs_approval_again(
     assert _published(worker, rid).is_file()
 
 
+def test_resume_on_temporal_answers_questions_only(
+    temporal_address: str, worker: CliWorker
+) -> None:
+    rid = _rid()
+    waiting = _waiting(temporal_address, worker, rid)
+    assert f"execgraph edit {rid} --args" in waiting.out
+    bare = _tcli(temporal_address, worker, "resume", rid)
+    assert bare.code == 2 and "continued by its workers: give --answer" in bare.err, bare
+    wrong = _tcli(temporal_address, worker, "resume", rid, "--answer", "yes")
+    assert wrong.code == 2 and "no pending question" in wrong.err, wrong
+    assert "Traceback" not in bare.err + wrong.err
+    _tcli(temporal_address, worker, "cancel", rid)
+
+
 def test_cancel_of_a_waiting_run_ends_it_cancelled(
     temporal_address: str, worker: CliWorker
 ) -> None:

@@ -27,7 +27,14 @@ from execgraph.nodes.models import ScriptedChatModel
 from execgraph.temporal import RunSpec, RunView, TemporalRuns, make_worker
 from execgraph.tools import InvokeContext, tool_spec
 
-__all__ = ["REPO", "in_another_process", "until", "waiting_graphs", "worker_running"]
+__all__ = [
+    "REPO",
+    "asking_graphs",
+    "in_another_process",
+    "until",
+    "waiting_graphs",
+    "worker_running",
+]
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -100,3 +107,39 @@ def _waiting_graph(base: Path, spec: RunSpec) -> RunGraph:
     return build_graph(
         spec.arch, model=model, tools=[wait_for_cancel], home=base / "home", workspace=world
     )
+
+
+def _ask_then_finish(messages: list[BaseMessage]) -> AIMessage:
+    """Ask which city; note the answer with the tool; then finish with it."""
+    said = [str(m.content) for m in messages if "The user answered:" in str(m.content)]
+    if any("noted " in str(m.content) for m in messages if m.type == "tool"):
+        answer = said[-1].split("The user answered:", 1)[1].strip()
+        call = {"name": "finish", "args": {"output": f"going to {answer}"}, "id": "finish"}
+    elif said:
+        answer = said[-1].split("The user answered:", 1)[1].strip()
+        call = {"name": "note_city", "args": {"city": answer}, "id": "note"}
+    else:
+        call = {"name": "ask_user", "args": {"question": "Which city?"}, "id": "ask"}
+    return AIMessage("", tool_calls=[call])
+
+
+@tool_spec(effect="read")
+def note_city(city: str) -> str:
+    """Note the city the user chose."""
+    return f"noted {city}"
+
+
+def asking_graphs(base: Path) -> Callable[[RunSpec], RunGraph]:
+    """``graph_for``: each run asks the user one question, notes the answer with a tool,
+    then finishes with it."""
+    built: dict[str, RunGraph] = {}
+
+    def graph_for(spec: RunSpec) -> RunGraph:
+        if spec.run_id not in built:
+            model: Any = ScriptedChatModel([_ask_then_finish] * 10)
+            built[spec.run_id] = build_graph(
+                spec.arch, model=model, tools=[note_city], home=base / "home", workspace=base / "ws"
+            )
+        return built[spec.run_id]
+
+    return graph_for

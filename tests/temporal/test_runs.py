@@ -19,7 +19,13 @@ from execgraph.state.errors import StoreError, UsageError
 from execgraph.temporal import RunSpec, SharedGraphs, TemporalRuns
 from execgraph.temporal.worker import sandbox_runner
 from execgraph.temporal.workflow import ExecgraphRun
-from tests.support.temporal_runs import in_another_process, until, waiting_graphs, worker_running
+from tests.support.temporal_runs import (
+    asking_graphs,
+    in_another_process,
+    until,
+    waiting_graphs,
+    worker_running,
+)
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -238,3 +244,30 @@ def test_a_busy_store_is_tried_again_and_the_run_goes_on(
     final = asyncio.run(scenario())
     assert final.status == "COMPLETED", final
     assert len(attempts) == 4  # two refused attempts, then the first advance, the second
+
+
+def test_a_question_is_answered_through_temporal(temporal_address: str, tmp_path: Path) -> None:
+    async def scenario() -> tuple[Any, Any, list[str]]:
+        runs = await _runs(temporal_address)
+        refused: list[str] = []
+        async with worker_running(runs, asking_graphs(tmp_path)):
+            await runs.start(RunSpec("ask-1", task={"goal": "pick a city"}))
+            asked = await until(runs, "ask-1", _waiting)
+            try:  # a question is not an approval
+                await runs.approve("ask-1")
+            except UsageError as exc:
+                refused.append(str(exc))
+            await runs.answer("ask-1", "Lisbon")
+            final = await runs.result("ask-1")
+            try:
+                await runs.answer("ask-1", "Porto")
+            except UsageError as exc:
+                refused.append(str(exc))
+            return asked, final, refused
+
+    asked, final, refused = asyncio.run(scenario())
+    assert asked.interrupts[0]["value"]["kind"] == "question"
+    assert asked.interrupts[0]["value"]["question"] == "Which city?"
+    assert final.status == "COMPLETED" and final.output == "going to Lisbon", final
+    assert "no pending approval" in refused[0]
+    assert "no pending question" in refused[1]
