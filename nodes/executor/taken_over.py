@@ -4,7 +4,8 @@ The crashed attempt may have had its effect, so it is never blindly run again: a
 that paused the run (a tool's ``interrupt()``, :mod:`.paused`) resumes from its start;
 any other is reconciled (:mod:`.reconcile`), and a decided outcome is committed, freeing
 the crashed attempt's locks with the commit. An undecided one runs again, once the gone
-owner's locks are released.
+owner's locks are released. Locks of any gone owner on the call's keys are released
+first: after two crashes in a row, the first owner's are no longer the last owner's.
 """
 
 from __future__ import annotations
@@ -54,6 +55,10 @@ def settle_taken_over(
         owner=lease.lock_owner(previous.owner, key),
         queued_ms=0,
     )
+    if crashed.keys:
+        # A worker that died while taking the call over left its predecessor's locks
+        # held: the commit frees only the last owner's, so free every gone owner's here.
+        deps.store.release_gone_locks(crashed.keys)
     if settled is not None:
         events.append(
             call_event(

@@ -254,6 +254,10 @@ class ExecutionStore(Protocol):
         """Release the owner's locks (others' locks are untouched)."""
         ...
 
+    def release_gone_locks(self, keys: Sequence[str]) -> None:
+        """Release the locks on ``keys`` whose owners are provably gone."""
+        ...
+
     def lease_run(self, run_id: str, owner: str, *, lease_s: float) -> RunLease:
         """Take or renew ``run_id``'s lease for ``owner`` for ``lease_s`` seconds: when it is
         free, expired, ``owner``'s own, or held by an owner provably gone. Returns the lease

@@ -83,6 +83,20 @@ class SqlLocks(SqlLog):
         """Release the owner's locks (others' locks are untouched)."""
         self._tx("release locks", lambda cur: self._release(cur, keys, owner))
 
+    def release_gone_locks(self, keys: Sequence[str]) -> None:
+        """Release the locks on ``keys`` whose owners are provably gone (a worker killed
+        while it held them), whoever took their calls over since; live owners' stay."""
+        d = self._dialect
+        read = f"SELECT key, owner FROM {d.table('locks')} WHERE key = {d.param}"
+
+        def run(cur: Cursor) -> None:
+            for key in sorted(set(keys)):
+                row = cur.execute(read, (key,)).fetchone()
+                if row is not None and owner_gone(str(row[1]).split("|", 1)[0]):
+                    self._release(cur, [key], str(row[1]))
+
+        self._tx("release a gone worker's locks", run)
+
     # -- run leases: a lock row per run, kept (expired) on release --------------------
 
     def lease_run(self, run_id: str, owner: str, *, lease_s: float) -> RunLease:

@@ -12,6 +12,8 @@ ledger lines the tool appended.
 from __future__ import annotations
 
 import os
+import sqlite3
+import subprocess
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -22,11 +24,13 @@ import pytest
 from langgraph.types import Command
 
 from execgraph.nodes.executor import effects, lease
+from execgraph.nodes.executor.lock import lock_keys
 from execgraph.nodes.executor.pipeline import preview
 from execgraph.state.contracts import ToolExecutionRequest
 from execgraph.state.errors import CallInProgress
 from execgraph.state.store import open_store
 from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.state.store.worker import worker_id
 from execgraph.tools import AdapterOutput, InvokeContext, tool_spec
 from tests.support.executor import config, make_deps, make_executor, request
 from tests.support.workers import Worker, release_when
@@ -191,6 +195,41 @@ def test_an_expired_lease_elsewhere_is_taken_over_and_reconciled(tmp_path: Path)
     record = deps.store.get("run-1:call-1")
     assert record is not None and record.fence == 2  # taken over, then committed:
     assert record.state == "committed" and record.owner == ""  # nobody's to run any more
+
+
+def test_a_call_taken_over_twice_frees_the_first_dead_owners_locks(tmp_path: Path) -> None:
+    """Worker A died holding the call's lock; worker B took the call over and died before
+    its commit. The third worker must not wait out A's lock: its owner is gone too."""
+    ran: list[str] = []
+
+    def reconcile(args: Any, ctx: InvokeContext) -> AdapterOutput:
+        return AdapterOutput(committed=bool(ran))
+
+    @tool_spec(effect="write", locks=["payments"], reconcile=reconcile, retry=None)
+    def record_payment(line: str) -> str:
+        """Record a payment."""
+        ran.append(line)
+        return "paid"
+
+    deps = make_deps(tmp_path, [record_payment])
+    req = request("record_payment", {"line": "pay 1"}, root=tmp_path)
+    authorized = preview(ToolExecutionRequest.model_validate(req), deps)
+    keys = lock_keys(
+        authorized.spec,
+        authorized.validated.normalized.arguments,
+        ToolExecutionRequest.model_validate(req).workspace.id,
+    )
+    child = subprocess.Popen(["true"])
+    child.wait()
+    first = f"{worker_id().split('/')[0]}/{child.pid}/1/deadbeef|run-1:call-1"  # A: gone
+    deps.store.acquire_locks(keys, first, lease_s=600.0, timeout_s=1.0)
+    _claim_as(deps, req, OTHER, 0.0)  # B: took it over, then stopped renewing
+    out = make_executor(deps).invoke({"request": req}, config())
+    assert out["results"]["call-1"]["outcome"] == "succeeded", out["results"]
+    assert ran == ["pay 1"]
+    with sqlite3.connect(tmp_path / "exec.db") as conn:
+        left = conn.execute("SELECT key, owner FROM locks").fetchall()
+    assert left == []  # A's lock freed, the call's own released with its commit
 
 
 def test_the_running_owner_renews_its_lease(

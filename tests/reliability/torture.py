@@ -37,8 +37,18 @@ from pathlib import Path
 from typing import Any
 
 from execgraph.state.store.sql_locks import RUN_KEY_PREFIX
+from execgraph.state.store.worker import owner_gone
 
-__all__ = ["Forkserver", "Records", "Summary", "TrialResult", "analyze", "main", "run_trials"]
+__all__ = [
+    "Forkserver",
+    "Records",
+    "Summary",
+    "TrialResult",
+    "analyze",
+    "lock_held",
+    "main",
+    "run_trials",
+]
 
 REPO = Path(__file__).resolve().parents[2]
 _WORKER = [sys.executable, "-m", "tests.reliability.crash_worker"]
@@ -131,6 +141,18 @@ Records = tuple[list[dict[str, Any]], list[str]]
 still held."""
 
 
+def lock_held(key: str, owner: str, until: float) -> bool:
+    """Whether a lock row still holds anything after a run.
+
+    A run lease keeps its row when released (it names the last owner, to fence others),
+    and one whose owner was killed is taken over at once: only an unexpired lease of a
+    live owner is held. Every resource lock row is held.
+    """
+    if key.startswith(RUN_KEY_PREFIX):
+        return until > time.time() and not owner_gone(owner)
+    return True
+
+
 def _records(base: Path) -> Records:
     """Every execution record, and the locks still held, read straight from the store."""
     conn = sqlite3.connect(f"file:{base / 'exec.db'}?mode=ro", uri=True, timeout=30)
@@ -140,14 +162,8 @@ def _records(base: Path) -> Records:
             {"key": k, "call_id": c, "tool": t, "state": s, "result": json.loads(r or "null")}
             for k, c, t, s, r in rows.fetchall()
         ]
-        # A run lease released on return keeps its row (it names the last owner, to fence
-        # others): only a live one is held. Every resource lock row is held.
         rows = conn.execute("SELECT key, owner, lease_until FROM locks").fetchall()
-        locks = [
-            f"{k} (owner {o})"
-            for k, o, until in rows
-            if not (k.startswith(RUN_KEY_PREFIX) and until <= time.time())
-        ]
+        locks = [f"{k} (owner {o})" for k, o, until in rows if lock_held(k, o, until)]
         return records, locks
     finally:
         conn.close()

@@ -23,10 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from execgraph.state.store.sql_locks import RUN_KEY_PREFIX
 from execgraph.temporal import RunSpec, TemporalRuns
 from tests.reliability.crash_worker import LEDGER_TASK
-from tests.reliability.torture import Records, TrialResult, analyze
+from tests.reliability.torture import Records, TrialResult, analyze, lock_held
 from tests.support.temporal_worker import graphs_on
 
 __all__ = ["HarnessResult", "run_harness"]
@@ -144,12 +143,7 @@ def _records(dsn: str, run_id: str) -> Records:
             for k, c, t, s, r in rows
         ]
         locks = conn.execute("SELECT key, owner, lease_until FROM execgraph_locks").fetchall()
-    # a released run lease keeps its row (it fences its last owner): only a live one counts
-    held = [
-        f"{k} (owner {o})"
-        for k, o, until in locks
-        if run_id in k and not (k.startswith(RUN_KEY_PREFIX) and until <= time.time())
-    ]
+    held = [f"{k} (owner {o})" for k, o, until in locks if run_id in k and lock_held(k, o, until)]
     return records, held
 
 
