@@ -57,11 +57,11 @@ from execgraph.cli.runs import (
     parse_json_object,
 )
 from execgraph.cli.starting import start
+from execgraph.cli.temporal_connection import engine_target
 from execgraph.cli.temporal_runs import (
     answer_question,
     answer_run,
     cancel_run,
-    engine_target,
 )
 from execgraph.cli.worker_command import worker
 

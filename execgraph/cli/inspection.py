@@ -43,7 +43,8 @@ from execgraph.cli.runs import (
     run_config,
     run_rows,
 )
-from execgraph.cli.temporal_runs import engine_target, show_status
+from execgraph.cli.temporal_connection import engine_target
+from execgraph.cli.temporal_runs import show_status
 from execgraph.cli.trace import trace_table
 from execgraph.state.store.sqlite import SqliteExecutionStore
 

@@ -30,7 +30,8 @@ from execgraph.cli.runs import (
     save_meta,
     tool_source,
 )
-from execgraph.cli.temporal_runs import Temporal, start_run
+from execgraph.cli.temporal_connection import Temporal
+from execgraph.cli.temporal_runs import start_run
 from execgraph.graph.build import ARCHITECTURES
 
 __all__ = ["offline_note", "start"]

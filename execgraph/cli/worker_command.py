@@ -27,7 +27,7 @@ from execgraph.cli.options import (
     home_dir,
 )
 from execgraph.cli.runs import CliError, check_database
-from execgraph.cli.temporal_runs import reachable
+from execgraph.cli.temporal_connection import reachable
 
 __all__ = ["state_name", "worker"]
 
