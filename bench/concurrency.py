@@ -22,7 +22,7 @@ from bench.workload import (
     open_saver,
     scripted_replies,
 )
-from execgraph.nodes.models import ScriptedChatModel
+from execgraph.testing import ScriptedChatModel
 
 __all__ = ["measure", "run_concurrent"]
 

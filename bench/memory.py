@@ -29,7 +29,7 @@ from bench.workload import (
     first_input,
     scripted_replies,
 )
-from execgraph.nodes.models import ScriptedChatModel
+from execgraph.testing import ScriptedChatModel
 
 __all__ = ["held_by_package", "measure", "peak_bytes"]
 

@@ -34,7 +34,7 @@ from bench.workload import (
     first_input,
     tool_call,
 )
-from execgraph.nodes.models import ScriptedChatModel
+from execgraph.testing import ScriptedChatModel
 from execgraph.tools import tool_spec
 
 __all__ = ["measure"]

@@ -37,7 +37,7 @@ def _worker(framework: str, directory: Path) -> dict[str, Any]:
     from langgraph.types import Command
 
     from bench.workload import build_app, config, durability, finish_reply, tool_call
-    from execgraph.nodes.models import ScriptedChatModel
+    from execgraph.testing import ScriptedChatModel
 
     if framework == EXECGRAPH:
         replies: list[Any] = [finish_reply(framework)]

@@ -22,9 +22,9 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from bench.workload import execgraph_task, tool_call
 from execgraph.graph import build_graph
-from execgraph.graph.compiled import RunGraph
-from execgraph.nodes.models import ScriptedChatModel
+from execgraph.state.compiled import RunGraph
 from execgraph.temporal.messages import RunSpec
+from execgraph.testing import ScriptedChatModel
 from execgraph.tools import tool_spec
 
 __all__ = ["TOOL", "Workload", "WorkloadGraphs", "run_spec", "script"]
@@ -79,7 +79,7 @@ class WorkloadGraphs:
     """
 
     def __init__(self, dsn: str, home: Path, workload: Workload) -> None:
-        from execgraph.graph.postgres import open_database
+        from execgraph.persistence.postgres import open_database
 
         self.workload = workload
         self.home = home

@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from execgraph.graph.executor import build_executor
     from execgraph.nodes.cancel import request_cancel
     from execgraph.nodes.executor.settle import reconcile
-    from execgraph.nodes.models.scripted import ScriptedChatModel
     from execgraph.state import errors
     from execgraph.state.contracts import (
         ApprovalDecision,
@@ -50,6 +49,7 @@ if TYPE_CHECKING:
     from execgraph.state.store.base import ExecutionStore
     from execgraph.state.store.postgres import PostgresExecutionStore
     from execgraph.state.store.sqlite import SqliteExecutionStore
+    from execgraph.testing.scripted import ScriptedChatModel
     from execgraph.tools.adapters.base import Adapter
     from execgraph.tools.adapters.browser import BrowserAdapter
     from execgraph.tools.adapters.database import DatabaseAdapter
@@ -123,7 +123,7 @@ _WHERE: dict[str, str] = {
     "PostgresExecutionStore": "execgraph.state.store.postgres",
     "ProcessAdapter": "execgraph.tools.adapters.process",
     "RunStatus": "execgraph.state.contracts",
-    "ScriptedChatModel": "execgraph.nodes.models.scripted",
+    "ScriptedChatModel": "execgraph.testing.scripted",
     "SqliteExecutionStore": "execgraph.state.store.sqlite",
     "SuccessCheck": "execgraph.state.contracts",
     "TaskSpec": "execgraph.state.contracts",

@@ -23,12 +23,13 @@ from langgraph.types import Command
 from pydantic import BaseModel
 
 import execgraph.state.errors as errors
-from execgraph.nodes.models.scripted import ScriptedChatModel, ScriptExhausted
 from execgraph.state.contracts import Evidence, PartialProgress
 from execgraph.state.errors import ExecGraphError, PermanentError
 from execgraph.state.events import EventType
+from execgraph.state.home import Home
 from execgraph.state.store.base import ExecutionStore
 from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.testing.scripted import ScriptedChatModel, ScriptExhausted
 from execgraph.tools.invocation import AdapterOutput, InvokeContext
 from execgraph.tools.registry import ToolLike, ToolRegistry
 from execgraph.tools.spec import ToolSpec
@@ -178,10 +179,10 @@ def replay_run(
     served: list[str] = []  # effectful calls answered from the recording
     replay_tools = [_recorded_tool(s, recording["results"], served) for s in specs]
     home = Path(tempfile.mkdtemp(prefix="execgraph-replay-"))
-    copy = home / "workspace"
+    copy = Home(home).workspace
     if workspace is not None and workspace.is_dir():
         shutil.copytree(workspace, copy, symlinks=True)
-    replay_store = SqliteExecutionStore(home / "exec.db")
+    replay_store = SqliteExecutionStore(Home(home).exec_db)
     app = build(
         model=model,
         tools=replay_tools,

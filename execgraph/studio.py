@@ -36,10 +36,11 @@ from collections.abc import Callable
 from typing import Any
 
 from execgraph.demo.build import build_demo_graph, demo_tools
-from execgraph.graph.build import build_graph, default_home, home_secret
+from execgraph.graph.build import build_graph
 from execgraph.graph.executor import build_executor
 from execgraph.nodes.executor.deps import ExecutorDeps
 from execgraph.state.errors import UsageError
+from execgraph.state.home import Home
 from execgraph.state.store.sqlite import SqliteExecutionStore
 from execgraph.tools.policy import PolicyEngine
 from execgraph.tools.refs import import_ref, tool_list
@@ -103,10 +104,10 @@ def _graphs() -> tuple[Callable[[str], Any], list[ToolLike]]:
     )
 
 
-_home = default_home()
-_workspace = _home / "workspace"
+_home = Home.at().root
+_workspace = Home(_home).workspace
 _workspace.mkdir(parents=True, exist_ok=True)
-_store = SqliteExecutionStore(_home / "exec.db")
+_store = SqliteExecutionStore(Home(_home).exec_db)
 _build, _tools = _graphs()
 
 workflow = _build("workflow")
@@ -118,7 +119,7 @@ executor = build_executor(
         registry=ToolRegistry(_tools),
         policy=PolicyEngine(),
         store=_store,
-        approval_secret=home_secret(_home),
+        approval_secret=Home(_home).secret(),
     ),
     checkpointer=None,
     name="executor",

@@ -14,10 +14,10 @@ from langgraph.types import Command
 from execgraph.demo.build import DEMO_STAGES, build_demo_graph, demo_task, demo_tools
 from execgraph.demo.research import RESEARCH_CHECKS
 from execgraph.graph.build import build_graph
-from execgraph.nodes.models.scripted import ScriptedChatModel
 from execgraph.replay import replay_run
 from execgraph.state.events import EventType
 from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.testing.scripted import ScriptedChatModel
 from execgraph.tools.spec import tool_spec
 
 

@@ -24,7 +24,7 @@ from execgraph.cli.render import (
 )
 from execgraph.cli.run_owner import owned
 from execgraph.cli.runs import Answerer, Session, exit_code
-from execgraph.graph.build import default_home
+from execgraph.state.home import default_home
 
 __all__ = ["answers_for", "drive", "out", "report", "suffix"]
 

@@ -16,7 +16,7 @@ from rich.text import Text
 
 from execgraph.cli.drive import out
 from execgraph.cli.options import err, handled, home_dir
-from execgraph.nodes.models.select import resolve_model
+from execgraph.nodes.model.select import resolve_model
 
 if TYPE_CHECKING:
     from execgraph.eval.runner import CellResult

@@ -10,7 +10,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from execgraph.graph.build import default_home
+from execgraph.state.home import default_home
 
 __all__ = ["home_flag", "resume_line"]
 

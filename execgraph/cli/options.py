@@ -25,8 +25,8 @@ from rich.text import Text
 from execgraph.cli.hints import resume_line
 from execgraph.cli.render import short
 from execgraph.cli.runs import CliError
-from execgraph.graph.build import default_home
 from execgraph.state.errors import UsageError
+from execgraph.state.home import default_home
 
 __all__ = [
     "DEFAULT_ADDRESS",

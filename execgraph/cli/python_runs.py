@@ -26,7 +26,7 @@ from typing import Any
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import START, StateGraph
 
-from execgraph.nodes.model_call import reply_model
+from execgraph.nodes.model.call import reply_model
 from execgraph.state.schema import RunState
 from execgraph.state.store.rows import EVENT_SELECT, event_from_row
 

@@ -26,7 +26,7 @@ from execgraph.cli.python_runs import PythonRun, python_state
 from execgraph.cli.runs import CliError, RunMeta, build_app, known_run, run_config
 from execgraph.eval.diagnose import Diagnosis, diagnose
 from execgraph.eval.metrics import RunMetrics, aggregate, declared_costs, load_events, run_metrics
-from execgraph.nodes.prices import price_table
+from execgraph.nodes.model.prices import price_table
 from execgraph.state.events import Event
 from execgraph.state.store.sqlite import SqliteExecutionStore
 from execgraph.tools.tool_source import load_tools

@@ -227,7 +227,7 @@ def build_app(
     for it), or the graph would read an empty SQLite home instead.
     """
     from execgraph.demo.named import named_graph
-    from execgraph.nodes.models import ScriptedChatModel
+    from execgraph.testing import ScriptedChatModel
 
     _same_database(meta, database)
     model: Any = ScriptedChatModel(replies=[]) if read_only else meta.model

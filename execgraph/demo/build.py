@@ -15,8 +15,9 @@ from langchain_core.language_models import BaseChatModel
 from execgraph.demo.corpus import CorpusAdapter
 from execgraph.demo.policy import OfflinePolicyModel
 from execgraph.demo.research import RESEARCH_CHECKS, publish_tool, research_task
-from execgraph.graph.build import build_graph, default_home
+from execgraph.graph.build import build_graph
 from execgraph.graph.workflow import Stage
+from execgraph.state.home import Home
 from execgraph.tools.adapters.files import FileAdapter
 
 __all__ = ["DEMO_STAGES", "build_demo_graph", "demo_model", "demo_task", "demo_tools"]
@@ -54,8 +55,8 @@ def build_demo_graph(
     **kwargs: Any,
 ) -> Any:
     """Compile ``arch`` over the demo tools, checks and stages (embedded defaults)."""
-    base = Path(home) if home is not None else default_home()
-    workspace = Path(kwargs.pop("workspace", base / "workspace"))
+    base = Home.at(home).root
+    workspace = Path(kwargs.pop("workspace", Home(base).workspace))
     workspace.mkdir(parents=True, exist_ok=True)
     return build_graph(
         arch,

@@ -15,7 +15,7 @@ from langchain_core.language_models import BaseChatModel
 
 from execgraph.demo.build import build_demo_graph, demo_model
 from execgraph.graph.build import build_graph
-from execgraph.graph.compiled import RunGraph
+from execgraph.state.compiled import RunGraph
 from execgraph.tools.tool_source import load_tools
 
 __all__ = ["named_graph"]

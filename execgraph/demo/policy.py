@@ -23,8 +23,8 @@ from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from execgraph.nodes.models.binding import ToolBindingChatModel, offered_names
-from execgraph.nodes.models.scripted import estimate_tokens
+from execgraph.testing.binding import ToolBindingChatModel, offered_names
+from execgraph.testing.scripted import estimate_tokens
 
 __all__ = ["DEMO_QUERY", "OfflinePolicyModel"]
 

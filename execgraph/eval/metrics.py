@@ -72,8 +72,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from execgraph.eval.trajectory import CallTrace, DecisionTrace, Trajectory, read_trajectory
-from execgraph.nodes.model_call import reply_model
-from execgraph.nodes.prices import Prices, reply_cost
+from execgraph.nodes.model.call import reply_model
+from execgraph.nodes.model.prices import Prices, reply_cost
 from execgraph.state.events import Event
 from execgraph.state.store.base import ExecutionStore
 from execgraph.tools.registry import ToolLike, ToolRegistry

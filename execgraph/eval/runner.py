@@ -50,6 +50,7 @@ from execgraph.eval.metrics import (
 from execgraph.eval.suite import FAULTS, POLICY_PRICES, SUITE, EvalTask, policy_model, prepare
 from execgraph.graph.build import ARCHITECTURES, build_graph
 from execgraph.state.errors import UsageError
+from execgraph.state.home import Home
 from execgraph.state.store.sqlite import SqliteExecutionStore
 
 __all__ = [
@@ -146,7 +147,7 @@ def run_cell(cell: Cell) -> CellResult:
         prepared = prepare(task, workdir, fault=cell.fault)
         # Where the embedded store would be, and handed to the scripted person: a cancel
         # (user_cancels) must reach the store the run polls.
-        store = SqliteExecutionStore(workdir / "home" / "exec.db")
+        store = SqliteExecutionStore(Home(workdir / "home").exec_db)
         prepared.store = store
         model: Any = cell.model or policy_model(
             task, seed=cell.seed, noise=cell.noise, fault=cell.fault

@@ -38,6 +38,7 @@ from execgraph.graph.workflow import Stage
 from execgraph.nodes.cancel import request_cancel
 from execgraph.nodes.deps import CheckFn
 from execgraph.state.errors import UsageError
+from execgraph.state.home import Home
 from execgraph.state.store.base import ExecutionStore
 from execgraph.state.store.sqlite import SqliteExecutionStore
 
@@ -102,7 +103,7 @@ class Prepared:
         reject a wrong one, answer a question; under ``user_cancels`` cancel the run."""
         if self.fault == "user_cancels" and isinstance(interrupt_value, Mapping):
             run_id = str(interrupt_value.get("run_id") or "")
-            store = self.store or SqliteExecutionStore(self.workdir / "home" / "exec.db")
+            store = self.store or SqliteExecutionStore(Home(self.workdir / "home").exec_db)
             request_cancel(store, run_id, "the user cancelled instead of approving")
             return {"action": "reject", "reason": "the user cancelled the run"}
         return approval_answer(self.world, interrupt_value)

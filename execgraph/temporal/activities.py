@@ -26,8 +26,8 @@ from langgraph.types import Command
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from execgraph.graph.compiled import RunGraph
 from execgraph.nodes.cancel import request_cancel
+from execgraph.state.compiled import RunGraph
 from execgraph.state.errors import ExecGraphError, StoreError
 from execgraph.state.store.worker import worker_id
 from execgraph.temporal.messages import TERMINAL, Advance, Reached, RunSpec

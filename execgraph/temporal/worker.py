@@ -25,9 +25,9 @@ from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from execgraph.demo.named import named_graph
-from execgraph.graph.build import default_home
-from execgraph.graph.compiled import RunGraph
+from execgraph.state.compiled import RunGraph
 from execgraph.state.errors import UsageError
+from execgraph.state.home import default_home
 from execgraph.temporal.activities import Advancer
 from execgraph.temporal.messages import RunSpec
 from execgraph.temporal.workflow import ExecgraphRun, Timing
@@ -74,11 +74,11 @@ class SharedGraphs:
             store: Any
             saver: Any
             if self.database is not None:
-                from execgraph.graph.postgres import open_database
+                from execgraph.persistence.postgres import open_database
 
                 store, saver = open_database(self.database)
             else:
-                from execgraph.graph.saver import open_embedded_saver
+                from execgraph.persistence.saver import open_embedded_saver
                 from execgraph.state.store.sqlite import SqliteExecutionStore
 
                 self.home.mkdir(parents=True, exist_ok=True)

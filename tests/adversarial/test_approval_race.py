@@ -23,11 +23,11 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from execgraph.graph import build_graph
-from execgraph.nodes.models import ScriptedChatModel
 from execgraph.state.errors import ApprovalConflict, UsageError
 from execgraph.state.events import EventType
 from execgraph.state.store import open_store
 from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.testing import ScriptedChatModel
 from execgraph.tools import tool_spec
 from tests.support.executor import config, make_deps, make_executor, request
 from tests.support.workers import Worker

@@ -19,7 +19,6 @@ from typing import Any
 
 import pytest
 
-from execgraph.graph.build import home_secret
 from execgraph.state.errors import (
     PathEscapeError,
     ResponseLostError,
@@ -27,6 +26,7 @@ from execgraph.state.errors import (
     ToolDeclarationError,
     UsageError,
 )
+from execgraph.state.home import Home
 from execgraph.state.store.sqlite import SqliteExecutionStore
 from execgraph.tools.adapters.process import ProcessAdapter, ProcessExitError, output_of
 from execgraph.tools.invocation import AdapterOutput, InvokeContext
@@ -80,8 +80,8 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("EXECGRAPH_APPROVAL_SECRET", raising=False)
     base = tmp_path / "home"
     (base / "workspaces" / "r1").mkdir(parents=True)
-    home_secret(base)
-    SqliteExecutionStore(base / "exec.db").close()
+    Home(base).secret()
+    SqliteExecutionStore(Home(base).exec_db).close()
     return base
 
 
@@ -192,17 +192,17 @@ def test_the_approval_key_is_private_and_outside_any_workspace(
 ) -> None:
     monkeypatch.delenv("EXECGRAPH_APPROVAL_SECRET", raising=False)
     fresh = tmp_path / "fresh"
-    home_secret(fresh)
+    Home(fresh).secret()
     assert stat.S_IMODE((fresh / "approval.key").stat().st_mode) == 0o600
     assert stat.S_IMODE(fresh.stat().st_mode) == 0o700
     loose = tmp_path / "loose"
     loose.mkdir()
     (loose / "approval.key").write_text("k" * 64)
     (loose / "approval.key").chmod(0o644)
-    assert home_secret(loose) == b"k" * 64
+    assert Home(loose).secret() == b"k" * 64
     assert stat.S_IMODE((loose / "approval.key").stat().st_mode) == 0o600
     with pytest.raises(UsageError, match="inside the workspace"):
-        home_secret(tmp_path / "h", workspace=tmp_path)
+        Home(tmp_path / "h").secret(workspace=tmp_path)
 
 
 # --------------------------------------------------------------------------- process trees

@@ -19,10 +19,10 @@ from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.memory import InMemorySaver
 
 from execgraph.graph import build_graph
-from execgraph.graph.saver import open_embedded_saver
-from execgraph.nodes.models import ScriptedChatModel
+from execgraph.persistence.saver import open_embedded_saver
 from execgraph.state.errors import StoreError
 from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.testing import ScriptedChatModel
 
 pytestmark = pytest.mark.timeout(60)
 

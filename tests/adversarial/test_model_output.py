@@ -20,10 +20,10 @@ from langchain_core.messages import AIMessage, ToolMessage
 from execgraph.graph import build_graph
 from execgraph.nodes.decide import parse_reply
 from execgraph.nodes.executor.validate import DEFAULT_MAX_ARGUMENT_BYTES
-from execgraph.nodes.model_call import call_model
-from execgraph.nodes.models import ScriptedChatModel
+from execgraph.nodes.model.call import call_model
 from execgraph.state.events import EventType, make_event
 from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.testing import ScriptedChatModel
 from execgraph.tools import tool_spec
 from execgraph.tools.adapters import FileAdapter
 from tests.support.executor import Counter, config, make_deps, make_executor, request

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 from langgraph.types import Command
 
-from execgraph.graph import run_lease
+from execgraph.persistence import run_lease
 from execgraph.state.errors import FencedOut, RunInProgress
 from execgraph.state.events import EventType
 from execgraph.state.store.base import ExecutionStore

@@ -15,7 +15,7 @@ import pytest
 from langchain_core.messages import AIMessage, SystemMessage
 
 from execgraph.demo.corpus import CorpusAdapter
-from execgraph.nodes.context import wrap_untrusted
+from execgraph.nodes.context.projection import wrap_untrusted
 from execgraph.nodes.executor.messages import observation_text
 from execgraph.tools.adapters import FileAdapter, HttpAdapter
 from tests.support.hostile_input import (

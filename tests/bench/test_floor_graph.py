@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench.workload import build_app, config, first_input, run_steps, scripted_replies
-from execgraph.nodes.models import ScriptedChatModel
+from execgraph.testing import ScriptedChatModel
 
 
 def test_the_floor_takes_every_step_and_checkpoints_each(tmp_path: Path) -> None:

@@ -16,9 +16,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from execgraph.eval.diagnose import LAYERS, Diagnosis, diagnose
 from execgraph.graph import build_graph
-from execgraph.nodes.models import ScriptedChatModel
 from execgraph.state.events import EventType, make_event
 from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.testing import ScriptedChatModel
 from execgraph.tools.adapters.fake import FakeAdapter
 from tests.reliability.replies import lookup
 from tests.reliability.scenarios import Cell

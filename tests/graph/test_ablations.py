@@ -16,8 +16,8 @@ from langchain_core.messages import AIMessage
 from pydantic import Field
 
 from execgraph.graph import Stage, build_graph
-from execgraph.nodes.models import ScriptedChatModel
 from execgraph.state.errors import UsageError
+from execgraph.testing import ScriptedChatModel
 from execgraph.tools.adapters.fake import FakeAdapter, Step
 from tests.reliability.replies import call, finish, lookup, plan, save, step
 from tests.support.ablations import ARCHS, STAGES, ai_turns, run_arch, task, tool_texts

@@ -16,10 +16,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from execgraph.graph import build_graph
-from execgraph.nodes.models import ScriptedChatModel
 from execgraph.state.contracts import ToolResult
 from execgraph.state.events import EventType
 from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.testing import ScriptedChatModel
 from execgraph.tools import PolicyEngine
 from execgraph.tools.adapters import FileAdapter
 from execgraph.tools.adapters.files import ABSENT

@@ -15,8 +15,8 @@ from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from execgraph.graph import Stage, build_graph
-from execgraph.nodes.models import ScriptedChatModel
 from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.testing import ScriptedChatModel
 from execgraph.tools.adapters import FileAdapter
 
 TASK = {

@@ -15,8 +15,8 @@ from langgraph.types import Command
 
 from execgraph.graph import build_graph
 from execgraph.graph.build import DEFAULT_DURABILITY
-from execgraph.graph.saver import EmbeddedSqliteSaver
-from execgraph.nodes.models import ScriptedChatModel
+from execgraph.persistence.saver import EmbeddedSqliteSaver
+from execgraph.testing import ScriptedChatModel
 from execgraph.tools import tool_spec
 
 _TASK = {"task": {"goal": "look", "success_checks": [{"kind": "tool_succeeded", "target": "look"}]}}

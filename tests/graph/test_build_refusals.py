@@ -13,9 +13,9 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from execgraph.graph import build_graph
-from execgraph.nodes.models import ScriptedChatModel
 from execgraph.state.errors import ToolDeclarationError, UsageError
 from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.testing import ScriptedChatModel
 from execgraph.tools import tool_spec
 from execgraph.tools.adapters import FileAdapter
 

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from execgraph.graph import build_graph
-from execgraph.nodes.models import ScriptedChatModel
 from execgraph.state.errors import UsageError
 from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.testing import ScriptedChatModel
 from execgraph.tools.adapters.fake import FakeAdapter
 from tests.reliability.replies import call, finish, lookup, save
 from tests.reliability.scenarios import ARCHS, STAGES, TASK, budget_tool_calls

@@ -8,7 +8,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from execgraph.graph import ARCHITECTURES, Stage, build_graph
-from execgraph.nodes.models import ScriptedChatModel
+from execgraph.testing import ScriptedChatModel
 from execgraph.tools.adapters import FileAdapter
 from tests.support.snapshots import assert_snapshot
 

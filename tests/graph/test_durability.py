@@ -16,10 +16,10 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from execgraph.graph import build_graph
 from execgraph.graph.build import DEFAULT_DURABILITY
-from execgraph.nodes.models import ScriptedChatModel
 from execgraph.state.events import Event, EventType
 from execgraph.state.store.base import Claim, Reservation
 from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.testing import ScriptedChatModel
 from execgraph.tools import InvokeContext, tool_spec
 
 

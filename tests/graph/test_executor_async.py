@@ -12,7 +12,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from execgraph.graph import build_graph
-from execgraph.nodes.models import ScriptedChatModel
+from execgraph.testing import ScriptedChatModel
 from execgraph.tools import tool_spec
 
 WIDTH = 10

@@ -17,11 +17,11 @@ from langgraph.types import Command
 from execgraph.graph import build_graph
 from execgraph.graph.executor import build_executor
 from execgraph.nodes.executor.deps import ExecutorDeps
-from execgraph.nodes.models import ScriptedChatModel
 from execgraph.state.errors import StoreError
 from execgraph.state.events import Event
 from execgraph.state.store import Claim, Reservation
 from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.testing import ScriptedChatModel
 from execgraph.tools import PolicyEngine, ToolRegistry, ToolSpec, tool_spec
 from tests.support.executor import SECRET, Counter, config, request
 

@@ -14,8 +14,8 @@ from langgraph.types import Command
 
 from execgraph.graph import build_graph
 from execgraph.nodes.cancel import request_cancel
-from execgraph.nodes.models import ScriptedChatModel
 from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.testing import ScriptedChatModel
 from execgraph.tools import tool_spec
 from tests.support.executor import Counter
 

@@ -15,7 +15,6 @@ from execgraph.graph import build_graph
 from execgraph.graph.build import ARCHITECTURES
 from execgraph.graph.executor import build_executor
 from execgraph.nodes.executor.deps import ExecutorDeps
-from execgraph.nodes.models import ScriptedChatModel
 from execgraph.state.contracts import Actor, BudgetKind, StopCondition, SuccessCheck, TaskSpec
 from execgraph.state.schema import (
     ActorInput,
@@ -26,6 +25,7 @@ from execgraph.state.schema import (
     TaskInput,
 )
 from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.testing import ScriptedChatModel
 from execgraph.tools import tool_spec
 from execgraph.tools.policy import PolicyEngine
 from execgraph.tools.registry import ToolRegistry

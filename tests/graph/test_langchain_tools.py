@@ -24,8 +24,8 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command, interrupt
 
 from execgraph import build_graph, tool_spec
-from execgraph.nodes.models import ScriptedChatModel
 from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.testing import ScriptedChatModel
 from tests.support.executor import Counter
 
 pytestmark = pytest.mark.timeout(120)

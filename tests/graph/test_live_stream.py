@@ -14,9 +14,9 @@ from langgraph.types import Command
 
 from execgraph.graph import build_graph
 from execgraph.nodes.executor import progress
-from execgraph.nodes.models import ScriptedChatModel
 from execgraph.state.events import EventType
 from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.testing import ScriptedChatModel
 from execgraph.tools import tool_spec
 
 _seen_tick = threading.Event()

@@ -15,8 +15,8 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from execgraph.graph import build_graph
-from execgraph.nodes.models import ScriptedChatModel
 from execgraph.state.reducers import MESSAGES_WINDOW
+from execgraph.testing import ScriptedChatModel
 from execgraph.tools import tool_spec
 
 

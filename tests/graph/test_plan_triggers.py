@@ -16,11 +16,11 @@ from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from execgraph.graph import build_graph
-from execgraph.nodes.models import ScriptedChatModel
 from execgraph.state.contracts import Evidence
 from execgraph.state.errors import StateGuardMismatch
 from execgraph.state.events import EventType
 from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.testing import ScriptedChatModel
 from execgraph.tools import AdapterOutput, tool_spec
 
 _ids = itertools.count()

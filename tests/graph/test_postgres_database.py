@@ -14,10 +14,10 @@ import pytest
 from langgraph.types import Command
 
 from execgraph.graph import build_graph
-from execgraph.graph.postgres import SharedPostgresSaver
-from execgraph.nodes.models import ScriptedChatModel
+from execgraph.persistence.postgres import SharedPostgresSaver
 from execgraph.state.errors import StoreError, UsageError
 from execgraph.state.store.postgres import PostgresExecutionStore
+from execgraph.testing import ScriptedChatModel
 from tests.support.pg_runs import answer, build_app, cfg, effects, spawn, task
 
 pytestmark = pytest.mark.timeout(300)

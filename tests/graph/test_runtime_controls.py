@@ -14,9 +14,9 @@ from langgraph.types import Command
 
 from execgraph.graph import build_graph
 from execgraph.nodes.cancel import request_cancel
-from execgraph.nodes.models import ScriptedChatModel
 from execgraph.state.errors import ToolCancelled
 from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.testing import ScriptedChatModel
 from execgraph.tools import AdapterOutput, InvokeContext, tool_spec
 from execgraph.tools.adapters import FileAdapter
 from tests.support.executor import Counter

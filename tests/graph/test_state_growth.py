@@ -29,10 +29,10 @@ import execgraph.nodes
 import execgraph.state
 import execgraph.tools
 from execgraph.graph import build_graph
-from execgraph.nodes.models import ScriptedChatModel
-from execgraph.nodes.turn import TURN_DESTINATIONS
+from execgraph.nodes.react import TURN_DESTINATIONS
 from execgraph.state.reducers import HISTORY_WINDOW, PROGRESS_MEMORY, REPLAY_WINDOW, RESULTS_WINDOW
 from execgraph.state.schema import SNAPSHOT_EVERY
+from execgraph.testing import ScriptedChatModel
 from execgraph.tools import tool_spec
 
 

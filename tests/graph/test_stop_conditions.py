@@ -10,8 +10,8 @@ from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from execgraph.graph import build_graph
-from execgraph.nodes.models import ScriptedChatModel
 from execgraph.state.errors import PermanentError
+from execgraph.testing import ScriptedChatModel
 from execgraph.tools import tool_spec
 
 

@@ -16,8 +16,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from execgraph.graph import Stage, build_graph
 from execgraph.nodes.cancel import request_cancel
-from execgraph.nodes.models import ScriptedChatModel
 from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.testing import ScriptedChatModel
 from execgraph.tools.adapters import FileAdapter
 
 

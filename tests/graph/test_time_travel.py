@@ -5,7 +5,7 @@ re-run the turns after it under the same thread id, so the same run id: each tur
 reply is the one the event log holds for that turn (looked up by its deterministic event
 id, as after a crash) and each call's result the one its execution record holds. Nothing
 is asked of the model again and no effect happens twice; to decide anew, start a new
-thread. (Documented in :mod:`execgraph.graph.entry`.)
+thread. (Documented in :mod:`execgraph.persistence.thread_bound`.)
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from execgraph.graph import build_graph
-from execgraph.nodes.models import ScriptedChatModel
 from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.testing import ScriptedChatModel
 from execgraph.tools import tool_spec
 from tests.support.executor import Counter
 

@@ -10,8 +10,8 @@ from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from execgraph.graph import build_graph
-from execgraph.nodes.models import ScriptedChatModel
 from execgraph.state.errors import ResponseLostError, ToolDeclarationError, TransientError
+from execgraph.testing import ScriptedChatModel
 from execgraph.tools import tool_spec
 from execgraph.tools.retry import RetryPolicy
 from tests.support.executor import Counter, config, make_deps, make_executor, request

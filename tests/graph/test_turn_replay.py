@@ -16,10 +16,10 @@ from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from execgraph.graph import build_graph
-from execgraph.nodes.models import ScriptedChatModel
 from execgraph.state.events import Event, EventType
 from execgraph.state.store.base import Claim, ExecutionRecord, Reservation
 from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.testing import ScriptedChatModel
 from execgraph.tools import tool_spec
 from tests.support.executor import Counter
 

@@ -19,8 +19,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from execgraph.graph import build_graph
 from execgraph.nodes.executor.invoke import CANCEL_GRACE_S
-from execgraph.nodes.models import ScriptedChatModel
 from execgraph.state.errors import ToolCancelled
+from execgraph.testing import ScriptedChatModel
 from execgraph.tools import InvokeContext, ToolSpec, tool_spec
 from execgraph.tools.adapters.fake import FakeAdapter
 from tests.reliability.scenarios import ARCHS, STAGES, TASK, budget_tool_calls

@@ -47,7 +47,7 @@ from execgraph.demo.corpus import CorpusAdapter
 from execgraph.demo.policy import OfflinePolicyModel
 from execgraph.demo.research import RESEARCH_CHECKS, publish_tool
 from execgraph.graph import build_graph
-from execgraph.nodes.models import ScriptedChatModel
+from execgraph.testing import ScriptedChatModel
 from execgraph.tools import AdapterOutput, InvokeContext, ToolSpec, tool_spec
 from execgraph.tools.adapters.files import FileAdapter
 

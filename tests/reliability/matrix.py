@@ -28,10 +28,10 @@ from typing import Any
 
 from execgraph.graph import build_graph
 from execgraph.nodes.cancel import request_cancel
-from execgraph.nodes.models import ScriptedChatModel
-from execgraph.nodes.models.scripted import ScriptExhausted
 from execgraph.state.events import Event
 from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.testing import ScriptedChatModel
+from execgraph.testing.scripted import ScriptExhausted
 from execgraph.tools.adapters.fake import FakeAdapter
 from tests.reliability.scenarios import ARCHS, FAULTS, STAGES, TASK, Cell
 

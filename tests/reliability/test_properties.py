@@ -28,10 +28,10 @@ from langchain_core.messages import AIMessage
 from execgraph.graph import build_graph
 from execgraph.nodes.executor.normalize import normalize
 from execgraph.nodes.executor.validate import validate
-from execgraph.nodes.models import ScriptedChatModel
 from execgraph.state.contracts import ToolExecutionRequest, ToolResult
 from execgraph.state.errors import ExecGraphError, PathEscapeError
 from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.testing import ScriptedChatModel
 from execgraph.tools import tool_spec
 from execgraph.tools.adapters.fake import SECRET as TOOL_SECRET
 from execgraph.tools.adapters.fake import FakeAdapter

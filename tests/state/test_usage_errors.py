@@ -73,8 +73,8 @@ def test_cli_error_keeps_its_exit_code() -> None:
 
 def test_usage_errors_are_importable_where_they_were() -> None:
     from execgraph.cli.runs import CliError
-    from execgraph.nodes.models import ModelConfigError
-    from execgraph.nodes.models.select import ModelConfigError as FromSelect
+    from execgraph.nodes.model import ModelConfigError
+    from execgraph.nodes.model.select import ModelConfigError as FromSelect
 
     assert CliError is errors.CliError
     assert ModelConfigError is FromSelect is errors.ModelConfigError
@@ -92,8 +92,9 @@ def _misuses(tmp_path: Path) -> dict[str, tuple[Callable[[], Any], type[UsageErr
     """One misuse per layer, and the UsageError it must raise."""
     from execgraph.cli.runs import check_run_id
     from execgraph.graph import build_graph
-    from execgraph.nodes.models import ScriptedChatModel, resolve_model
+    from execgraph.nodes.model import resolve_model
     from execgraph.state.store import open_store
+    from execgraph.testing import ScriptedChatModel
     from execgraph.tools import PolicyEngine, ToolRegistry, tool_spec
     from execgraph.tools.adapters import DatabaseAdapter, HttpAdapter
 

@@ -17,9 +17,9 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from execgraph.graph import Stage, build_graph
-from execgraph.nodes.models import ScriptedChatModel
 from execgraph.state.events import Event
 from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.testing import ScriptedChatModel
 from execgraph.tools.adapters.fake import Behaviour, FakeAdapter, Step
 
 __all__ = ["ARCHS", "STAGES", "AblationRun", "run_arch", "task"]

@@ -14,8 +14,8 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage
 
 from execgraph.graph import build_graph
-from execgraph.nodes.models import ScriptedChatModel
 from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.testing import ScriptedChatModel
 
 __all__ = [
     "call",

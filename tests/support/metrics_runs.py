@@ -17,9 +17,9 @@ from langgraph.types import Command
 
 from execgraph.demo.build import build_demo_graph, demo_task
 from execgraph.graph import build_graph
-from execgraph.nodes.models import ScriptedChatModel
 from execgraph.state.events import Event, EventType, make_event
 from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.testing import ScriptedChatModel
 from execgraph.tools.adapters.fake import FakeAdapter
 from tests.reliability.matrix import run_cell
 from tests.reliability.replies import finish, lookup, save

@@ -34,9 +34,9 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.types import Command
 
 from execgraph.graph import build_graph
-from execgraph.graph.compiled import RunGraph
-from execgraph.nodes.models import ScriptedChatModel
+from execgraph.state.compiled import RunGraph
 from execgraph.state.errors import ExecGraphError
+from execgraph.testing import ScriptedChatModel
 from execgraph.tools import tool_spec
 
 __all__ = ["Server", "answer", "app_op", "build_app", "cfg", "effects", "run_op", "spawn", "task"]

@@ -22,9 +22,9 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage
 
 from execgraph.graph import build_graph
-from execgraph.graph.compiled import RunGraph
-from execgraph.nodes.models import ScriptedChatModel
+from execgraph.state.compiled import RunGraph
 from execgraph.temporal import RunSpec, RunView, TemporalRuns, make_worker
+from execgraph.testing import ScriptedChatModel
 from execgraph.tools import InvokeContext, tool_spec
 
 __all__ = [

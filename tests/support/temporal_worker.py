@@ -25,8 +25,8 @@ from typing import Any
 from temporalio.client import Client
 
 from execgraph.graph import build_graph
-from execgraph.graph.compiled import RunGraph
-from execgraph.graph.postgres import open_database
+from execgraph.persistence.postgres import open_database
+from execgraph.state.compiled import RunGraph
 from execgraph.temporal.messages import RunSpec
 from execgraph.temporal.worker import make_worker
 from execgraph.tools import AdapterOutput, InvokeContext, ToolSpec

@@ -17,7 +17,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from execgraph import build_graph
-from execgraph.nodes.models import ScriptedChatModel
+from execgraph.testing import ScriptedChatModel
 from execgraph.tools.annotations import declared_by_hints
 from execgraph.tools.mcp import mcp_tools
 

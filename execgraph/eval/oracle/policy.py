@@ -42,7 +42,7 @@ from execgraph.eval.oracle.reply import CONTROLS, Reply, control, to_message
 from execgraph.eval.oracle.transcript import observe
 from execgraph.eval.oracle.walk import Walk
 from execgraph.eval.tasks.common import Script, Seen, Step
-from execgraph.nodes.models.binding import ToolBindingChatModel, offered_names
+from execgraph.testing.binding import ToolBindingChatModel, offered_names
 
 __all__ = ["POLICY_MODEL_NAME", "POLICY_PRICES", "OraclePolicy"]
 

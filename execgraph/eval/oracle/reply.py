@@ -16,7 +16,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage
 
 from execgraph.eval.oracle.transcript import text_of
-from execgraph.nodes.models.scripted import estimate_tokens
+from execgraph.testing.scripted import estimate_tokens
 
 __all__ = ["CONTROLS", "Reply", "control", "to_message"]
 

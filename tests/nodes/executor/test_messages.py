@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from execgraph.nodes.context import observation_text as model_sees
+from execgraph.nodes.context.projection import observation_text as model_sees
 from execgraph.nodes.executor.messages import observation_text, tool_message
 from execgraph.state.errors import MODEL_RETRY_CHARS
 

@@ -9,11 +9,11 @@ from typing import Any
 from langchain_core.messages import AIMessage
 
 from execgraph.graph import build_graph
-from execgraph.nodes.models import ScriptedChatModel
 from execgraph.state.events import EventType, make_event
 from execgraph.state.store import ExecutionStore
 from execgraph.state.store.shared_values import INLINE_CHARS, MARK, restore_shared, shared_refs
 from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.testing import ScriptedChatModel
 from execgraph.tools.adapters.files import FileAdapter
 
 LONG = "é" + "0123456789abcdef" * (INLINE_CHARS // 8)  # two thresholds long, not ASCII

@@ -1,0 +1,188 @@
+"""build_graph: one entry point for the four architectures, with embedded defaults.
+
+With no store and no checkpointer, a run persists under a local directory (``.execgraph``
+in the working directory, or ``$EXECGRAPH_HOME``): SQLite checkpoints (LangGraph's
+``SqliteSaver``, serving ``invoke`` and ``ainvoke`` alike, see
+:mod:`execgraph.persistence.saver`) and the SQLite execution store side by side, plus the
+approval secret that signs out-of-band approval tokens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+
+from execgraph.graph.hybrid import build_hybrid
+from execgraph.graph.plan_execute import build_plan_execute
+from execgraph.graph.react import build_react
+from execgraph.graph.workflow import Stage, build_workflow
+from execgraph.nodes.deps import CheckFn, RunDeps
+from execgraph.nodes.executor.deps import ExecutorDeps
+from execgraph.nodes.model.prices import PRICES_KEY, price_table
+from execgraph.nodes.model.select import resolve_model
+from execgraph.nodes.toolset import DeclaredRegistry
+from execgraph.persistence.saver import open_embedded_saver
+from execgraph.persistence.thread_bound import thread_bound
+from execgraph.state.compiled import RunGraph
+from execgraph.state.errors import UsageError
+from execgraph.state.home import Home
+from execgraph.state.store.base import ExecutionStore
+from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.tools.policy import PolicyEngine, PolicyRule
+from execgraph.tools.registry import ToolLike
+
+_POSTGRES_SCHEMES = ("postgresql://", "postgres://", "postgresql+psycopg://")
+
+__all__ = [
+    "ARCHITECTURES",
+    "DEFAULT_DURABILITY",
+    "Architecture",
+    "build_graph",
+]
+
+Architecture = Literal["workflow", "react", "plan_execute", "hybrid"]
+ARCHITECTURES: tuple[str, ...] = ("workflow", "react", "plan_execute", "hybrid")
+#: What ``invoke`` uses unless told otherwise (see the end of :func:`build_graph`).
+DEFAULT_DURABILITY: Literal["async"] = "async"
+
+
+def _shared_state(database: str, store: Any, checkpointer: Any) -> tuple[ExecutionStore, Any]:
+    """The store and the checkpointer on ``database`` (:mod:`execgraph.persistence.postgres`)."""
+    if store is not None or checkpointer is not None:
+        raise UsageError(
+            "database= names the execution store and the checkpointer both: pass it "
+            "without store= or checkpointer="
+        )
+    if not database.startswith(_POSTGRES_SCHEMES):
+        raise UsageError("database= takes a postgresql:// DSN (the embedded default needs none)")
+    from execgraph.persistence.postgres import open_database  # psycopg: the postgres extra
+
+    return open_database(database)
+
+
+def build_graph(
+    arch: Architecture | str,
+    *,
+    model: BaseChatModel | str,
+    tools: Iterable[ToolLike],
+    policy: PolicyEngine | Iterable[PolicyRule | Mapping[str, Any]] | None = None,
+    store: ExecutionStore | None = None,
+    checkpointer: Any = None,
+    workspace: str | Path | None = None,
+    home: str | Path | None = None,
+    checks: Mapping[str, CheckFn] | None = None,
+    stages: Iterable[Stage] | None = None,
+    approval_secret: bytes | None = None,
+    name: str | None = None,
+    model_kwargs: Mapping[str, Any] | None = None,
+    prices: Mapping[str, Mapping[str, float]] | None = None,
+    database: str | None = None,
+    **settings: Any,
+) -> RunGraph:
+    """Compile one of the four architectures over the same executor and state.
+
+    Args:
+        arch: ``"workflow"``, ``"react"``, ``"plan_execute"`` or ``"hybrid"``.
+        model: A chat model with ``bind_tools``, or a ``"provider:model"`` string.
+        tools: ToolSpecs, LangChain tools, or adapters (all their tools). A LangChain
+            tool declares its effect in its metadata or tags (``metadata={"effect":
+            "read"}``, :mod:`execgraph.tools.langchain`); one that declares none is
+            ``irreversible``, so every call of it waits for a person.
+        policy: A PolicyEngine, or rules for one (default: effect-based defaults).
+        store: Execution store (default: SQLite under ``home``).
+        checkpointer: LangGraph checkpointer (default: LangGraph's SqliteSaver under
+            ``home``, for sync and async runs alike; ``False`` compiles without one, as
+            LangGraph Studio wants).
+        workspace: Directory file paths are confined to (default: ``home/workspace``).
+        home: Directory for the embedded defaults (default: ``$EXECGRAPH_HOME`` or
+            ``./.execgraph``; its layout: :class:`~execgraph.state.home.Home`).
+        checks: Extra success-check kinds.
+        stages: The fixed stages of the ``workflow`` architecture.
+        approval_secret: HMAC key for approval tokens (default: generated once under home).
+        name: Graph name (default: ``arch``).
+        model_kwargs: Passed to ``init_chat_model`` when ``model`` is a string
+            (``base_url``, ``api_key``, ``temperature``, ...).
+        prices: USD per million tokens by the model name a reply reports, for the
+            ``cost_usd`` budget: ``{"gpt-4o-mini": {"input_per_mtok": 0.15,
+            "output_per_mtok": 0.60}}`` (see :mod:`execgraph.nodes.model.prices`). A reply of a
+            model without a price costs 0 and is counted in
+            ``budget["used"]["unpriced_model_calls"]``. Tools declare their own cost
+            (``tool_spec(cost_usd=...)``).
+        **settings: RunDeps settings (max_repairs, loop_threshold, history_turns, ...), and
+            the ablations (seed 002 §15.1), each turning one mechanism off so a run can
+            measure what it buys on the same task (:class:`~execgraph.nodes.deps.RunDeps`):
+
+            - ``tools_enabled=False``: only the control tools are offered (finish, ask_user,
+              abort; plan-and-execute's submit_plan, taking only an empty plan, and
+              revise_plan); a tool the model calls anyway is refused as not offered
+              (``tool.denied``), never run.
+            - ``verifier_gate=False``: a finish ends the run COMPLETED without running the
+              success checks; its ``verifier.verdict`` event says ``"gated": false``.
+            - ``loop_guard=False``: turns without progress never stop the run; budgets and
+              the deadline still do.
+            - ``context="full"``: the model input carries every turn, whole observations
+              and every evidence item, read from the run's record (default
+              ``"projected"``: the bounded state projection).
+
+            ``build_graph("react", ..., verifier_gate=False, context="full")``.
+
+    Raises:
+        UsageError: unknown architecture, a malformed price table (also a ValueError),
+            an ablation setting that is not a bool (``context``: not ``"projected"`` or
+            ``"full"``), or ``database=`` with ``store=`` or ``checkpointer=``.
+        StoreError: ``database=`` names a database that cannot be reached or set up.
+    """
+    if arch not in ARCHITECTURES:
+        raise UsageError(f"unknown architecture {arch!r}; choose one of {', '.join(ARCHITECTURES)}")
+    table = price_table(prices or {})
+    if database is not None:
+        store, checkpointer = _shared_state(database, store, checkpointer)
+    base = Home.at(home)
+    root = Path(workspace) if workspace is not None else base.workspace
+    root.mkdir(parents=True, exist_ok=True)
+    engine = policy if isinstance(policy, PolicyEngine) else PolicyEngine(policy or ())
+    executor = ExecutorDeps(
+        registry=DeclaredRegistry(tools),  # refuses reserved and colliding names
+        policy=engine,
+        store=store if store is not None else SqliteExecutionStore(base.exec_db),
+        approval_secret=approval_secret or base.secret(workspace=root),
+    )
+    deps = RunDeps(
+        model=resolve_model(model, **dict(model_kwargs or {})),
+        executor=executor,
+        workspace_root=str(root.resolve()),
+        checks=dict(checks or {}),
+        **settings,
+    )
+    if checkpointer is None:
+        checkpointer = open_embedded_saver(base.checkpoints_db)
+    saver = None if checkpointer is False else checkpointer
+    builders: dict[str, Callable[..., RunGraph]] = {
+        "react": build_react,
+        "workflow": partial_workflow(stages),
+        "plan_execute": build_plan_execute,
+        "hybrid": build_hybrid,
+    }
+    # Durability: LangGraph's own default, "async" (``DEFAULT_DURABILITY``; pinned by a
+    # test), because a checkpoint is a snapshot here, not the record. What a crash must not
+    # lose is in the execution store before it acts: a turn's model reply is logged before
+    # its calls run (and replayed, never asked again, when a lost checkpoint makes the turn
+    # re-run), and a write's record is on disk before its tool starts. So the checkpoint
+    # is written beside the next step, not before it; ``invoke`` still returns only once it
+    # is on disk. ``invoke(..., durability="sync")`` waits at every step instead.
+    graph = builders[arch](deps, checkpointer=saver, name=name or arch)
+    # The nodes that call a model read the prices from the run's config.
+    graph = graph.with_config(configurable={PRICES_KEY: table}) if table else graph
+    return thread_bound(graph, executor.store)
+
+
+def partial_workflow(stages: Iterable[Stage] | None) -> Callable[..., RunGraph]:
+    """The workflow builder with its stages bound."""
+
+    def build(deps: RunDeps, *, checkpointer: Any, name: str) -> RunGraph:
+        return build_workflow(deps, stages=stages, checkpointer=checkpointer, name=name)
+
+    return build

@@ -1,0 +1,87 @@
+"""Hybrid: fixed phases (scope → collect → analyze → publish → accept), ReAct inside collect.
+
+Phases without tools the task may use are skipped (see :mod:`execgraph.nodes.hybrid`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from functools import partial
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+
+from execgraph.graph.executor import executor
+from execgraph.nodes.admission import admit, route_admitted
+from execgraph.nodes.decide import decide
+from execgraph.nodes.deps import RunDeps
+from execgraph.nodes.dispatch import dispatch, fan_out
+from execgraph.nodes.hybrid import (
+    PHASE_INSTRUCTIONS,
+    PHASES,
+    approve_publish,
+    open_phases,
+    phase_step,
+    route_opened,
+    route_phase,
+    route_phase_decision,
+)
+from execgraph.nodes.turn_progress import observe
+from execgraph.nodes.verify import route_verify, verify
+from execgraph.state.compiled import RunGraph
+from execgraph.state.schema import RunInput, RunState
+
+__all__ = ["build_hybrid"]
+
+
+def build_hybrid(deps: RunDeps, *, checkpointer: Any = None, name: str = "hybrid") -> RunGraph:
+    """Compile the hybrid graph over ``deps``."""
+    builder = StateGraph(RunState, input_schema=RunInput)
+    builder.add_node("admit", partial(admit, deps=deps))
+    builder.add_node("scope", partial(open_phases, deps=deps))
+    # A phase's finish leads to the next phase with tools; the last one's is the result.
+    exits = {
+        "collect": ["dispatch", "analyze", "publish", "verify_finish"],
+        "analyze": ["dispatch", "publish", "verify_finish"],
+        "publish": ["approve", "verify_finish"],
+    }
+    for phase in PHASES:
+        builder.add_node(phase, partial(phase_step, deps=deps, phase=phase))
+        decided = partial(route_phase_decision, deps=deps)
+        builder.add_conditional_edges(phase, decided, exits[phase])
+    builder.add_node("approve", partial(approve_publish, deps=deps))
+    builder.add_node("dispatch", partial(dispatch, deps=deps))
+    builder.add_node("executor", executor(deps.executor))
+    builder.add_node("observe", observe)
+    # The verifier twice: as the stop controller after each tool turn, and on the result
+    # (the last phase's finish, or what the accept phase states after a publish).
+    builder.add_node("check_stop", partial(verify, deps=deps))
+    builder.add_node(
+        "accept",
+        partial(
+            decide,
+            deps=deps,
+            tools=(),
+            controls=("finish",),
+            instruction=PHASE_INSTRUCTIONS["accept"],
+        ),
+    )
+    builder.add_node("verify_finish", partial(verify, deps=deps))
+    builder.add_node("reopen", partial(open_phases, deps=deps))
+    builder.add_edge(START, "admit")
+    builder.add_conditional_edges("admit", route_admitted, {"run": "scope", "end": END})
+    opened: dict[Hashable, str] = {p: p for p in (*PHASES, "accept")}
+    builder.add_conditional_edges("scope", route_opened, opened)
+    builder.add_conditional_edges("dispatch", partial(fan_out, deps=deps), ["executor", "observe"])
+    builder.add_conditional_edges("approve", partial(fan_out, deps=deps), ["executor", "observe"])
+    builder.add_edge("executor", "observe")
+    builder.add_edge("observe", "check_stop")
+    builder.add_conditional_edges(
+        "check_stop",
+        route_phase,
+        {"collect": "collect", "analyze": "analyze", "accept": "accept", "end": END},
+    )
+    builder.add_edge("accept", "verify_finish")
+    builder.add_conditional_edges("verify_finish", route_verify, {"continue": "reopen", "end": END})
+    builder.add_conditional_edges("reopen", route_opened, opened)
+    return builder.compile(checkpointer=checkpointer, name=name)

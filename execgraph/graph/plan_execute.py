@@ -1,0 +1,78 @@
+"""Plan-and-execute: plan → parallel waves of ready steps → answer → verify; replan on triggers."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+
+from execgraph.graph.executor import executor
+from execgraph.nodes.admission import admit, route_admitted
+from execgraph.nodes.decide import decide
+from execgraph.nodes.deps import RunDeps
+from execgraph.nodes.dispatch import fan_out
+from execgraph.nodes.plan_execute import (
+    assess,
+    plan,
+    rejected,
+    respond_instruction,
+    route_assess,
+    route_respond,
+    schedule,
+)
+from execgraph.nodes.turn_progress import observe
+from execgraph.nodes.verify import route_verify, verify
+from execgraph.state.compiled import RunGraph
+from execgraph.state.schema import RunInput, RunState
+
+__all__ = ["build_plan_execute"]
+
+
+def build_plan_execute(
+    deps: RunDeps, *, checkpointer: Any = None, name: str = "plan_execute"
+) -> RunGraph:
+    """Compile the plan-and-execute graph over ``deps``."""
+    builder = StateGraph(RunState, input_schema=RunInput)
+    builder.add_node("admit", partial(admit, deps=deps))
+    builder.add_node("plan", partial(plan, deps=deps))
+    builder.add_node("schedule", partial(schedule, deps=deps))
+    builder.add_node("executor", executor(deps.executor))
+    builder.add_node("observe", observe)
+    # The verifier twice: as the stop controller after each wave, and on the answer.
+    builder.add_node("check_stop", partial(verify, deps=deps))
+    builder.add_node("assess", partial(assess, deps=deps))
+    builder.add_node(
+        "respond",
+        partial(
+            decide,
+            deps=deps,
+            tools=(),
+            controls=("finish", "revise_plan", "abort"),
+            instruction=respond_instruction,
+        ),
+    )
+    builder.add_node("verify_finish", partial(verify, deps=deps))
+    builder.add_node("rejected", partial(rejected, deps=deps))
+    builder.add_edge(START, "admit")
+    builder.add_conditional_edges("admit", route_admitted, {"run": "plan", "end": END})
+    builder.add_conditional_edges("plan", route_verify, {"continue": "schedule", "end": END})
+    builder.add_conditional_edges("schedule", partial(fan_out, deps=deps), ["executor", "observe"])
+    builder.add_edge("executor", "observe")
+    builder.add_edge("observe", "check_stop")
+    builder.add_conditional_edges("check_stop", route_verify, {"continue": "assess", "end": END})
+    builder.add_conditional_edges(
+        "assess",
+        route_assess,
+        {"schedule": "schedule", "plan": "plan", "respond": "respond", "end": END},
+    )
+    builder.add_conditional_edges("respond", route_respond, ["rejected", "verify_finish"])
+    builder.add_conditional_edges(
+        "verify_finish", route_verify, {"continue": "rejected", "end": END}
+    )
+    builder.add_conditional_edges(
+        "rejected",
+        route_assess,
+        {"schedule": "schedule", "plan": "plan", "respond": "respond", "end": END},
+    )
+    return builder.compile(checkpointer=checkpointer, name=name)

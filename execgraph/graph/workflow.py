@@ -1,0 +1,76 @@
+"""Fixed workflow: stage 1 → … → stage n → conclude → verify, each stage through the executor."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable
+from functools import partial
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+
+from execgraph.graph.executor import executor
+from execgraph.nodes.admission import admit, route_admitted
+from execgraph.nodes.decide import decide
+from execgraph.nodes.deps import RunDeps
+from execgraph.nodes.dispatch import dispatch, fan_out
+from execgraph.nodes.toolset import declaration_order
+from execgraph.nodes.turn_progress import observe
+from execgraph.nodes.verify import verify
+from execgraph.nodes.workflow import (
+    Stage,
+    advance,
+    default_stages,
+    finalize,
+    route_after_stage,
+    route_stage,
+)
+from execgraph.state.compiled import RunGraph
+from execgraph.state.schema import RunInput, RunState
+
+__all__ = ["Stage", "build_workflow"]
+
+
+def build_workflow(
+    deps: RunDeps,
+    *,
+    stages: Iterable[Stage] | None = None,
+    checkpointer: Any = None,
+    name: str = "workflow",
+) -> RunGraph:
+    """Compile a fixed workflow over ``stages`` (default: one stage per tool, in the order
+    the tools were given)."""
+    steps = list(stages) if stages else default_stages(declaration_order(deps.executor.registry))
+    names = [f"stage_{s.name}" for s in steps]
+    builder = StateGraph(RunState, input_schema=RunInput)
+    builder.add_node("admit", partial(admit, deps=deps))
+    for node, stage in zip(names, steps, strict=True):
+        step = partial(
+            decide, deps=deps, tools=stage.tools, controls=(), instruction=stage.instruction
+        )
+        builder.add_node(node, step)
+        builder.add_conditional_edges(node, route_after_stage, ["dispatch", "advance"])
+    builder.add_node("dispatch", partial(dispatch, deps=deps))
+    builder.add_node("executor", executor(deps.executor))
+    builder.add_node("observe", observe)
+    # The verifier twice: as the stop controller after each observation, and on the answer.
+    builder.add_node("check_stop", partial(verify, deps=deps))
+    builder.add_node("advance", advance)
+    conclude = "Report the result of the workflow as the final output."
+    builder.add_node(
+        "conclude", partial(decide, deps=deps, tools=(), controls=("finish",), instruction=conclude)
+    )
+    builder.add_node("verify_finish", partial(verify, deps=deps))
+    builder.add_node("finalize", partial(finalize, deps=deps))
+    builder.add_edge(START, "admit")
+    first = names[0] if names else "conclude"
+    builder.add_conditional_edges("admit", route_admitted, {"run": first, "end": END})
+    builder.add_conditional_edges("dispatch", partial(fan_out, deps=deps), ["executor", "observe"])
+    builder.add_edge("executor", "observe")
+    builder.add_edge("observe", "check_stop")
+    builder.add_edge("check_stop", "advance")
+    targets: dict[Hashable, str] = {**{n: n for n in names}, "conclude": "conclude", "end": END}
+    builder.add_conditional_edges("advance", partial(route_stage, names=names), targets)
+    builder.add_edge("conclude", "verify_finish")
+    builder.add_edge("verify_finish", "finalize")
+    builder.add_edge("finalize", END)
+    return builder.compile(checkpointer=checkpointer, name=name)

@@ -1,0 +1,225 @@
+"""Admission: a TaskSpec becomes a TaskContract, or is rejected before any model call.
+
+A task is rejected when its frame is broken — an allowed action no tool provides, a success
+check of a kind nobody can evaluate, a budget of zero, a deadline already past — so a run
+never spends a model call on a task it cannot finish.
+
+The request is the input's task, or its last human message (:mod:`execgraph.nodes.run_input`).
+A thread runs one request at a time: while its run is under way (``RUNNING``, ``WAITING``)
+the run keeps its contract, whatever the input. Once it has finished, a new request on
+the thread — the next human message, as with ``create_agent``, or a different task —
+starts the thread's next run: a new contract (the same run id, the thread's), a fresh
+budget, loop guard and plan, while the thread's record stays (its events, results and
+evidence in the store, the bounded windows in state, the conversation and the turns the
+model sees). Turn and call ids keep counting, so nothing of the earlier run is replayed
+or mistaken for the new one's. The same input again brings nothing new: the finished
+state is returned as it is. A thread whose run was cancelled takes no new request: a
+cancel request stands for the thread, so the caller is told to use a new ``thread_id``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Overwrite
+from pydantic import ValidationError
+
+from execgraph.nodes.cancel import cancel_requested
+from execgraph.nodes.checks import BUILTIN_CHECKS
+from execgraph.nodes.deps import CONTROL_TOOLS, RunDeps
+from execgraph.nodes.executor.validate import schema_message
+from execgraph.nodes.run_input import Request, new_request, read_request
+from execgraph.state.contracts import BudgetKind, RunStatus, TaskContract, TaskSpec, Workspace
+from execgraph.state.errors import AdmissionError, UsageError
+from execgraph.state.events import EventType, make_event
+from execgraph.state.schema import RunState
+
+__all__ = ["DEFAULT_BUDGETS", "admit", "build_contract", "route_admitted", "run_id_of"]
+
+DEFAULT_BUDGETS = {BudgetKind.MODEL_CALLS: 50.0, BudgetKind.TOOL_CALLS: 100.0}
+"""Caps applied when a task sets none: no run may loop without limit."""
+
+
+def run_id_of(config: RunnableConfig | None) -> str:
+    """The run id is the LangGraph thread id."""
+    configurable = (config or {}).get("configurable", {})
+    return str(configurable.get("thread_id") or "run")
+
+
+def build_contract(task: dict[str, Any], deps: RunDeps, run_id: str, now: float) -> TaskContract:
+    """Check the task against what this runtime can do.
+
+    Raises:
+        AdmissionError: with a reason a user can act on.
+    """
+    try:
+        spec = TaskSpec.model_validate(task)
+    except ValidationError as exc:
+        raise AdmissionError(f"the task is malformed: {schema_message(exc)}") from None
+    available = deps.executor.registry.names()
+    clashes = sorted(set(available) & set(CONTROL_TOOLS))
+    if clashes:
+        raise AdmissionError(f"tool names reserved for run control: {', '.join(clashes)}")
+    allowed = available if spec.allowed_actions is None else list(spec.allowed_actions)
+    missing = sorted(set(allowed) - set(available))
+    if missing:
+        raise AdmissionError(f"allowed_actions names tools that are not registered: {missing}")
+    kinds = set(BUILTIN_CHECKS) | set(deps.checks)
+    unknown = sorted({c.kind for c in spec.success_checks} - kinds)
+    if unknown:
+        raise AdmissionError(f"success checks of unknown kind: {unknown}")
+    for check in spec.success_checks:
+        if check.kind == "tool_succeeded" and check.target not in allowed:
+            raise AdmissionError(f"success check needs tool {check.target!r}, not allowed here")
+    _check_limits(spec)
+    try:  # a malformed rule refuses the task now, not a call later
+        deps.executor.policy.with_rules(spec.approval_rules)
+    except UsageError as exc:
+        raise AdmissionError(f"approval_rules: {exc.message}") from None
+    return TaskContract(
+        run_id=run_id,
+        actor=spec.actor,
+        goal=spec.goal,
+        deliverables=spec.deliverables,
+        allowed_actions=sorted(allowed),
+        success_checks=spec.success_checks,
+        stop_conditions=spec.stop_conditions,
+        budgets={**DEFAULT_BUDGETS, **spec.budgets},
+        deadline=None if spec.deadline_s is None else now + spec.deadline_s,
+        approval_rules=spec.approval_rules,
+        data_scope=spec.data_scope,
+        workspace=Workspace(id=run_id, root=deps.workspace_root),
+        idempotency_key=spec.idempotency_key,
+        max_argument_bytes=spec.max_argument_bytes,
+    )
+
+
+def _check_limits(spec: TaskSpec) -> None:
+    """Every budget and the deadline a finite positive number: NaN compares false with
+    every limit and infinity never runs out, so either would silently disable its cap.
+
+    Raises:
+        AdmissionError: naming each field that is not.
+    """
+    bad = {f"budgets.{kind}": v for kind, v in spec.budgets.items() if not 0 < v < math.inf}
+    if spec.deadline_s is not None and not math.isfinite(spec.deadline_s):
+        bad["deadline_s"] = spec.deadline_s
+    if bad:
+        named = ", ".join(f"{field} = {value:g}" for field, value in sorted(bad.items()))
+        raise AdmissionError(f"budgets must be positive and finite, deadline_s finite; got {named}")
+
+
+def _finished(state: RunState) -> bool:
+    status = state.get("status")
+    return status is not None and RunStatus(status).terminal
+
+
+def _fresh_start(state: RunState) -> dict[str, Any]:
+    """What a thread's next run starts without: the last run's verdict and position, and
+    the counters its limits apply to (budget, loop guard) and its plan, emptied.
+
+    The plan keeps its version with no steps, so the next plan's version (and the ids
+    of its steps' calls) follows the last one's instead of meeting its records again.
+    """
+    plan = state.get("plan")
+    emptied = None if plan is None else {"version": plan.get("version", 0), "steps": []}
+    return {
+        "output": None,
+        "error": None,
+        "verification": None,
+        "open_items": [],
+        "trigger": None,
+        "decisions": [],
+        "pending": [],
+        "offered": None,
+        "plan": Overwrite(emptied),
+        "budget": Overwrite({"used": {}, "charges": []}),
+        "progress": Overwrite({}),
+    }
+
+
+def admit(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str, Any]:
+    """Admit the input's request; a rejection ends the run FAILED with the reason and no
+    model call. A finished thread given a new request starts its next run (see above)."""
+    if state.get("contract") or state.get("admitted"):
+        if not _finished(state):
+            return {}  # a resumed or continued run keeps its contract
+        request = new_request(state)
+        if request is None:
+            return {}  # nothing new asked: the finished run stands
+        return _next_run(state, request, run_id_of(config), deps)
+    return _admit(state, read_request(state), run_id_of(config), deps)
+
+
+def _next_run(state: RunState, request: Request, run_id: str, deps: RunDeps) -> dict[str, Any]:
+    if cancel_requested(deps.executor.store, run_id):
+        reason = (
+            f"run {run_id} was cancelled, and a cancel request stands for its thread: "
+            "send the new request on a new thread_id"
+        )
+        event = _event(EventType.RUN_REJECTED, run_id, request, {"reason": reason})
+        deps.executor.store.append_events([event])
+        return {
+            "error": {"type": AdmissionError.__name__, "message": reason},
+            "admitted": request.admitted,
+            "events": {"recent": [event.event_id]},
+        }
+    update = _admit(state, request, run_id, deps)
+    # A terminal status is sticky (``sticky_status``): the next run overwrites it.
+    update["status"] = Overwrite(update["status"])
+    if update.get("contract") is None:
+        return {**update, "contract": None}
+    if "cursor" in state:
+        update["cursor"] = 0  # a fixed workflow starts again at its first stage
+    return {**_fresh_start(state), **update}
+
+
+def _event(type: EventType, run_id: str, request: Request, payload: dict[str, Any]) -> Any:
+    seq = request.seq if request.seq > 1 else None  # the first run's ids as they always were
+    return make_event(type, run_id, seq=seq, payload=payload)
+
+
+def _admit(state: RunState, request: Request, run_id: str, deps: RunDeps) -> dict[str, Any]:
+    now = time.time()
+    try:
+        if not request.spec:
+            raise AdmissionError("nothing was asked: give a task with a goal, or a human message")
+        contract = build_contract(request.spec, deps, run_id, now)
+    except AdmissionError as exc:
+        event = _event(EventType.RUN_REJECTED, run_id, request, {"reason": exc.message})
+        deps.executor.store.append_events([event])
+        return {
+            "status": RunStatus.FAILED.value,
+            "error": {"type": exc.type, "message": exc.message},
+            "output": None,
+            "admitted": request.admitted,
+            "events": {"recent": [event.event_id]},
+        }
+    event = _event(EventType.RUN_ADMITTED, run_id, request, {"goal": contract.goal})
+    deps.executor.store.append_events([event])
+    update: dict[str, Any] = {
+        "contract": contract.model_dump(mode="json"),
+        "status": RunStatus.RUNNING.value,
+        "started_at": now,
+        "admitted": request.admitted,
+        "events": {"recent": [event.event_id]},
+    }
+    if "turn" not in state:
+        update["turn"] = 0  # a thread's next run keeps counting turns: ids stay unique
+    if request.from_message:
+        update["task"] = request.spec  # what the run was asked, as a task reads it
+    else:  # the conversation opens with the request, as a human message (not a new one)
+        goal = HumanMessage(contract.goal, id=f"request:{run_id}:{request.seq}")
+        update["messages"] = [goal]
+        update["admitted"] = {**request.admitted, "message": goal.id}
+    return update
+
+
+def route_admitted(state: RunState) -> str:
+    """Run when a contract is admitted and its run is not over; else end at once (a
+    rejected task, or a finished thread given nothing new)."""
+    return "run" if state.get("contract") and not _finished(state) else "end"

@@ -1,0 +1,254 @@
+"""The verifier and stop controller: the only place a run becomes COMPLETED.
+
+Every turn ends here. A cancel request (logged by anyone, from any process) stops the run
+CANCELLED first. A model's ``finish`` (or plain answer) is a candidate: it is accepted
+only when every success check holds on evidence; otherwise the rejection and its reasons
+go back to the model. Every judgement is logged as a ``verifier.verdict`` event with
+``"gated": true``; with the gate off (``RunDeps.verifier_gate``, an ablation) a finish is
+accepted unjudged, no check runs, and its verdict says ``"gated": false``. Then, in
+order: abort, loop guard, budgets and deadline, and the task's stop conditions decide
+whether the run stops (FAILED, BUDGET_EXHAUSTED with the confirmed partial result and the
+open items) or goes on.
+
+What a finish is accepted on. With success checks, on every one of them holding over the
+run's whole record. With none (a bare goal, ``{"messages": [...]}`` as with
+``create_agent``), on *some* evidence: at least one item in the run's record, verified or
+not. Every successful tool call leaves one (an ordinary ``@tool_spec`` function or
+LangChain tool an unverified ``observation``, see :mod:`execgraph.nodes.executor.evidence`),
+so a result the run looked something up for is accepted, and a finish with nothing
+observed behind it is not. That is a floor, not a judgement of the answer: a task that
+needs more says so with checks — ``min_evidence`` (at least N items, optionally verified
+ones, seed 002 §13), ``evidence`` of a kind, ``output_contains``, its own kinds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from execgraph.nodes.budget import exhausted
+from execgraph.nodes.cancel import cancel_requested
+from execgraph.nodes.checks import BUILTIN_CHECKS
+from execgraph.nodes.deps import RunDeps
+from execgraph.nodes.run_input import run_seq
+from execgraph.nodes.run_record import full_view
+from execgraph.state.contracts import Decision, DecisionKind, RunStatus, TaskContract
+from execgraph.state.events import EventType, make_event
+from execgraph.state.schema import RunState
+
+__all__ = [
+    "evaluate",
+    "is_terminal",
+    "route_verify",
+    "stop_condition",
+    "stop_update",
+    "verify",
+]
+
+_NO_EVIDENCE = "no evidence supports the result: act with tools before finishing"
+
+
+def is_terminal(state: Mapping[str, Any]) -> bool:
+    """True once the run has a terminal status."""
+    status = state.get("status")
+    return status is not None and RunStatus(status).terminal
+
+
+def evaluate(
+    contract: TaskContract, view: Mapping[str, Any], deps: RunDeps
+) -> tuple[list[str], list[str]]:
+    """Success checks on ``view`` -> (passed descriptions, failure reasons).
+
+    With no checks in the contract, a result still needs some evidence behind it (one
+    item, verified or not). The checks see the run's whole record
+    (:func:`execgraph.nodes.run_record.full_view`), not state's window.
+    """
+    view = full_view(view, contract.run_id, deps)
+    if not contract.success_checks:
+        return ([], []) if view.get("evidence") else ([], [_NO_EVIDENCE])
+    passed, failed = [], []
+    checks = {**BUILTIN_CHECKS, **deps.checks}
+    for check in contract.success_checks:
+        reason = checks[check.kind](check, view, contract)
+        label = check.description or " ".join(
+            str(part)
+            for part in (check.kind, check.count, check.target, check.value)
+            if part is not None and part != ""
+        )
+        if reason is None:
+            passed.append(label)
+        else:
+            failed.append(reason)
+    return passed, failed
+
+
+def _confirmed(state: Mapping[str, Any]) -> list[str]:
+    return [
+        f"[{e.get('kind')}] {e.get('source_id')}: {str(e.get('value', ''))[:160]}"
+        for e in (state.get("evidence") or {}).values()
+    ]
+
+
+def stop_update(
+    state: Mapping[str, Any],
+    contract: TaskContract,
+    deps: RunDeps,
+    status: RunStatus,
+    reason: str,
+    *,
+    output: str | None = None,
+) -> dict[str, Any]:
+    """A terminal update: status, reason, the confirmed partial result and the open items."""
+    view = full_view(state, contract.run_id, deps)
+    open_items: list[str] = []
+    if status is not RunStatus.COMPLETED:  # a completed run has no open items to list
+        _, open_items = evaluate(contract, {**view, "output": output or state.get("output")}, deps)
+    if output is None and status is not RunStatus.COMPLETED:
+        confirmed = _confirmed(view)
+        output = "Confirmed so far:\n" + ("\n".join(f"- {c}" for c in confirmed) or "- nothing")
+        if open_items:
+            output += "\nOpen:\n" + "\n".join(f"- {o}" for o in open_items)
+    payload = {"status": status.value, "reason": reason}
+    event = make_event(EventType.RUN_FINISHED, contract.run_id, seq=run_seq(state), payload=payload)
+    deps.executor.store.append_events([event])
+    update: dict[str, Any] = {
+        "status": status.value,
+        "output": output,
+        "open_items": open_items,
+        "events": {"recent": [event.event_id]},
+    }
+    if status is not RunStatus.COMPLETED:
+        update["error"] = {"type": status.value, "message": reason}
+    return update
+
+
+def verify(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str, Any]:
+    """Gate a finish on evidence, then decide: stop, or go on."""
+    if is_terminal(state):
+        return {}
+    contract = TaskContract.model_validate(state["contract"])
+    if cancel_requested(deps.executor.store, contract.run_id):
+        return stop_update(state, contract, deps, RunStatus.CANCELLED, "cancelled on request")
+    decisions = [Decision.model_validate(d) for d in state.get("decisions") or []]
+    turn = int(state.get("turn", 0))
+    update: dict[str, Any] = {}
+    for d in decisions:
+        if d.kind in (DecisionKind.FINISH, DecisionKind.ANSWER):
+            view = full_view(state, contract.run_id, deps)
+            passed, failed = (
+                evaluate(contract, {**view, "output": d.content}, deps)
+                if deps.verifier_gate
+                else ([], [])  # the gate is off: the finish stands unjudged
+            )
+            report: dict[str, Any] = {
+                "turn": turn,
+                "passed": passed,
+                "failed": failed,
+                "accepted": not failed,
+            }
+            if not deps.verifier_gate:  # state says so too; a judged report stays as it was
+                report["gated"] = False
+            verdict = make_event(
+                EventType.VERIFIER_VERDICT,
+                contract.run_id,
+                turn_id=f"t{turn}",
+                payload={**report, "gated": deps.verifier_gate},
+            )
+            deps.executor.store.append_events([verdict])
+            if not failed:
+                done = stop_update(
+                    view, contract, deps, RunStatus.COMPLETED, "verified", output=d.content
+                )
+                recent = [verdict.event_id, *done["events"]["recent"]]
+                return {**done, "events": {"recent": recent}, "verification": report}
+            update["events"] = {"recent": [verdict.event_id]}
+            note = "finish rejected: " + "; ".join(failed)
+            update["verification"] = report
+            update["feedback"] = [
+                {
+                    "id": f"t{turn}:finish",
+                    "turn": turn,
+                    "text": note,
+                    "tool_call_id": d.tool_call_id,
+                }
+            ]
+        if d.kind is DecisionKind.ABORT:
+            return stop_update(state, contract, deps, RunStatus.FAILED, f"aborted: {d.content}")
+    halt = stop_condition(state, contract, deps, cancel_checked=True)
+    if halt is not None:
+        stopped = stop_update(state, contract, deps, *halt)
+        judged = update.get("events", {}).get("recent", [])
+        recent = [*judged, *stopped["events"]["recent"]]
+        return {**update, **stopped, "events": {"recent": recent}}
+    return {**update, "decisions": [], "status": RunStatus.RUNNING.value}
+
+
+def stop_condition(
+    state: Mapping[str, Any],
+    contract: TaskContract,
+    deps: RunDeps,
+    *,
+    cancel_checked: bool = False,
+) -> tuple[RunStatus, str] | None:
+    """Why the run must stop now (cancel, loop guard, budgets, deadline), or None.
+
+    With ``deps.loop_guard`` off, turns without progress never stop the run here; the
+    budgets and the deadline still do.
+
+    One predicate for the verifier and for a turn deciding whether to ask the model at all,
+    so the two can never disagree.
+    """
+    if not cancel_checked and cancel_requested(deps.executor.store, contract.run_id):
+        return RunStatus.CANCELLED, "cancelled on request"
+    progress = state.get("progress") or {}
+    if deps.loop_guard and int(progress.get("stale", 0)) >= deps.loop_threshold:
+        reason = (
+            f"no progress: the last {progress['stale']} turns repeated actions without new evidence"
+        )
+        return RunStatus.FAILED, reason
+    spent = exhausted(contract, state)
+    if spent:
+        return RunStatus.BUDGET_EXHAUSTED, "budget exhausted: " + ", ".join(spent)
+    met = _stop_condition_met(state, contract, deps)
+    if met is not None:
+        return RunStatus.FAILED, f"stop condition: {met}"
+    return None
+
+
+def _stop_condition_met(
+    state: Mapping[str, Any], contract: TaskContract, deps: RunDeps
+) -> str | None:
+    """The first of the contract's stop conditions that holds, described, or None.
+
+    Counts come from the run's whole record (one aggregate query, asked only when the
+    task has stop conditions); a refusal is never reserved, so it is seen in the newest
+    results, which every turn observes.
+    """
+    if not contract.stop_conditions:
+        return None
+    counts = deps.executor.store.outcomes(contract.run_id)
+    for condition in contract.stop_conditions:
+        if condition.kind == "denied":
+            refused = [
+                r.get("tool_name") or r.get("call_id")
+                for r in (state.get("results") or {}).values()
+                if r.get("status") == "DENIED"
+            ]
+            if refused:
+                return f"a call of {refused[0]} was refused"
+            continue
+        outcome = "failed" if condition.kind == "tool_failed" else "unknown"
+        seen = sum(
+            c.count for c in counts if c.outcome == outcome and condition.target in (None, c.tool)
+        )
+        if seen >= condition.count:
+            which = f"{condition.target} " if condition.target else ""
+            return f"{seen} {which}call(s) ended {outcome} (limit {condition.count})"
+    return None
+
+
+def route_verify(state: Mapping[str, Any]) -> str:
+    """END once terminal; otherwise back to the architecture's next step."""
+    return "end" if is_terminal(state) else "continue"

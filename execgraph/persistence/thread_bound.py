@@ -1,0 +1,212 @@
+"""A run's entry points refuse a config without a thread id, saying what is missing, and
+every compiled graph (the executor alone too) a resume that carries no answer.
+
+The thread id is the run id: checkpoints, the execution log, idempotency keys and the
+model replies a re-run replays are all filed under it. LangGraph itself, given a
+checkpointer and no ``configurable`` at all, raises ``ValueError("Checkpointer requires one
+or more of the following 'configurable' keys: thread_id, checkpoint_ns, checkpoint_id")``;
+given a ``configurable`` without ``thread_id`` (a ``checkpoint_ns``, a user id, or the
+price table ``build_graph`` binds), it passes it on and the saver fails with a bare
+``KeyError: 'thread_id'``, as do ``get_state``, ``get_state_history`` and
+``update_state``. Without a checkpointer LangGraph needs no thread id, but every such run
+would share one run id and replay each other's logged replies. So every way into a
+compiled run graph — ``invoke``/``stream`` and their async twins (which all go through
+``stream``/``astream``), state reads and state updates — first checks the merged config
+and raises :class:`~execgraph.state.errors.UsageError` (a ``ValueError``, like
+LangGraph's) naming ``{"configurable": {"thread_id": ...}}``.
+
+Time travel forks the same run, so it replays rather than re-decides. A fork —
+``app.invoke(None, config_with_checkpoint_id)``, or ``update_state`` on an old checkpoint
+and then ``invoke`` — re-runs the turns after that checkpoint under the same thread id.
+Each turn's model reply is looked up in the execution log by its deterministic event id
+(run id, turn, attempt: ``execgraph.nodes.model.call.recorded_replies``), exactly as when
+a crash makes a turn run again, and each call's result comes from its execution record.
+So the model is not asked again for a turn it already answered, an effect is not
+repeated, and a state update made on the old checkpoint (a note, a changed value) does
+not change a decision already logged; turns past the last logged one call the model as
+usual. To have the model decide again from some point, start a new thread (a new run
+id) with the task, rather than forking the old one.
+
+One worker runs a thread at a time: ``stream`` and ``astream`` (so ``invoke`` and
+``ainvoke``) hold the thread's run lease in the execution store while they run, and a
+thread another live worker holds is refused at once with
+:class:`~execgraph.state.errors.RunInProgress` (:mod:`execgraph.persistence.run_lease`). State
+reads and updates take no lease.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import merge_configs
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import StateSnapshot, StateUpdate
+
+from execgraph.nodes.executor.approval import require_answer
+from execgraph.persistence.run_lease import held_run
+from execgraph.state.compiled import ExecutorGraph, RunGraph
+from execgraph.state.errors import UsageError
+from execgraph.state.schema import (
+    ExecutorInput,
+    ExecutorOutput,
+    ExecutorState,
+    RunInput,
+    RunState,
+)
+from execgraph.state.store.base import ExecutionStore
+
+__all__ = [
+    "MISSING_THREAD",
+    "AnswerGuardedExecutor",
+    "ThreadBoundGraph",
+    "answer_guarded",
+    "thread_bound",
+]
+
+MISSING_THREAD = (
+    'a run needs a thread id (it is the run id): pass config={"configurable": '
+    '{"thread_id": "..."}}, the same id to continue the run'
+)
+
+
+class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
+    """A compiled run graph whose entry points require ``configurable.thread_id``.
+
+    ``run_store`` is the execution store its executor records in (None: a graph built
+    without one, which takes no run lease).
+    """
+
+    def __init__(self, *, run_store: ExecutionStore | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.run_store = run_store  # kept in __dict__: LangGraph's copy passes it on
+
+    def _require_thread(self, config: RunnableConfig | None) -> None:
+        if not self._thread(config):
+            raise UsageError(MISSING_THREAD)
+
+    def _thread(self, config: RunnableConfig | None) -> str:
+        merged = merge_configs(self.config, config)
+        return str((merged.get("configurable") or {}).get("thread_id") or "")
+
+    def stream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> Iterator[Any]:
+        """LangGraph's ``stream`` (and so ``invoke``), once the config names a thread,
+        holding the thread's run lease while it runs (:mod:`execgraph.persistence.run_lease`)."""
+        self._require_thread(config)
+        require_answer(input)
+        inner = super().stream(input, config, **kwargs)
+        if self.run_store is None:
+            return inner
+        return _leased(self.run_store, self._thread(config), inner)
+
+    def astream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        """LangGraph's ``astream`` (and so ``ainvoke``), once the config names a thread."""
+        self._require_thread(config)
+        require_answer(input)
+        inner = super().astream(input, config, **kwargs)
+        if self.run_store is None:
+            return inner
+        return _aleased(self.run_store, self._thread(config), inner)
+
+    def get_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> StateSnapshot:
+        self._require_thread(config)
+        return super().get_state(config, subgraphs=subgraphs)
+
+    async def aget_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> StateSnapshot:
+        self._require_thread(config)
+        return await super().aget_state(config, subgraphs=subgraphs)
+
+    def get_state_history(self, config: RunnableConfig, **kwargs: Any) -> Iterator[StateSnapshot]:
+        self._require_thread(config)
+        return super().get_state_history(config, **kwargs)
+
+    def aget_state_history(
+        self, config: RunnableConfig, **kwargs: Any
+    ) -> AsyncIterator[StateSnapshot]:
+        self._require_thread(config)
+        return super().aget_state_history(config, **kwargs)
+
+    def bulk_update_state(
+        self, config: RunnableConfig, supersteps: Sequence[Sequence[StateUpdate]]
+    ) -> RunnableConfig:
+        """LangGraph's ``bulk_update_state`` (and so ``update_state``), once the config
+        names a thread."""
+        self._require_thread(config)
+        return super().bulk_update_state(config, supersteps)
+
+    async def abulk_update_state(
+        self, config: RunnableConfig, supersteps: Sequence[Sequence[StateUpdate]]
+    ) -> RunnableConfig:
+        self._require_thread(config)
+        return await super().abulk_update_state(config, supersteps)
+
+
+class AnswerGuardedExecutor(CompiledStateGraph[ExecutorState, None, ExecutorInput, ExecutorOutput]):
+    """The executor compiled alone: no thread id needed (it may run without a
+    checkpointer), but a resume must carry an answer, as in a run graph."""
+
+    def stream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> Iterator[Any]:
+        """LangGraph's ``stream`` (and so ``invoke``), once a resume carries an answer."""
+        require_answer(input)
+        return super().stream(input, config, **kwargs)
+
+    def astream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        """LangGraph's ``astream`` (and so ``ainvoke``), once a resume carries an answer."""
+        require_answer(input)
+        return super().astream(input, config, **kwargs)
+
+
+def _leased(store: ExecutionStore, thread: str, inner: Iterator[Any]) -> Iterator[Any]:
+    """``inner``'s chunks under the thread's run lease, taken at the first chunk asked
+    for (a stream never iterated takes nothing) and released when it ends or is closed."""
+    with held_run(store, thread):
+        yield from inner
+
+
+async def _aleased(
+    store: ExecutionStore, thread: str, inner: AsyncIterator[Any]
+) -> AsyncIterator[Any]:
+    """:func:`_leased` for ``astream``; the lease is taken and released off the loop,
+    and released only once ``inner`` is closed (the run has stopped)."""
+    lease = held_run(store, thread)
+    await asyncio.to_thread(lease.__enter__)
+    raised: tuple[Any, Any, Any] = (None, None, None)
+    try:
+        async for chunk in inner:
+            yield chunk
+    except BaseException as exc:
+        raised = (type(exc), exc, exc.__traceback__)
+        raise
+    finally:
+        closing = getattr(inner, "aclose", None)
+        try:
+            if closing is not None:
+                await closing()
+        finally:
+            await asyncio.to_thread(lease.__exit__, *raised)
+
+
+def _attrs(graph: CompiledStateGraph[Any, Any, Any, Any]) -> dict[str, Any]:
+    """What rebuilds ``graph`` as another class: the same object graph, as LangGraph's own
+    ``copy`` rebuilds one (``with_config`` and ``copy`` keep the class)."""
+    return {k: v for k, v in graph.__dict__.items() if k != "__orig_class__"}
+
+
+def thread_bound(graph: RunGraph, store: ExecutionStore | None = None) -> RunGraph:
+    """``graph`` as a :class:`ThreadBoundGraph` over the execution store ``store``."""
+    return ThreadBoundGraph(**_attrs(graph), run_store=store)
+
+
+def answer_guarded(graph: ExecutorGraph) -> ExecutorGraph:
+    """``graph`` as an :class:`AnswerGuardedExecutor`."""
+    return AnswerGuardedExecutor(**_attrs(graph))
