@@ -9,6 +9,13 @@ the default ``1.0.0``): the registry would keep the last one silently. Several v
 one tool are what the registry is for and stay allowed, and so does the same tool object
 given twice. The registry also remembers the order the tools were given in, which the
 fixed workflow's default stages follow.
+
+A name must also mean one *offerer*, and look like one name. A tool an MCP server offers
+(origin ``mcp:<server>``) may not take a name an application tool (or another server)
+already has: the model would call one believing it the other, and a server could shadow
+the application's ``pay`` with a ``pay`` of its own. And a name that looks like another
+(``Pay`` beside ``pay``, ``get-sum`` beside ``get_sum``, ``fi1e`` beside ``file``) is
+refused: a person approving ``pay`` must not be shown a different tool.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from execgraph.state.errors import ToolDeclarationError
 from execgraph.tools.registry import ToolLike, ToolRegistry
 from execgraph.tools.spec import ToolSpec
 
-__all__ = ["DeclaredRegistry", "declaration_order"]
+__all__ = ["DeclaredRegistry", "declaration_order", "skeleton"]
 
 
 class DeclaredRegistry(ToolRegistry):
@@ -29,6 +36,8 @@ class DeclaredRegistry(ToolRegistry):
     def __init__(self, tools: Iterable[ToolLike] = ()) -> None:
         self._given: set[int] = set()  # top-level objects seen: the same one twice is one
         self._declared: dict[tuple[str, str], ToolSpec] = {}
+        self._origins: dict[str, str] = {}
+        self._looks: dict[str, str] = {}  # skeleton -> the name that has it
         self._order: list[str] = []
         super().__init__(tools)
 
@@ -43,11 +52,24 @@ class DeclaredRegistry(ToolRegistry):
         super().register(item)
 
     def _check(self, spec: ToolSpec) -> None:
-        if spec.name in CONTROL_TOOLS:
+        if skeleton(spec.name) in {skeleton(name) for name in CONTROL_TOOLS}:
             raise ToolDeclarationError(
                 f"tool name {spec.name!r} is reserved for run control "
                 f"({', '.join(CONTROL_TOOLS)}): the model would stop the run instead of "
                 "calling the tool; give the tool another name"
+            )
+        origin = self._origins.setdefault(spec.name, spec.origin)
+        if origin != spec.origin:
+            raise ToolDeclarationError(
+                f"two tools named {spec.name!r} are offered, by {_offerer(origin)} and by "
+                f"{_offerer(spec.origin)}: a name must mean one tool; load the server's "
+                "tools with tool_name_prefix=True, or leave one of them out"
+            )
+        lookalike = self._looks.setdefault(skeleton(spec.name), spec.name)
+        if lookalike != spec.name:
+            raise ToolDeclarationError(
+                f"tool names {lookalike!r} and {spec.name!r} look alike: a person approving "
+                "one could be shown the other; give one a distinct name"
             )
         earlier = self._declared.get((spec.name, spec.version))
         if earlier is not None and earlier != spec:
@@ -64,6 +86,21 @@ class DeclaredRegistry(ToolRegistry):
         """Names with an enabled version, in the order they were first given."""
         enabled = set(self.names())
         return [name for name in self._order if name in enabled]
+
+
+def skeleton(name: str) -> str:
+    """What a tool name looks like to a reader: case, ``-``/``_`` and the ASCII letters
+    and digits that pass for each other (``0``/``o``, ``1``/``l``/``I``, ``rn``/``m``,
+    ``vv``/``w``) folded together. Names are ASCII (:class:`ToolSpec` refuses others)."""
+    folded = name.lower().replace("-", "_").replace("rn", "m").replace("vv", "w")
+    return folded.translate(_LOOKALIKE)
+
+
+_LOOKALIKE = str.maketrans({"0": "o", "1": "l", "i": "l"})
+
+
+def _offerer(origin: str) -> str:
+    return "the application" if origin == "application" else f"MCP server {origin[4:]!r}"
 
 
 def declaration_order(registry: ToolRegistry) -> list[str]:

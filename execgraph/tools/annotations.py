@@ -2,7 +2,8 @@
 
 An MCP server annotates each tool (``readOnlyHint``, ``destructiveHint``,
 ``idempotentHint``); ``langchain-mcp-adapters`` copies them into the LangChain tool's
-``metadata``, where :func:`execgraph.tools.langchain.declaration` finds them:
+``metadata``. They are the server's word, not a proof: :mod:`execgraph.tools.mcp` lets
+them decide a tool's effect class only for a server the application trusts, as follows:
 
 - ``readOnlyHint: true`` → ``read``;
 - ``destructiveHint: false`` → ``write`` (MCP's default for ``destructiveHint`` is true);
@@ -16,9 +17,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["declared_by_hints"]
+__all__ = ["HINTS", "declared_by_hints"]
 
-_HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint")
+HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+"""The MCP tool annotations execgraph reads; the effect comes from the first three."""
+
+_EFFECT_HINTS = HINTS[:3]
 
 
 def declared_by_hints(metadata: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -26,7 +30,7 @@ def declared_by_hints(metadata: Mapping[str, Any]) -> dict[str, Any] | None:
 
     ``langchain-mcp-adapters`` copies a tool's annotations into its ``metadata``.
     """
-    if not any(metadata.get(h) is not None for h in _HINTS):
+    if not any(metadata.get(h) is not None for h in _EFFECT_HINTS):
         return None
     if metadata.get("readOnlyHint") is True:
         return {"effect": "read"}

@@ -407,7 +407,7 @@ class LangChainRunner:
             tool_input["type"] = "tool_call"
         try:
             if self._async_only:
-                value = resolve_awaitable(self._run_tool.ainvoke(tool_input))
+                value = resolve_awaitable(self._run_tool.ainvoke(tool_input), ctx)
             else:
                 value = self._run_tool.invoke(tool_input)
         except ToolException as exc:

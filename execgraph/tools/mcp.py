@@ -6,31 +6,56 @@ extra, imported only when MCP tools are asked for) and wraps each with
 ``stdio``, a fresh server process), as the adapters' client does by default, so a call
 never shares a connection with another worker thread's event loop.
 
-A tool's effect class comes from its MCP annotations, the server's own declaration
-(:mod:`execgraph.tools.annotations`: read-only → ``read``, not destructive → ``write``,
-destructive or unannotated → ``irreversible``). The hints are the server's word, not a
-proof; ``declare`` overrides them per tool, and a policy rule can always tighten them.
+**A server is untrusted unless the application says otherwise** (the MCP specification
+says clients must treat annotations as untrusted unless they come from a trusted server).
+What a server sends is data, and data never widens a privilege:
+
+- Of a tool's metadata only the MCP hints are read (``readOnlyHint``, ``destructiveHint``,
+  ``idempotentHint``, ``openWorldHint``); anything else a server puts there (an
+  ``effect``, a ``version``, ``timeout_s``, ``locks``, ``cost_usd`` …) is ignored. Only
+  the application declares those, with ``declare``.
+- The hints of an untrusted server decide nothing: its tools are ``irreversible``, as
+  every undeclared tool (recorded before they run, never retried, and the default policy
+  asks a person). The hints of a server named in ``trusted`` decide the effect class
+  (:mod:`execgraph.tools.annotations`: read-only → ``read``, not destructive → ``write``,
+  destructive or unannotated → ``irreversible``).
+- Every MCP tool carries its server as its origin, and a graph refuses two tools of one
+  name from different origins (:class:`~execgraph.nodes.toolset.DeclaredRegistry`), so a
+  server cannot shadow the application's own ``pay`` by offering a ``pay`` of its own.
+- A tool the runtime cannot take (a name no model provider accepts, say) is left out with
+  a warning on the ``execgraph`` logger; the server's other tools are loaded.
+- Each call has a deadline (``timeout_s``, 60 s unless the application declares one per
+  tool); at the deadline or on a cancel the call's task is cancelled, which closes its
+  session and ends a ``stdio`` server's process.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
+from execgraph.state.diagnostics import logger
+from execgraph.state.errors import ExecGraphError
+from execgraph.tools.annotations import HINTS, declared_by_hints
 from execgraph.tools.langchain import from_langchain
 from execgraph.tools.spec import ToolSpec
 
-__all__ = ["amcp_tools", "mcp_tools"]
+__all__ = ["MCP_TIMEOUT_S", "amcp_tools", "mcp_tools"]
+
+MCP_TIMEOUT_S = 60.0
+"""The deadline of one MCP call when the application declares none for the tool."""
 
 _MCP_HINT = 'pip install "execgraph[mcp]"'
+_log = logger("tools.mcp")
 
 
 async def amcp_tools(
     connections: Mapping[str, Mapping[str, Any]],
     *,
     declare: Mapping[str, Mapping[str, Any]] | None = None,
+    trusted: Collection[str] = (),
     tool_name_prefix: bool = False,
 ) -> list[ToolSpec]:
     """Every tool of every server in ``connections``, as ToolSpecs.
@@ -38,8 +63,12 @@ async def amcp_tools(
     Args:
         connections: Server name → ``langchain-mcp-adapters`` connection, e.g.
             ``{"notes": {"transport": "stdio", "command": "python", "args": ["srv.py"]}}``.
-        declare: Tool name → :func:`from_langchain` keyword arguments that override what
-            the server's annotations say (``{"lookup": {"effect": "read"}}``).
+        declare: Tool name → :func:`from_langchain` keyword arguments: the application's
+            own declaration of the tool (``{"lookup": {"effect": "read"}}``), which wins
+            over anything the server says.
+        trusted: Names of the servers whose annotations the application trusts to decide
+            a tool's effect class. Every other server's tools are ``irreversible`` unless
+            ``declare`` says otherwise.
         tool_name_prefix: Prefix each tool's name with its server's (``notes_lookup``).
 
     Raises:
@@ -53,20 +82,43 @@ async def amcp_tools(
         {name: dict(c) for name, c in connections.items()},  # type: ignore[misc]
         tool_name_prefix=tool_name_prefix,
     )
-    tools = await client.get_tools()
     overrides = declare or {}
-    return [from_langchain(t, **dict(overrides.get(t.name, {}))) for t in tools]
+    specs: list[ToolSpec] = []
+    for server in connections:
+        for tool in await client.get_tools(server_name=server):
+            try:
+                specs.append(
+                    _as_spec(tool, server, server in trusted, dict(overrides.get(tool.name, {})))
+                )
+            except ExecGraphError as exc:
+                _log.warning("MCP server %r: tool %r left out: %s", server, tool.name, exc)
+    return specs
+
+
+def _as_spec(tool: Any, server: str, trusted: bool, declared: dict[str, Any]) -> ToolSpec:
+    """One server tool as a ToolSpec: the server's hints (if trusted), then the
+    application's declaration; nothing else of the server's metadata."""
+    hints = {k: v for k, v in (tool.metadata or {}).items() if k in HINTS}
+    fields = dict(declared_by_hints(hints) or {}) if trusted else {}
+    fields.update(declared)
+    fields.setdefault("timeout_s", MCP_TIMEOUT_S)
+    # The tool as the application sees it: no server-chosen metadata or tags left to read.
+    bare = tool.model_copy(update={"metadata": None, "tags": None})
+    return from_langchain(bare, origin=f"mcp:{server}", **fields)
 
 
 def mcp_tools(
     connections: Mapping[str, Mapping[str, Any]],
     *,
     declare: Mapping[str, Mapping[str, Any]] | None = None,
+    trusted: Collection[str] = (),
     tool_name_prefix: bool = False,
 ) -> list[ToolSpec]:
     """:func:`amcp_tools` from synchronous code (also where an event loop already runs,
     as in a notebook: the tools are then listed on a thread of their own)."""
-    listing = amcp_tools(connections, declare=declare, tool_name_prefix=tool_name_prefix)
+    listing = amcp_tools(
+        connections, declare=declare, trusted=trusted, tool_name_prefix=tool_name_prefix
+    )
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -15,6 +15,7 @@ import copy
 import functools
 import inspect
 import math
+import re
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -24,7 +25,7 @@ from typing import Any, Literal, get_type_hints
 from pydantic import BaseModel, ConfigDict, create_model
 
 from execgraph.state.contracts import Evidence
-from execgraph.state.errors import ToolDeclarationError, ToolTypeError
+from execgraph.state.errors import ToolCancelled, ToolDeclarationError, ToolTypeError
 from execgraph.tools.invocation import AdapterOutput, InvokeContext
 from execgraph.tools.retry import DEFAULT_READ_RETRY, RetryPolicy
 
@@ -48,6 +49,7 @@ Reconcile = Callable[[BaseModel, InvokeContext], AdapterOutput | None]
 ReadState = Callable[[str, BaseModel, Path], str | None]
 
 _EFFECTS = ("read", "write", "irreversible")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,9 @@ class ToolSpec:
             other write; None: never retried.
         disabled: A disabled tool resolves to an error.
         deprecated: Still resolvable; flagged in resolution events.
+        origin: Who offers the tool: ``"application"`` (declared in this process), or
+            ``"mcp:<server>"``. A name belongs to one origin: a graph refuses two tools
+            of one name from different origins, so a server cannot shadow a tool.
     """
 
     name: str
@@ -104,6 +109,7 @@ class ToolSpec:
     retry: RetryPolicy | Literal["default"] | None = "default"
     disabled: bool = False
     deprecated: bool = False
+    origin: str = "application"
 
     def __post_init__(self) -> None:
         redo_safe = self.effect == "read" or self.idempotent
@@ -117,8 +123,12 @@ class ToolSpec:
             )
         if self.effect not in _EFFECTS:
             raise ToolDeclarationError(f"effect must be one of {_EFFECTS}, got {self.effect!r}")
-        if not self.name.isidentifier():
-            raise ToolDeclarationError(f"tool name must be an identifier, got {self.name!r}")
+        if not _NAME.fullmatch(self.name):
+            raise ToolDeclarationError(
+                f"tool name {self.name!r} is not usable: use ASCII letters, digits, '_' and "
+                "'-', at most 64, starting with a letter or '_' (what model providers accept; "
+                "a lookalike letter from another script cannot pass for a tool's name)"
+            )
         if not (isinstance(self.cost_usd, int | float) and 0 <= self.cost_usd < math.inf):
             raise ToolDeclarationError(f"cost_usd must be a number >= 0, got {self.cost_usd!r}")
 
@@ -197,23 +207,50 @@ class _OwnLoop:
 _THREAD = threading.local()
 
 
-def resolve_awaitable(value: Any) -> Any:
+def resolve_awaitable(value: Any, ctx: InvokeContext | None = None) -> Any:
     """Run a coroutine a tool returned to completion; any other value passes through.
 
     Tools run on worker threads, which have no running event loop. Each worker keeps one
     loop of its own and reuses it (a new loop per call costs ~0.3 ms), so a coroutine
     that blocks only ever blocks its own call.
+
+    With the call's ``ctx``, the coroutine is stopped for real when the executor signals
+    the call (its deadline passed, or someone cancelled it): the task is cancelled, so its
+    ``finally`` blocks and context managers run (an MCP session closes and its server
+    process ends), and :class:`~execgraph.state.errors.ToolCancelled` says it stopped. A
+    coroutine that swallows the cancellation keeps its thread until it ends, as any tool
+    that ignores its signal does.
     """
     if not inspect.isawaitable(value):
         return value
     own: _OwnLoop | None = getattr(_THREAD, "own", None)
     if own is None or own.loop.is_closed():
         own = _THREAD.own = _OwnLoop()
-    return own.loop.run_until_complete(_awaited(value))
+    if ctx is None:
+        return own.loop.run_until_complete(_awaited(value))
+    return own.loop.run_until_complete(_until_signalled(value, ctx.cancel))
 
 
 async def _awaited(value: Any) -> Any:
     return await value
+
+
+async def _until_signalled(value: Any, signal: threading.Event) -> Any:
+    """``value``, or its cancellation once ``signal`` is set (looked at every 50 ms)."""
+    task = asyncio.ensure_future(value)
+    while not task.done():
+        if signal.is_set():
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                raise ToolCancelled("the tool was stopped when the executor signalled it") from None
+            return task.result()
+        await asyncio.wait({task}, timeout=_SIGNAL_POLL_S)
+    return task.result()
+
+
+_SIGNAL_POLL_S = 0.05
 
 
 def _function_runner(func: Callable[..., Any], effect: Effect, ctx_param: str | None) -> Runner:
@@ -224,7 +261,7 @@ def _function_runner(func: Callable[..., Any], effect: Effect, ctx_param: str | 
         kwargs = dict(args)
         if ctx_param:
             kwargs[ctx_param] = ctx
-        value = resolve_awaitable(func(**kwargs))
+        value = resolve_awaitable(func(**kwargs), ctx)
         if isinstance(value, AdapterOutput):
             return value
         return AdapterOutput(data=value, committed=effect != "read")

@@ -153,7 +153,7 @@ def test_an_mcp_servers_tools_in_my_graph(
     notes = home.parent / "notes"
     notes.mkdir()
     server = {"transport": "stdio", "command": sys.executable, "args": [str(SERVER), str(notes)]}
-    tools = mcp_tools({"notes": server})
+    tools = mcp_tools({"notes": server}, trusted={"notes"})  # my own server
     openai_server.add(
         tool_calls(tool_call("put_note", {"name": "todo.txt", "text": "ship it"})),
         tool_calls(tool_call("read_note", {"name": "todo.txt"})),

@@ -73,13 +73,13 @@ def _call(*calls: tuple[str, str, dict[str, Any]]) -> AIMessage:
     return AIMessage(content="", tool_calls=[{"name": n, "args": a, "id": i} for n, i, a in calls])
 
 
-def test_mcp_tools_run_through_the_executor_as_their_annotations_declare(
+def test_a_trusted_servers_tools_run_through_the_executor_as_their_annotations_declare(
     tmp_path: Path,
 ) -> None:
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "old.txt").write_text("keep me")
-    specs = {s.name: s for s in mcp_tools(connections(notes))}
+    specs = {s.name: s for s in mcp_tools(connections(notes), trusted={"notes"})}
     assert {n: (s.effect, s.idempotent) for n, s in specs.items()} == {
         "read_note": ("read", False),
         "put_note": ("write", True),
@@ -123,7 +123,8 @@ def test_mcp_tools_run_through_the_executor_as_their_annotations_declare(
 def test_a_server_error_is_the_tools_message_for_the_model(tmp_path: Path) -> None:
     notes = tmp_path / "notes"
     notes.mkdir()
-    [reader] = [s for s in mcp_tools(connections(notes)) if s.name == "read_note"]
+    tools = mcp_tools(connections(notes), trusted={"notes"})
+    [reader] = [s for s in tools if s.name == "read_note"]
     model = ScriptedChatModel(
         [
             _call(("read_note", "r1", {"name": "missing.txt"})),
