@@ -112,19 +112,23 @@ CREATE TABLE IF NOT EXISTS execgraph_approval_decisions (
 """
 
 
+# A result is kept as JSON text (what a tool returned, whole). jsonb refuses the escape
+# ``\u0000`` (a NUL in a tool's text), so the reads that look inside a result parse it with
+# that escape spelled as U+FFFD: one NUL in one result must not make every later read of
+# its run fail. The stored text keeps the NUL.
+_RESULT = r"replace(result, '\u0000', '\ufffd')::jsonb"
+
 _DIALECT = Dialect(
     param="%s",
     prefix="execgraph_",
     lock_row=" FOR UPDATE",
     tiebreak="idempotency_key",
     no_limit=None,  # LIMIT NULL
-    result_fields=(
-        "result::jsonb->>'tool_name', result::jsonb->>'outcome', result::jsonb->>'status'"
-    ),
-    evidence="(result::jsonb->'evidence')::text",
+    result_fields=f"{_RESULT}->>'tool_name', {_RESULT}->>'outcome', {_RESULT}->>'status'",
+    evidence=f"({_RESULT}->'evidence')::text",
     has_evidence=(
-        "CASE WHEN jsonb_typeof(result::jsonb->'evidence') = 'array'"
-        " THEN jsonb_array_length(result::jsonb->'evidence') ELSE 0 END > 0"
+        f"CASE WHEN jsonb_typeof({_RESULT}->'evidence') = 'array'"
+        f" THEN jsonb_array_length({_RESULT}->'evidence') ELSE 0 END > 0"
     ),
 )
 
