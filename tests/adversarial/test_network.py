@@ -211,6 +211,21 @@ def test_unparseable_redirect_location_is_a_typed_redirect_error(
     assert "Location cannot be parsed" in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("tool", "error"), [("http_get", PermanentError), ("http_post", ResponseLostError)]
+)
+def test_a_redirect_to_a_host_only_the_http_client_refuses_is_typed(
+    tool: str, error: type[Exception], transport: LoopbackOnly, tmp_path: Path
+) -> None:
+    srv = HostileServer("idna_redirect")
+    try:
+        with pytest.raises(error, match="Location cannot be parsed"):
+            body = {"body": "x"} if tool == "http_post" else {}
+            _call(_adapter(transport), tool, _ctx(tmp_path), url=srv.url, **body)
+    finally:
+        srv.close()
+
+
 def test_unparseable_redirect_after_a_write_is_unknown_not_failed(
     bad_redirect: HostileServer, transport: LoopbackOnly, tmp_path: Path
 ) -> None:
@@ -228,6 +243,7 @@ SPECIAL = [
     "198.18.0.1", "198.51.100.1", "203.0.113.1", "224.0.0.1", "240.0.0.1",
     "255.255.255.255",
     "::", "::1", "::ffff:10.0.0.1", "::ffff:192.0.0.8", "64:ff9b::a00:1", "64:ff9b:1::1",
+    "::ffff:0:7f00:1", "::ffff:0:a9fe:a9fe",  # IPv4-translated: loopback, cloud metadata
     "100::1", "2001::1", "2001:2::1", "2001:db8::1", "2002:a00:1::", "2002:7f00:1::",
     "fc00::1", "fd12::1", "fe80::1", "fec0::1", "ff02::1",
 ]  # fmt: skip

@@ -8,6 +8,8 @@ answers every connection with one scripted misbehaviour:
 * ``bomb``: a tiny body sent with ``Content-Encoding: gzip, gzip`` that decodes to
   ``BOMB_DECODED`` bytes;
 * ``bad_redirect``: a 302 whose ``Location`` no URL parser accepts;
+* ``idna_redirect``: a 302 whose ``Location`` the standard library parses but whose host
+  is no valid IDNA name (only the HTTP client refuses it);
 * ``gzip`` / ``deflate-raw`` / ``deflate-zlib`` / ``br``: an honest ``PLAIN`` body in that
   encoding although the client asked for identity (``br`` is not really brotli).
 
@@ -55,6 +57,7 @@ class HostileServer:
             "drip": self._drip,
             "bomb": self._bomb,
             "bad_redirect": self._bad_redirect,
+            "idna_redirect": self._idna_redirect,
             "gzip": lambda c: self._encoded(c, "gzip", gzip.compress(PLAIN)),
             "deflate-raw": lambda c: self._encoded(c, "deflate", _raw_deflate(PLAIN)),
             "deflate-zlib": lambda c: self._encoded(c, "deflate", zlib.compress(PLAIN)),
@@ -123,6 +126,12 @@ class HostileServer:
             f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
         )
         conn.sendall(head.encode() + body)
+
+    def _idna_redirect(self, conn: socket.socket) -> None:
+        conn.sendall(
+            b"HTTP/1.1 302 Found\r\nLocation: http://ex\xc3\xa4mple..com/next\r\n"
+            b"Content-Length: 0\r\nConnection: close\r\n\r\n"
+        )
 
     def _bad_redirect(self, conn: socket.socket) -> None:
         conn.sendall(

@@ -214,7 +214,8 @@ def _redirect_target(method: str, url: str, status: int, location: str) -> str:
         target = urljoin(url, location)
         parts = urlsplit(target)
         _ = parts.port  # raises for a port that is not a number in range
-    except ValueError:
+        httpx.URL(target)  # the client's own parser, which the next hop goes through
+    except (ValueError, httpx.InvalidURL):
         raise PermanentError(
             f"{method} {url} answered {status} with a redirect whose Location cannot be "
             "parsed; the redirect was not followed"

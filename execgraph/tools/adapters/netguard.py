@@ -189,13 +189,14 @@ DENIED_IPV6 = _networks(
 # Ranges that carry an IPv4 address: judged by the IPv4 address inside (an IPv6-only
 # network reaches public IPv4 hosts through NAT64, so these are not refused wholesale).
 _MAPPED = ipaddress.ip_network("::ffff:0:0/96")
+_TRANSLATED = ipaddress.ip_network("::ffff:0:0:0/96")  # SIIT's IPv4-translated addresses
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 _SIXTOFOUR = ipaddress.ip_network("2002::/16")
 
 
 def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
-    """The IPv4 address an IPv4-mapped, NAT64 or 6to4 address carries, if any."""
-    if ip in _MAPPED or ip in _NAT64:
+    """The IPv4 address an IPv4-mapped, IPv4-translated, NAT64 or 6to4 address carries."""
+    if ip in _MAPPED or ip in _TRANSLATED or ip in _NAT64:
         return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
     if ip in _SIXTOFOUR:
         return ipaddress.IPv4Address((int(ip) >> 80) & 0xFFFFFFFF)
