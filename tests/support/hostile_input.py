@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import threading
+import unicodedata
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -30,6 +31,23 @@ __all__ = [
 # it would recognize: any case, spaces around '/', '-' or a space for '_'.
 _OPEN = re.compile(r"<\s*tool[\s_-]*output\b[^>]*>", re.IGNORECASE)
 _CLOSE = re.compile(r"<\s*/\s*tool[\s_-]*output\s*>", re.IGNORECASE)
+# How a reader sees lookalikes (the test's own table, not the runtime's): brackets drawn
+# like '<' and '>', and the Cyrillic/Greek letters and ASCII digits that pass for Latin ones.
+_SEEN = str.maketrans(
+    {
+        "\u2039": "<", "\u2329": "<", "\u3008": "<", "\u27e8": "<", "\u203a": ">",
+        "\u043e": "o", "\u03bf": "o", "\u041e": "o", "0": "o", "\u0442": "t", "\u03c4": "t",
+        "\u0440": "p", "\u03c1": "p", "\u03c5": "u", "\u04cf": "l", "\u0456": "l", "1": "l",
+        "\u2013": "-", "\u2011": "-",
+    }
+)  # fmt: skip
+
+
+def read_by_eye(text: str) -> str:
+    """``text`` as a reader sees it: undrawn format characters gone, compatibility forms
+    (fullwidth, math letters) as their plain ones, lookalikes as what they pass for."""
+    drawn = "".join(c for c in text if unicodedata.category(c) != "Cf")
+    return unicodedata.normalize("NFKC", drawn).translate(_SEEN)
 
 
 def call(name: str, args: Any, call_id: str) -> AIMessage:
@@ -71,6 +89,7 @@ def text_of(message: BaseMessage) -> str:
 def outside_wrapper(text: str) -> str:
     """``text`` without its untrusted blocks, each read the way a model would read it:
     from an opening tag to the first tag that closes it."""
+    text = read_by_eye(text)
     out, pos = [], 0
     while True:
         opened = _OPEN.search(text, pos)
