@@ -32,6 +32,7 @@ from execgraph.nodes.cancel import cancel_requested
 from execgraph.nodes.checks import BUILTIN_CHECKS
 from execgraph.nodes.deps import CONTROL_TOOLS, RunDeps
 from execgraph.nodes.executor.validate import schema_message
+from execgraph.nodes.model.prices import prices_of
 from execgraph.nodes.run_input import Request, new_request, read_request
 from execgraph.state.contracts import BudgetKind, RunStatus, TaskContract, TaskSpec, Workspace
 from execgraph.state.errors import AdmissionError, UsageError
@@ -50,8 +51,14 @@ def run_id_of(config: RunnableConfig | None) -> str:
     return str(configurable.get("thread_id") or "run")
 
 
-def build_contract(task: dict[str, Any], deps: RunDeps, run_id: str, now: float) -> TaskContract:
+def build_contract(
+    task: dict[str, Any], deps: RunDeps, run_id: str, now: float, *, priced: bool = True
+) -> TaskContract:
     """Check the task against what this runtime can do.
+
+    ``priced``: whether the run has a price table for its model's replies. A ``cost_usd``
+    budget without one is refused: it would measure the tools' declared costs and nothing
+    of the model's, and let the run spend without limit.
 
     Raises:
         AdmissionError: with a reason a user can act on.
@@ -60,6 +67,12 @@ def build_contract(task: dict[str, Any], deps: RunDeps, run_id: str, now: float)
         spec = TaskSpec.model_validate(task)
     except ValidationError as exc:
         raise AdmissionError(f"the task is malformed: {schema_message(exc)}") from None
+    if BudgetKind.COST_USD in spec.budgets and not priced:
+        raise AdmissionError(
+            "a cost_usd budget needs the price of the model's replies: pass "
+            "build_graph(..., prices={MODEL: {'input_per_mtok': ..., 'output_per_mtok': ...}}) "
+            "with MODEL the name the model reports in its replies (0 for a free model)"
+        )
     available = deps.executor.registry.names()
     clashes = sorted(set(available) & set(CONTROL_TOOLS))
     if clashes:
@@ -151,11 +164,13 @@ def admit(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str
         request = new_request(state)
         if request is None:
             return {}  # nothing new asked: the finished run stands
-        return _next_run(state, request, run_id_of(config), deps)
-    return _admit(state, read_request(state), run_id_of(config), deps)
+        return _next_run(state, request, run_id_of(config), deps, config)
+    return _admit(state, read_request(state), run_id_of(config), deps, config)
 
 
-def _next_run(state: RunState, request: Request, run_id: str, deps: RunDeps) -> dict[str, Any]:
+def _next_run(
+    state: RunState, request: Request, run_id: str, deps: RunDeps, config: RunnableConfig
+) -> dict[str, Any]:
     if cancel_requested(deps.executor.store, run_id):
         reason = (
             f"run {run_id} was cancelled, and a cancel request stands for its thread: "
@@ -168,7 +183,7 @@ def _next_run(state: RunState, request: Request, run_id: str, deps: RunDeps) -> 
             "admitted": request.admitted,
             "events": {"recent": [event.event_id]},
         }
-    update = _admit(state, request, run_id, deps)
+    update = _admit(state, request, run_id, deps, config)
     # A terminal status is sticky (``sticky_status``): the next run overwrites it.
     update["status"] = Overwrite(update["status"])
     if update.get("contract") is None:
@@ -183,12 +198,15 @@ def _event(type: EventType, run_id: str, request: Request, payload: dict[str, An
     return make_event(type, run_id, seq=seq, payload=payload)
 
 
-def _admit(state: RunState, request: Request, run_id: str, deps: RunDeps) -> dict[str, Any]:
+def _admit(
+    state: RunState, request: Request, run_id: str, deps: RunDeps, config: RunnableConfig
+) -> dict[str, Any]:
     now = time.time()
     try:
         if not request.spec:
             raise AdmissionError("nothing was asked: give a task with a goal, or a human message")
-        contract = build_contract(request.spec, deps, run_id, now)
+        priced = bool(prices_of(config))
+        contract = build_contract(request.spec, deps, run_id, now, priced=priced)
     except AdmissionError as exc:
         event = _event(EventType.RUN_REJECTED, run_id, request, {"reason": exc.message})
         deps.executor.store.append_events([event])

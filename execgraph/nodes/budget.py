@@ -47,12 +47,20 @@ def remaining(contract: TaskContract, state: Mapping[str, Any], kind: BudgetKind
 
 
 def exhausted(contract: TaskContract, state: Mapping[str, Any]) -> list[str]:
-    """Kinds whose limit is reached, plus ``deadline`` when the contract's deadline passed."""
+    """Kinds whose limit is reached, plus ``deadline`` when the contract's deadline passed.
+
+    A ``cost_usd`` limit is also reached by a reply of a model the price table does not
+    know: from then on the budget could not see what the run spends.
+    """
     out = [
         kind.value
         for kind in contract.budgets
         if (left := remaining(contract, state, kind)) is not None and left <= 0
     ]
+    if BudgetKind.COST_USD in contract.budgets and "cost_usd" not in out:
+        unpriced = int(used(state).get("unpriced_model_calls", 0))
+        if unpriced:  # the budget cannot see what these replies cost: it is not kept
+            out.append(f"cost_usd ({unpriced} model replies have no price in prices=)")
     if contract.deadline is not None and time.time() >= contract.deadline:
         out.append("deadline")
     return out
@@ -96,6 +104,8 @@ def batch_misfit(
     left = remaining(contract, state, BudgetKind.COST_USD)
     if left is not None and (cost_usd > left or left < 0):
         return f"a batch declaring ${cost_usd:g} does not fit the ${max(left, 0):g} of cost left"
+    if left is not None and used(state).get("unpriced_model_calls", 0):
+        return "the model's replies have no price in prices=: the cost budget cannot be kept"
     deadline = run_deadline(contract, state)
     if deadline is not None and time.time() >= deadline:
         return "no wall time is left to start a batch of tool calls"

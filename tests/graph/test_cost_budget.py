@@ -21,6 +21,7 @@ from tests.reliability.replies import call, finish, lookup, save
 from tests.reliability.scenarios import ARCHS, STAGES, TASK, budget_tool_calls
 
 PRICES = {"scripted": {"input_per_mtok": 2.0, "output_per_mtok": 8.0}}
+FREE = {"scripted": {"input_per_mtok": 0.0, "output_per_mtok": 0.0}}  # tools' costs alone
 
 
 def _run(
@@ -77,16 +78,17 @@ def test_a_tight_cost_budget_is_spent_by_the_models_replies(tmp_path: Path, arch
     assert len(model.calls) == used["model_calls"]
 
 
-def test_a_model_without_a_price_costs_nothing_and_is_counted(tmp_path: Path) -> None:
+def test_a_reply_of_a_model_without_a_price_ends_a_cost_budget(tmp_path: Path) -> None:
     other = {"gpt-4o-mini": {"input_per_mtok": 0.15, "output_per_mtok": 0.6}}
-    out, _, model = _run(
+    out, fake, model = _run(
         tmp_path, "react", [lookup(), save(), finish()], {"cost_usd": 0.000001}, prices=other
     )
-    assert out["status"] == "COMPLETED"  # a cost budget cannot see what has no price...
+    assert out["status"] == "BUDGET_EXHAUSTED"  # the budget cannot see what it would cost
+    assert "no price" in out["error"]["message"]
     used = out["budget"]["used"]
     assert used.get("cost_usd", 0) == 0
-    assert used["unpriced_model_calls"] == used["model_calls"] == len(model.calls) == 3  # ...so
-    # the calls it could not see are counted
+    assert used["unpriced_model_calls"] == used["model_calls"] == len(model.calls) == 1
+    assert fake.call_count() == 0
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -100,6 +102,7 @@ def test_tools_are_charged_their_declared_cost_and_a_batch_must_fit(
         budget_tool_calls(arch).replies,
         {"cost_usd": 1.0},
         costs={"lookup": 0.25, "save": 0.5},
+        prices=FREE,
     )
     assert out["status"] == "BUDGET_EXHAUSTED"
     assert "does not fit" in out["error"]["message"]
@@ -121,7 +124,9 @@ def test_a_refused_call_costs_nothing(tmp_path: Path) -> None:
 def test_tool_cost_stops_the_run_once_spent(tmp_path: Path) -> None:
     """Three single lookups at 0.4 under 1.0: two run, the third does not fit."""
     replies = [lookup("a"), lookup("b"), lookup("c")]
-    out, fake, _ = _run(tmp_path, "react", replies, {"cost_usd": 1.0}, costs={"lookup": 0.4})
+    out, fake, _ = _run(
+        tmp_path, "react", replies, {"cost_usd": 1.0}, costs={"lookup": 0.4}, prices=FREE
+    )
     assert out["status"] == "BUDGET_EXHAUSTED"
     assert out["budget"]["used"]["cost_usd"] == pytest.approx(0.8)
     assert fake.call_count("lookup") == 2

@@ -7,6 +7,7 @@ be replayed.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -170,7 +171,25 @@ def _reply(
     reply = bound.invoke(messages, config)
     ai = reply if isinstance(reply, AIMessage) else AIMessage(content=str(reply.content))
     meta: dict[str, Any] = dict(ai.usage_metadata or {})
-    return ai, int(meta.get("input_tokens", 0)), int(meta.get("output_tokens", 0))
+    return ai, _tokens(meta, "input_tokens"), _tokens(meta, "output_tokens")
+
+
+class UnusableUsage(Exception):
+    """A reply reported token usage no budget can count (negative, not finite, not a
+    number): the call is charged and its turn fails, never refunded."""
+
+
+def _tokens(usage: Mapping[str, Any], key: str) -> int:
+    value = usage.get(key, 0)
+    if value is None:
+        return 0
+    countable = isinstance(value, int | float) and not isinstance(value, bool)
+    if not countable or not math.isfinite(value) or value < 0:
+        raise UnusableUsage(
+            f"the model's reply reported {key} = {value!r}; token counts are whole numbers "
+            ">= 0, so the reply was refused"
+        )
+    return int(value)
 
 
 def _provider_failure(exc: Exception, run_id: str, turn_id: str) -> str:
@@ -229,6 +248,10 @@ def call_model(
             raise  # a test double's loud failure (an exhausted script) is not a provider error
         except GraphBubbleUp:
             raise  # interrupt() inside the model or a callback: LangGraph pauses the run
+        except UnusableUsage as exc:  # the call happened: it counts, its reply does not
+            _log.error("run %s, turn %s: %s", run_id, turn_id, exc)
+            turn.problem = str(exc)
+            break
         except Exception as exc:  # a provider failure is reported, never shown raw
             turn.problem = _provider_failure(exc, run_id, turn_id)
             break

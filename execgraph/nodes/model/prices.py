@@ -9,8 +9,11 @@ input and output tokens::
 
 A reply that names a dated snapshot (``gpt-4o-mini-2024-07-18``, ``...-20241022``) is
 priced by the entry for the undated name when it has none of its own. A reply from a
-model without an entry costs 0 and is counted in ``budget["used"]["unpriced_model_calls"]``:
-a cost budget cannot see it, and the count says so instead of assuming it was free.
+model without an entry is counted in ``budget["used"]["unpriced_model_calls"]`` instead of
+being assumed free. A ``cost_usd`` budget cannot see such a reply, so it is not kept
+blind: a task with a ``cost_usd`` budget and no table is refused at admission, and the
+first reply without a price ends the run ``BUDGET_EXHAUSTED`` (a free model has an entry
+of zeros).
 
 ``build_graph(prices=...)`` binds the table into the compiled graph's config under
 :data:`PRICES_KEY`, where every node that calls a model (a turn, a planner) finds it.
