@@ -238,6 +238,11 @@ def add_messages_window(
     an answer to a call it does not show.
     """
     merged: list[BaseMessage | None] = list(left or [])
+    if not all(isinstance(m, BaseMessage) for m in merged):
+        # A state written back from a snapshot (LangGraph Server's "re-run from here",
+        # ``update_state`` with plain dicts) holds message dicts: read them as add_messages
+        # reads its input.
+        merged = list(convert_to_messages(merged))  # type: ignore[arg-type]
     if right is None:
         return [m for m in merged if m is not None]  # type: ignore[misc]
     incoming = right if isinstance(right, list | tuple) else [right]

@@ -42,6 +42,20 @@ def test_a_single_message_dicts_and_tuples_are_converted_as_add_messages_does() 
     assert [m.content for m in value] == ["one", "two", "three"]
 
 
+def test_a_value_read_back_as_message_dicts_merges_as_messages() -> None:
+    # LangGraph Server hands a snapshot's messages back as dicts ("re-run from here")
+    stored = [
+        {"type": "human", "content": "hi", "id": "h"},
+        {"type": "ai", "content": "", "id": "ai0", "tool_calls": _ai(0).tool_calls},
+    ]
+    value = add_messages_window(stored, [_tool(0)])  # type: ignore[arg-type]
+    assert [(type(m).__name__, m.id) for m in value] == [
+        ("HumanMessage", "h"),
+        ("AIMessage", "ai0"),
+        ("ToolMessage", "tool0"),
+    ]
+
+
 def test_remove_message_deletes_its_id_and_remove_all_clears() -> None:
     value = add_messages_window([], [HumanMessage("a", id="a"), HumanMessage("b", id="b")])
     value = add_messages_window(value, [RemoveMessage(id="a"), RemoveMessage(id="gone")])
