@@ -112,8 +112,8 @@ def build_graph(
             ``budget["used"]["unpriced_model_calls"]``. Tools declare their own cost
             (``tool_spec(cost_usd=...)``).
         **settings: RunDeps settings (max_repairs, loop_threshold, history_turns, ...), and
-            the ablations (seed 002 §15.1), each turning one mechanism off so a run can
-            measure what it buys on the same task (:class:`~execgraph.nodes.deps.RunDeps`):
+            the ablations, each turning one mechanism off so a run can measure what it
+            buys on the same task (:class:`~execgraph.nodes.deps.RunDeps`):
 
             - ``tools_enabled=False``: only the control tools are offered (finish, ask_user,
               abort; plan-and-execute's submit_plan, taking only an empty plan, and
