@@ -351,15 +351,21 @@ def estimate(values: Sequence[float]) -> Estimate:
     """Mean and 95% Student-t interval of per-seed ``values`` (mean ± t·s/√n).
 
     NaN values (a rate with nothing to divide) are left out and ``n`` counts the rest;
-    with one value, or a non-finite mean (a seed with no success: cost ``inf``), the
-    interval is the mean itself. No values: all NaN, ``n`` 0.
+    with one value the interval is the value itself. An infinite value is reported as
+    such: a seed with no success costs ``inf`` per success, and a paired difference
+    against it is ``-inf`` or ``inf``; the mean and the interval are then that infinity,
+    and NaN (no mean) when infinities of both signs meet. No values: all NaN, ``n`` 0.
     """
     kept = [float(v) for v in values if not math.isnan(v)]
     n = len(kept)
     if n == 0:
         return Estimate(math.nan, math.nan, math.nan, 0)
-    mean = math.fsum(kept) / n if all(math.isfinite(v) for v in kept) else max(kept)
-    if n == 1 or not math.isfinite(mean):
+    infinite = {v for v in kept if math.isinf(v)}
+    if infinite:  # no spread to estimate: the sum is that infinity, or undefined
+        mean = infinite.pop() if len(infinite) == 1 else math.nan
+        return Estimate(mean, mean, mean, n)
+    mean = math.fsum(kept) / n
+    if n == 1:
         return Estimate(mean, mean, mean, n)
     half = t_quantile(n - 1) * statistics.stdev(kept) / math.sqrt(n)
     return Estimate(mean, mean - half, mean + half, n)

@@ -5,6 +5,7 @@ Each node's function has the node's name in :mod:`execgraph.nodes.plan_execute`.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from functools import partial
 from typing import Any
 
@@ -49,7 +50,12 @@ def build_plan_execute(
     builder.add_edge("executor", "observe")
     builder.add_edge("observe", "check_stop")
     builder.add_conditional_edges("check_stop", route_verify, {"continue": "assess", "end": END})
-    after_assess = {"schedule": "schedule", "plan": "plan", "respond": "respond", "end": END}
+    after_assess: dict[Hashable, str] = {
+        "schedule": "schedule",
+        "plan": "plan",
+        "respond": "respond",
+        "end": END,
+    }
     builder.add_conditional_edges("assess", route_assess, after_assess)
     builder.add_conditional_edges("respond", route_respond, ["rejected", "verify_finish"])
     builder.add_conditional_edges(
