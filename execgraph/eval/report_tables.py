@@ -40,7 +40,7 @@ EFFECT_METRICS: tuple[str, ...] = (
     "input_tokens_per_decision",
     "legal_action_rate",
 )
-"""The metrics the ablation table shows (the ones section 15.1's ablations move)."""
+"""The metrics the ablation table shows (the ones the ablations are expected to move)."""
 
 _MEASURES: dict[str, str] = {
     "tools_off": "no tool calls: what acting buys (acceptance should drop)",
