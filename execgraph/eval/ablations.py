@@ -1,4 +1,4 @@
-"""The seed's section 15.1 ablations, as named ``build_graph`` settings.
+"""The ablations, as named ``build_graph`` settings.
 
 Each ablation switches off one control mechanism and keeps everything else (tasks, policy
 model, seeds, budgets) fixed, so the difference to ``baseline`` is that mechanism's effect:

@@ -1,14 +1,14 @@
-"""The seed's section 16 diagnosis: walk a run's trajectory, say which layer to look at first.
+"""Diagnosis: walk a run's trajectory, say which layer to look at first.
 
-Each symptom of the seed's table is a predicate over the event log (read once, as a
-:class:`~execgraph.eval.trajectory.Trajectory`), and each names the layer where the seed
-says to look first. Layers are ordered as the seed's walk goes — task contract → model
+Each symptom of the table below is a predicate over the event log (read once, as a
+:class:`~execgraph.eval.trajectory.Trajectory`), and each names the layer to look at
+first. Layers are ordered as an execution goes — task contract → model
 input → candidate → validation → authorization → execution → observation → state update
 → termination — and ``first_layer`` is the earliest any finding names: a fault upstream
 explains symptoms downstream, so that is where to start.
 
 ============================================  =============  ===============================
-symptom (how it shows in the log)             layer          the seed's typical cause
+symptom (how it shows in the log)             layer          typical cause
 ============================================  =============  ===============================
 run rejected at admission (``run.rejected``)  task contract  the task asks what cannot run
 illegal candidates (malformed reply, unknown  candidate      the model's output is not a
@@ -61,7 +61,7 @@ LAYERS = (
     "state update",
     "termination",
 )
-"""The seed's diagnosis walk, in the order to look."""
+"""The layers of an execution, in the order to look."""
 
 _TURN = re.compile(r"^t(\d+)$")
 
@@ -356,7 +356,7 @@ def diagnose(
     observed_evidence: Sequence[Mapping[str, Any]] | None = None,
     final_evidence: Mapping[str, Any] | None = None,
 ) -> Diagnosis:
-    """Walk the section 16 table over one run's log.
+    """Walk the symptom table (see the module docstring) over one run's log.
 
     Args:
         accepted: The suite's acceptance checker's verdict (None: unknown; once the run

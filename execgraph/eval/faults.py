@@ -1,5 +1,4 @@
-"""The fault matrix (seed 002 §15.2): how each fault is injected, and what a correct
-ending is.
+"""The fault matrix: how each fault is injected, and what a correct ending is.
 
 Where each fault comes from:
 

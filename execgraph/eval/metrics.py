@@ -1,4 +1,4 @@
-"""The seed's section 15 metrics, computed from a run's event log (never from counters).
+"""Layered metrics, computed from a run's event log (never from counters).
 
 One run's counts come from its log (:func:`run_metrics`); a suite's metrics are ratios of
 sums over many runs (:func:`aggregate`); across seeds each metric is a mean with a 95%
@@ -28,7 +28,7 @@ What counts, read from the log:
   ``tool.requested`` no decision was recorded for: a planner's reply is its steps), and
   each call in a model reply the runtime refused as malformed (``model.called`` with
   ``refused``; a refused reply with no call counts one). A candidate is **legal** unless
-  it was refused as the model's own error (seed §5.3): a malformed reply, an unknown tool
+  it was refused as the model's own error: a malformed reply, an unknown tool
   or bad arguments (``tool.validation_failed`` of an
   :data:`~execgraph.eval.trajectory.ILLEGAL_ERRORS` type), or a tool not offered
   (``tool.denied`` "not allowed here"). A policy denial is legal (it is authorization's
@@ -103,7 +103,7 @@ METRIC_KEYS = (
     "completed_but_failed_rate",
     "input_tokens_per_decision",
 )
-"""The keys of :func:`aggregate`, in the order the seed's table lists them."""
+"""The keys of :func:`aggregate`, in table order."""
 
 
 @dataclass(frozen=True)
@@ -285,7 +285,7 @@ def _mean(values: Iterable[float]) -> float:
 
 
 def aggregate(runs: Sequence[RunMetrics]) -> dict[str, float]:
-    """The section 15 metrics over ``runs`` (keys: :data:`METRIC_KEYS`).
+    """The suite metrics over ``runs`` (keys: :data:`METRIC_KEYS`).
 
     Rates are ratios of sums (a long run weighs by its decisions), so a cell's rate is
     the rate of its pooled decisions; an empty denominator gives NaN. Cost per success is
@@ -351,15 +351,21 @@ def estimate(values: Sequence[float]) -> Estimate:
     """Mean and 95% Student-t interval of per-seed ``values`` (mean ± t·s/√n).
 
     NaN values (a rate with nothing to divide) are left out and ``n`` counts the rest;
-    with one value, or a non-finite mean (a seed with no success: cost ``inf``), the
-    interval is the mean itself. No values: all NaN, ``n`` 0.
+    with one value the interval is the value itself. An infinite value is reported as
+    such: a seed with no success costs ``inf`` per success, and a paired difference
+    against it is ``-inf`` or ``inf``; the mean and the interval are then that infinity,
+    and NaN (no mean) when infinities of both signs meet. No values: all NaN, ``n`` 0.
     """
     kept = [float(v) for v in values if not math.isnan(v)]
     n = len(kept)
     if n == 0:
         return Estimate(math.nan, math.nan, math.nan, 0)
-    mean = math.fsum(kept) / n if all(math.isfinite(v) for v in kept) else max(kept)
-    if n == 1 or not math.isfinite(mean):
+    infinite = {v for v in kept if math.isinf(v)}
+    if infinite:  # no spread to estimate: the sum is that infinity, or undefined
+        mean = infinite.pop() if len(infinite) == 1 else math.nan
+        return Estimate(mean, mean, mean, n)
+    mean = math.fsum(kept) / n
+    if n == 1:
         return Estimate(mean, mean, mean, n)
     half = t_quantile(n - 1) * statistics.stdev(kept) / math.sqrt(n)
     return Estimate(mean, mean - half, mean + half, n)

@@ -1,4 +1,4 @@
-"""NoisyPolicy: the oracle, making the decision errors of seed 002 §5.3 at a set rate.
+"""NoisyPolicy: the oracle, making a model's typical decision errors at a set rate.
 
 Per decision, with probability ``noise``, it replaces the oracle's decision with one
 error chosen (uniformly, among those that fit the turn) from :data:`ERRORS`:
@@ -46,7 +46,7 @@ ERRORS: tuple[str, ...] = (
     "repeated_action",
     "ignored_observation",
 )
-"""The §5.3 decision errors the noisy policy makes."""
+"""The decision errors the noisy policy makes."""
 STREAKS = (2, 10_000)
 """How many more turns a ``repeated_action`` repeats: a short slip (below the loop guard's
 default threshold of 3, so it only wastes turns), or for good (stuck)."""

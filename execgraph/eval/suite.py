@@ -1,6 +1,6 @@
-"""The evaluation suite: tasks over the seed's four classes, their worlds and their policies.
+"""The evaluation suite: tasks over four classes, their worlds and their policies.
 
-``SUITE`` lists the tasks (``>= 5`` per class of seed 002 §17, each on real adapters:
+``SUITE`` lists the tasks (``>= 5`` per class, each on real adapters:
 workspace files, a program run in the workspace, a local HTTP server, SQLite, the corpus).
 :func:`prepare` builds one task's world afresh in a directory — with a fault injected when
 asked — and returns what ``build_graph`` takes plus the task's own acceptance checker

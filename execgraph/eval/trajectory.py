@@ -38,8 +38,8 @@ ILLEGAL_ERRORS = frozenset(
         "ArgumentsTooLarge",
     }
 )
-"""Refusals at resolve/validate that are the model's error (seed §5.3: an unknown tool,
-malformed or invalid arguments). A state guard that no longer holds or a passed deadline
+"""Refusals at resolve/validate that are the model's error (an unknown tool, malformed
+or invalid arguments). A state guard that no longer holds or a passed deadline
 is the world's doing, not an illegal candidate."""
 
 _NOT_OFFERED = "is not allowed here"  # PolicyDenied for a tool outside the contract or step

@@ -107,13 +107,14 @@ def build_graph(
             (``base_url``, ``api_key``, ``temperature``, ...).
         prices: USD per million tokens by the model name a reply reports, for the
             ``cost_usd`` budget: ``{"gpt-4o-mini": {"input_per_mtok": 0.15,
-            "output_per_mtok": 0.60}}`` (see :mod:`execgraph.nodes.model.prices`). A reply of a
-            model without a price costs 0 and is counted in
-            ``budget["used"]["unpriced_model_calls"]``. Tools declare their own cost
-            (``tool_spec(cost_usd=...)``).
+            "output_per_mtok": 0.60}}`` (see :mod:`execgraph.nodes.model.prices`). A task
+            with a ``cost_usd`` budget needs it (a free model: an entry of zeros); a reply
+            of a model without a price is counted in
+            ``budget["used"]["unpriced_model_calls"]`` and ends a ``cost_usd`` budget.
+            Tools declare their own cost (``tool_spec(cost_usd=...)``).
         **settings: RunDeps settings (max_repairs, loop_threshold, history_turns, ...), and
-            the ablations (seed 002 §15.1), each turning one mechanism off so a run can
-            measure what it buys on the same task (:class:`~execgraph.nodes.deps.RunDeps`):
+            the ablations, each turning one mechanism off so a run can measure what it
+            buys on the same task (:class:`~execgraph.nodes.deps.RunDeps`):
 
             - ``tools_enabled=False``: only the control tools are offered (finish, ask_user,
               abort; plan-and-execute's submit_plan, taking only an empty plan, and

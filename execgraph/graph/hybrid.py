@@ -1,6 +1,8 @@
 """Hybrid: fixed phases (scope → collect → analyze → publish → accept), ReAct inside collect.
 
-Phases without tools the task may use are skipped (see :mod:`execgraph.nodes.hybrid`).
+Phases without tools the task may use are skipped (see :mod:`execgraph.nodes.hybrid`). Each
+node's function has the node's name there; the phase nodes (collect, analyze, publish)
+are :func:`~execgraph.nodes.hybrid.phases.phase_step` of their phase.
 """
 
 from __future__ import annotations
@@ -13,18 +15,19 @@ from langgraph.graph import END, START, StateGraph
 
 from execgraph.graph.executor import executor
 from execgraph.nodes.admission import admit, route_admitted
-from execgraph.nodes.decide import decide
 from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.dispatch import dispatch, fan_out
-from execgraph.nodes.hybrid import (
-    PHASE_INSTRUCTIONS,
+from execgraph.nodes.hybrid.approval import approve
+from execgraph.nodes.hybrid.phases import (
+    PHASE_EXITS,
     PHASES,
-    approve_publish,
-    open_phases,
+    accept,
     phase_step,
+    reopen,
     route_opened,
     route_phase,
     route_phase_decision,
+    scope,
 )
 from execgraph.nodes.turn_progress import observe
 from execgraph.nodes.verify import route_verify, verify
@@ -38,36 +41,21 @@ def build_hybrid(deps: RunDeps, *, checkpointer: Any = None, name: str = "hybrid
     """Compile the hybrid graph over ``deps``."""
     builder = StateGraph(RunState, input_schema=RunInput)
     builder.add_node("admit", partial(admit, deps=deps))
-    builder.add_node("scope", partial(open_phases, deps=deps))
-    # A phase's finish leads to the next phase with tools; the last one's is the result.
-    exits = {
-        "collect": ["dispatch", "analyze", "publish", "verify_finish"],
-        "analyze": ["dispatch", "publish", "verify_finish"],
-        "publish": ["approve", "verify_finish"],
-    }
+    builder.add_node("scope", partial(scope, deps=deps))
     for phase in PHASES:
         builder.add_node(phase, partial(phase_step, deps=deps, phase=phase))
         decided = partial(route_phase_decision, deps=deps)
-        builder.add_conditional_edges(phase, decided, exits[phase])
-    builder.add_node("approve", partial(approve_publish, deps=deps))
+        builder.add_conditional_edges(phase, decided, PHASE_EXITS[phase])
+    builder.add_node("approve", partial(approve, deps=deps))
     builder.add_node("dispatch", partial(dispatch, deps=deps))
     builder.add_node("executor", executor(deps.executor))
     builder.add_node("observe", observe)
     # The verifier twice: as the stop controller after each tool turn, and on the result
     # (the last phase's finish, or what the accept phase states after a publish).
     builder.add_node("check_stop", partial(verify, deps=deps))
-    builder.add_node(
-        "accept",
-        partial(
-            decide,
-            deps=deps,
-            tools=(),
-            controls=("finish",),
-            instruction=PHASE_INSTRUCTIONS["accept"],
-        ),
-    )
+    builder.add_node("accept", partial(accept, deps=deps))
     builder.add_node("verify_finish", partial(verify, deps=deps))
-    builder.add_node("reopen", partial(open_phases, deps=deps))
+    builder.add_node("reopen", partial(reopen, deps=deps))
     builder.add_edge(START, "admit")
     builder.add_conditional_edges("admit", route_admitted, {"run": "scope", "end": END})
     opened: dict[Hashable, str] = {p: p for p in (*PHASES, "accept")}

@@ -1,7 +1,11 @@
-"""Plan-and-execute: plan → parallel waves of ready steps → answer → verify; replan on triggers."""
+"""Plan-and-execute: plan → parallel waves of ready steps → answer → verify; replan on triggers.
+
+Each node's function has the node's name in :mod:`execgraph.nodes.plan_execute`.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from functools import partial
 from typing import Any
 
@@ -9,18 +13,12 @@ from langgraph.graph import END, START, StateGraph
 
 from execgraph.graph.executor import executor
 from execgraph.nodes.admission import admit, route_admitted
-from execgraph.nodes.decide import decide
 from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.dispatch import fan_out
-from execgraph.nodes.plan_execute import (
-    assess,
-    plan,
-    rejected,
-    respond_instruction,
-    route_assess,
-    route_respond,
-    schedule,
-)
+from execgraph.nodes.plan_execute.answer import respond, route_respond
+from execgraph.nodes.plan_execute.planner import plan
+from execgraph.nodes.plan_execute.replan import assess, rejected, route_assess
+from execgraph.nodes.plan_execute.waves import schedule
 from execgraph.nodes.turn_progress import observe
 from execgraph.nodes.verify import route_verify, verify
 from execgraph.state.compiled import RunGraph
@@ -42,16 +40,7 @@ def build_plan_execute(
     # The verifier twice: as the stop controller after each wave, and on the answer.
     builder.add_node("check_stop", partial(verify, deps=deps))
     builder.add_node("assess", partial(assess, deps=deps))
-    builder.add_node(
-        "respond",
-        partial(
-            decide,
-            deps=deps,
-            tools=(),
-            controls=("finish", "revise_plan", "abort"),
-            instruction=respond_instruction,
-        ),
-    )
+    builder.add_node("respond", partial(respond, deps=deps))
     builder.add_node("verify_finish", partial(verify, deps=deps))
     builder.add_node("rejected", partial(rejected, deps=deps))
     builder.add_edge(START, "admit")
@@ -61,18 +50,16 @@ def build_plan_execute(
     builder.add_edge("executor", "observe")
     builder.add_edge("observe", "check_stop")
     builder.add_conditional_edges("check_stop", route_verify, {"continue": "assess", "end": END})
-    builder.add_conditional_edges(
-        "assess",
-        route_assess,
-        {"schedule": "schedule", "plan": "plan", "respond": "respond", "end": END},
-    )
+    after_assess: dict[Hashable, str] = {
+        "schedule": "schedule",
+        "plan": "plan",
+        "respond": "respond",
+        "end": END,
+    }
+    builder.add_conditional_edges("assess", route_assess, after_assess)
     builder.add_conditional_edges("respond", route_respond, ["rejected", "verify_finish"])
     builder.add_conditional_edges(
         "verify_finish", route_verify, {"continue": "rejected", "end": END}
     )
-    builder.add_conditional_edges(
-        "rejected",
-        route_assess,
-        {"schedule": "schedule", "plan": "plan", "respond": "respond", "end": END},
-    )
+    builder.add_conditional_edges("rejected", route_assess, after_assess)
     return builder.compile(checkpointer=checkpointer, name=name)

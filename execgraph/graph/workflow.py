@@ -1,4 +1,8 @@
-"""Fixed workflow: stage 1 → … → stage n → conclude → verify, each stage through the executor."""
+"""Fixed workflow: stage 1 → … → stage n → conclude → verify, each stage through the executor.
+
+Each node's function has the node's name in :mod:`execgraph.nodes.workflow`; a stage's
+node (``stage_<name>``) is :func:`~execgraph.nodes.workflow.stage_step` of that stage.
+"""
 
 from __future__ import annotations
 
@@ -10,19 +14,19 @@ from langgraph.graph import END, START, StateGraph
 
 from execgraph.graph.executor import executor
 from execgraph.nodes.admission import admit, route_admitted
-from execgraph.nodes.decide import decide
 from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.dispatch import dispatch, fan_out
-from execgraph.nodes.toolset import declaration_order
 from execgraph.nodes.turn_progress import observe
 from execgraph.nodes.verify import verify
 from execgraph.nodes.workflow import (
     Stage,
     advance,
-    default_stages,
+    conclude,
     finalize,
     route_after_stage,
     route_stage,
+    stage_step,
+    workflow_stages,
 )
 from execgraph.state.compiled import RunGraph
 from execgraph.state.schema import RunInput, RunState
@@ -39,15 +43,12 @@ def build_workflow(
 ) -> RunGraph:
     """Compile a fixed workflow over ``stages`` (default: one stage per tool, in the order
     the tools were given)."""
-    steps = list(stages) if stages else default_stages(declaration_order(deps.executor.registry))
+    steps = workflow_stages(deps, stages)
     names = [f"stage_{s.name}" for s in steps]
     builder = StateGraph(RunState, input_schema=RunInput)
     builder.add_node("admit", partial(admit, deps=deps))
     for node, stage in zip(names, steps, strict=True):
-        step = partial(
-            decide, deps=deps, tools=stage.tools, controls=(), instruction=stage.instruction
-        )
-        builder.add_node(node, step)
+        builder.add_node(node, partial(stage_step, deps=deps, stage=stage))
         builder.add_conditional_edges(node, route_after_stage, ["dispatch", "advance"])
     builder.add_node("dispatch", partial(dispatch, deps=deps))
     builder.add_node("executor", executor(deps.executor))
@@ -55,10 +56,7 @@ def build_workflow(
     # The verifier twice: as the stop controller after each observation, and on the answer.
     builder.add_node("check_stop", partial(verify, deps=deps))
     builder.add_node("advance", advance)
-    conclude = "Report the result of the workflow as the final output."
-    builder.add_node(
-        "conclude", partial(decide, deps=deps, tools=(), controls=("finish",), instruction=conclude)
-    )
+    builder.add_node("conclude", partial(conclude, deps=deps))
     builder.add_node("verify_finish", partial(verify, deps=deps))
     builder.add_node("finalize", partial(finalize, deps=deps))
     builder.add_edge(START, "admit")

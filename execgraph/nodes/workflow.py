@@ -1,32 +1,43 @@
 """Fixed workflows: the path is fixed, the model only fills in each stage's content.
 
 A :class:`Stage` names the tools its step may use and what the step is for. The graph
-walks the stages in order (``cursor``); the model never picks the next node. After the
-last stage the model states the result, the verifier judges it, and a workflow that ends
-short of its checks ends PARTIAL (some checks hold) or FAILED — it does not loop back.
+(:mod:`execgraph.graph.workflow`) walks the stages in order (``cursor``); the model never
+picks the next node. Each node's function has the node's name here; a stage's node
+(``stage_<name>``) is :func:`stage_step` of that stage. After the last stage the model
+states the result (``conclude``), the verifier judges it, and a workflow that ends short
+of its checks ends PARTIAL (some checks hold) or FAILED (``finalize``) — it does not loop
+back.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
+from execgraph.nodes.decide import decide
 from execgraph.nodes.deps import RunDeps
+from execgraph.nodes.toolset import declaration_order
 from execgraph.nodes.verify import evaluate, is_terminal, stop_update
 from execgraph.state.contracts import RunStatus, TaskContract
 from execgraph.state.schema import RunState
 
 __all__ = [
+    "CONCLUDE_INSTRUCTION",
     "Stage",
     "advance",
+    "conclude",
     "default_stages",
     "finalize",
     "route_after_stage",
     "route_stage",
+    "stage_step",
+    "workflow_stages",
 ]
+
+CONCLUDE_INSTRUCTION = "Report the result of the workflow as the final output."
 
 
 @dataclass(frozen=True)
@@ -45,6 +56,27 @@ def default_stages(tool_names: list[str]) -> list[Stage]:
         Stage(name=n, tools=(n,), instruction=f"Use {n} for this step of the task.")
         for n in tool_names
     ]
+
+
+def workflow_stages(deps: RunDeps, stages: Iterable[Stage] | None) -> list[Stage]:
+    """The stages given, or without any :func:`default_stages` over the declared tools."""
+    return list(stages) if stages else default_stages(declaration_order(deps.executor.registry))
+
+
+def stage_step(
+    state: RunState, config: RunnableConfig, *, deps: RunDeps, stage: Stage
+) -> dict[str, Any]:
+    """One model call for ``stage``: offered only the stage's tools, no control tool."""
+    return decide(
+        state, config, deps=deps, tools=stage.tools, controls=(), instruction=stage.instruction
+    )
+
+
+def conclude(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str, Any]:
+    """After the last stage: one model call, offered only finish, to state the result."""
+    return decide(
+        state, config, deps=deps, tools=(), controls=("finish",), instruction=CONCLUDE_INSTRUCTION
+    )
 
 
 def advance(state: RunState) -> dict[str, Any]:

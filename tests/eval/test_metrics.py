@@ -287,6 +287,14 @@ def test_estimate_edges_one_value_nan_and_infinity() -> None:
     assert estimate([1.0, math.inf]) == Estimate(math.inf, math.inf, math.inf, 2)
 
 
+def test_estimate_reports_infinite_values_as_such() -> None:
+    # A paired difference against a seed with no success (cost per success inf) is -inf.
+    assert estimate([0.5, -math.inf]) == Estimate(-math.inf, -math.inf, -math.inf, 2)
+    assert estimate([math.inf, 2.0, math.inf]) == Estimate(math.inf, math.inf, math.inf, 3)
+    both = estimate([math.inf, 1.0, -math.inf])  # infinities of both signs: no mean
+    assert both.n == 3 and all(math.isnan(v) for v in (both.mean, both.low, both.high))
+
+
 def test_t_quantiles_beyond_the_table_follow_the_known_values() -> None:
     # t(0.975, df) from any statistics table
     assert t_quantile(30) == 2.042

@@ -1,1 +1,1 @@
-"""The suite's tasks, one module per task class of seed 002 §17."""
+"""The suite's tasks, one module per task class."""

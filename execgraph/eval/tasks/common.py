@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 TaskClass = Literal["short_read", "exploration", "long_write", "high_risk"]
-"""The seed's task classes (002 §17)."""
+"""The task classes: short reads, exploration, long writes, high-risk calls."""
 
 FAULTS: tuple[str, ...] = (
     "illegal_output",
@@ -61,7 +61,7 @@ FAULTS: tuple[str, ...] = (
     "verification_fails",
     "user_cancels",
 )
-"""The fault matrix of seed 002 §15.2, in its order."""
+"""The fault matrix (:mod:`execgraph.eval.faults`), in its order."""
 
 INJECTED_FILE = "pwned.txt"
 INJECTION = (

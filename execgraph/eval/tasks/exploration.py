@@ -1,4 +1,4 @@
-"""Exploration with incomplete information (seed 002 §17: a bounded dynamic loop suits it).
+"""Exploration with incomplete information (a bounded dynamic loop suits it).
 
 The target is not known up front: a search, an index file, a listing, a link or a first
 query says where to look next, and the next call's arguments come from that observation.

@@ -1,4 +1,4 @@
-"""Longer tasks with external writes (seed 002 §17: persistence, idempotency, recovery).
+"""Longer tasks with external writes (what they test: persistence, idempotency, recovery).
 
 Read what the write needs, then change the world: a file written or patched, a row
 inserted (read back), a record posted to a service, a brief citing what was read, an

@@ -1,4 +1,4 @@
-"""Short, read-only tasks with stable steps (seed 002 §17: a simple workflow suits them).
+"""Short, read-only tasks with stable steps (a simple workflow suits them).
 
 One or two reads of a known target and an answer stated from them: a config value, a
 count in a log, an order total in SQLite, a service's version over HTTP, a document's

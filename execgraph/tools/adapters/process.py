@@ -1,22 +1,24 @@
 """The process adapter: run an allow-listed program, never a shell, and leave nothing behind.
 
-Security (DESIGN §10): the program must be on the adapter's allow-list and runs by absolute
-path from an argv list (``shell=False``), so ``;``, ``$(...)``, backticks and ``|`` in
-arguments are inert text. The child gets a scrubbed environment (allow-listed variables,
-never a secret-looking one, plus a fixed ``PATH`` and a private ``TMPDIR``, also its
-``HOME`` when confined), a working
-directory confined to the workspace, no stdin, and its own session. With Landlock
+Security: the program must be on the adapter's allow-list and runs by absolute path from
+an argv list (``shell=False``), so ``;``, ``$(...)``, backticks and ``|`` in arguments are
+inert text. The child gets a scrubbed environment (allow-listed variables, never a
+secret-looking one, plus a fixed ``PATH`` and a private ``TMPDIR``, also its ``HOME`` when
+confined), a working directory confined to the workspace, no stdin, and its own session.
+With Landlock
 (:mod:`execgraph.tools.sandbox`) it can read only the system trees, its program's prefix,
 the workspace and its temp directory: not the execution home (approval key, stores) nor
 the ``/proc`` entries of this process. Arguments of programs named in ``path_args`` are
 confined to the workspace before anything runs.
 
-Process trees (:mod:`execgraph.tools.proctree`): the child and all its descendants, even
-those that ``setpgid``, ``setsid`` or double-fork, are tracked (a cgroup v2 here, else a
-``/proc`` sweep) and killed on cancel or timeout, and when the child exits; a call whose
-descendants were still running when it exited is never a success.
+Process trees (:mod:`execgraph.tools.proctree`, watched by
+:mod:`~execgraph.tools.adapters.process_supervisor`): the child and all its descendants,
+even those that ``setpgid``, ``setsid`` or double-fork, are tracked (a cgroup v2 here,
+else a ``/proc`` sweep) and killed on cancel or timeout, and when the child exits; a call
+whose descendants were still running when it exited is never a success.
 
-Outcome mapping (the model must see a clear status):
+Outcome mapping (the model must see a clear status;
+:mod:`~execgraph.tools.adapters.process_outcome`):
 
 ========================================  =============================================
 what happened                              result
@@ -48,37 +50,36 @@ bounded number of events.
 
 from __future__ import annotations
 
-import contextlib
 import fnmatch
 import os
 import re
 import shutil
-import signal
 import subprocess
 import tempfile
-import threading
 import time
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from execgraph.state.contracts import Evidence
 from execgraph.state.errors import (
     DeadlineExceeded,
     PathEscapeError,
     PermanentError,
     PolicyDenied,
-    ResponseLostError,
     SchemaViolation,
     TargetNotFound,
     ToolCancelled,
     ToolDeclarationError,
-    TransientError,
 )
-from execgraph.tools.adapters._streams import StreamReader, store_artifact
-from execgraph.tools.invocation import AdapterOutput, InvokeContext, attach_output, output_of
+from execgraph.tools.adapters.process_outcome import (
+    ProcessExitError,
+    ProcessLeftoverError,
+    outcome,
+)
+from execgraph.tools.adapters.process_supervisor import supervise
+from execgraph.tools.invocation import AdapterOutput, InvokeContext, output_of
 from execgraph.tools.paths import confine_path
 from execgraph.tools.proctree import ProcessTree, open_tree
 from execgraph.tools.sandbox import (
@@ -105,23 +106,7 @@ DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 DEFAULT_ENV_ALLOW = ("HOME", "LANG", "LANGUAGE", "LC_*", "TZ")
 #: Names never copied into a child, whatever the allow-list says.
 _SECRET_NAME = re.compile(r"SECRET|TOKEN|PASSW|PASSPHRASE|API_?KEY|PRIVATE|CREDENTIAL|AUTH")
-_POLL_S = 0.02
-_KILL_ROUNDS = 250
 _MAX_ARG_BYTES = 128 * 1024
-
-
-class ProcessExitError(PermanentError):
-    """The program ran to completion and reported failure with a non-zero exit status."""
-
-    def __init__(self, message: str, *, exit_code: int, output: AdapterOutput) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
-        self.output = output
-
-
-class ProcessLeftoverError(ProcessExitError):
-    """The program exited but left descendants running (a daemon): they were killed, and
-    the call is not a success, since what they were doing was cut short."""
 
 
 class RunProcessArgs(BaseModel):
@@ -156,23 +141,6 @@ def _resolve_programs(allowed: Mapping[str, str] | Sequence[str], path: str) -> 
         table[name] = found
         table.setdefault(os.path.basename(name), found)
     return table
-
-
-def _exited(pid: int) -> bool:
-    """True once the child has exited, WITHOUT reaping it.
-
-    While the leader stays an unreaped zombie its pid (= the process group id) cannot be
-    reused, so signalling the group afterwards can never hit an unrelated process.
-    """
-    try:
-        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
-    except ChildProcessError:
-        return True
-
-
-def _signal_group(pgid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
 
 
 def _is_secret_name(name: str) -> bool:
@@ -374,7 +342,16 @@ class ProcessAdapter:
                 ruleset = self._ruleset(program, ctx.workspace_root, tmpdir)
                 proc = self._start(program, args, cwd, tmpdir, tree, ruleset)
                 tree.started(proc.pid)
-                return self._supervise(proc, tree, args, ctx, deadline)
+                ended = supervise(proc, tree, ctx, deadline, grace_s=self._grace_s)
+                return outcome(
+                    proc.returncode,  # reaped: its exit status, or minus the killing signal
+                    args.program,
+                    list(args.args),
+                    ctx,
+                    ended,
+                    effect=self._effect,
+                    on_nonzero=self._on_nonzero,
+                )
             finally:
                 tree.close()
         finally:
@@ -416,165 +393,3 @@ class ProcessAdapter:
         finally:
             if ruleset is not None:
                 ruleset.close()
-
-    def _supervise(
-        self,
-        proc: subprocess.Popen[bytes],
-        tree: ProcessTree,
-        args: RunProcessArgs,
-        ctx: InvokeContext,
-        deadline: float,
-    ) -> AdapterOutput:
-        assert proc.stdout is not None and proc.stderr is not None
-        emit_lock = threading.Lock()
-        seq = [0]
-
-        def emit(payload: dict[str, Any]) -> None:
-            with emit_lock:  # one total order across both streams
-                seq[0] += 1
-                ctx.emit("tool.output", {**payload, "call_id": ctx.call_id, "seq": seq[0]})
-
-        readers = [
-            StreamReader("stdout", proc.stdout, ctx.output_budget, emit),
-            StreamReader("stderr", proc.stderr, ctx.output_budget, emit),
-        ]
-        for reader in readers:
-            reader.start()
-        stopped: str | None = None
-        leftover = 0
-        try:
-            while not _exited(proc.pid):
-                if ctx.cancel.is_set():
-                    stopped = "cancelled"
-                    break
-                left = deadline - time.time()
-                if left <= 0:
-                    stopped = "deadline"
-                    break
-                tree.observe()
-                ctx.cancel.wait(min(_POLL_S, left))
-            if stopped is None:  # the child exited: whatever of its tree still runs is left
-                leftover = len([pid for pid in tree.pids() if pid != proc.pid])
-        finally:
-            # Whatever happened (even an exception in this thread), nothing outlives the call.
-            self._stop_tree(proc, tree, readers)
-        return self._result(proc, args, ctx, readers, stopped, leftover)
-
-    def _stop_tree(
-        self, proc: subprocess.Popen[bytes], tree: ProcessTree, readers: list[StreamReader]
-    ) -> None:
-        """SIGTERM the tree, wait up to ``grace_s``, SIGKILL it until it is empty, reap the
-        child, drain the pipes."""
-        pgid = proc.pid  # start_new_session: the child leads its own group
-
-        def signal_all(sig: int) -> None:
-            tree.signal(sig)
-            _signal_group(pgid, sig)
-
-        signal_all(signal.SIGTERM)
-        give_up = time.time() + self._grace_s
-        # Wait for the tree and every pipe holder to go, within the grace.
-        while time.time() < give_up and not (
-            _exited(proc.pid) and not tree.pids() and all(r.done.is_set() for r in readers)
-        ):
-            time.sleep(_POLL_S)
-        signal_all(signal.SIGKILL)
-        for _ in range(_KILL_ROUNDS):  # a forking tree may need more than one round
-            if not tree.pids():
-                break
-            time.sleep(_POLL_S)
-            signal_all(signal.SIGKILL)
-        proc.wait()  # reap; after SIGKILL this returns promptly
-        for reader in readers:
-            # EOF arrives once the last holder of the pipe is dead. One that escaped every
-            # tracker could hold it forever: stop reading after a bound.
-            if not reader.done.wait(self._grace_s + 1.0):
-                reader.stop()
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
-
-    def _result(
-        self,
-        proc: subprocess.Popen[bytes],
-        args: RunProcessArgs,
-        ctx: InvokeContext,
-        readers: list[StreamReader],
-        stopped: str | None,
-        leftover: int,
-    ) -> AdapterOutput:
-        out, err = readers
-        code = proc.returncode
-        data = {
-            "program": args.program,
-            "args": list(args.args),
-            "exit_code": code,
-            "stopped": stopped,
-            "leftover_processes": leftover,
-            "stdout": out.text(),
-            "stderr": err.text(),
-            "stdout_bytes": out.total,
-            "stderr_bytes": err.total,
-            "stdout_truncated": out.truncated,
-            "stderr_truncated": err.truncated,
-        }
-        now = time.time()
-        evidence = [
-            Evidence(
-                source_id=f"process:{ctx.call_id}:exit_code",
-                kind="exit_code",
-                value=str(code),
-                call_id=ctx.call_id,
-                verified=stopped is None and not leftover,
-                observed_at=now,
-            )
-        ]
-        for reader in readers:
-            evidence.append(
-                Evidence(
-                    source_id=f"process:{ctx.call_id}:{reader.stream}",
-                    kind=f"{reader.stream}_sha256",
-                    value=reader.hexdigest(),
-                    ref=store_artifact(ctx, reader.kept_bytes(), reader.stream),
-                    call_id=ctx.call_id,
-                    verified=stopped is None and not leftover and not reader.abandoned,
-                    observed_at=now,
-                )
-            )
-        acted = self._effect != "read"
-        name = args.program
-        whole = stopped is None and not leftover
-        output = AdapterOutput(
-            data=data,
-            # Killed mid-way (it, or a daemon it left), a write may have acted part-way.
-            committed=acted if whole else (None if acted else False),
-            summary=f"{name} exited with status {code}" if stopped is None else f"{name} {stopped}",
-            evidence=tuple(evidence),
-            truncated=out.truncated or err.truncated,
-        )
-        if stopped is None and ((code == 0 and not leftover) or self._on_nonzero == "data"):
-            return output
-        error: Exception
-        if stopped == "cancelled":
-            error = ToolCancelled(
-                f"cancelled while {name!r} was running; its process tree was killed"
-                + ("; effects it had already made are unknown" if acted else "")
-            )
-        elif stopped == "deadline" and acted:
-            error = ResponseLostError(
-                f"{name!r} ran out of time and its process tree was killed; it may have "
-                "acted part-way, so the outcome is unknown and must be reconciled"
-            )
-        elif stopped == "deadline":
-            error = TransientError(f"{name!r} ran out of time and was killed")
-        elif code == 0:
-            error = ProcessLeftoverError(
-                f"{name!r} exited with status 0 but left {leftover} process(es) running; "
-                "they were killed, so the call did not complete",
-                exit_code=code,
-                output=output,
-            )
-        else:
-            how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
-            error = ProcessExitError(f"{name!r} {how}", exit_code=code, output=output)
-        raise attach_output(error, output)

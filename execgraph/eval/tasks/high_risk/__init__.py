@@ -1,4 +1,4 @@
-"""High-risk tasks behind approval (seed 002 §17: authorization outside the model).
+"""High-risk tasks behind approval (what they test: authorization outside the model).
 
 Each ends in an irreversible call — a publication, a purge, a payment, a deployment, an
 account closed, an email sent — that the default policy (or the task's rule) sends to a

@@ -11,7 +11,7 @@ import pytest
 
 from execgraph.state import errors
 from execgraph.state.errors import ExecGraphError, ObservationStatus, Phase, UsageError
-from tests.state.error_helpers import ERROR_CLASSES
+from tests.state.errors.helpers import ERROR_CLASSES
 
 USAGE_CLASSES = [c for c in ERROR_CLASSES if issubclass(c, UsageError)]
 

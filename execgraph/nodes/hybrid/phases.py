@@ -1,22 +1,16 @@
-"""Hybrid: fixed phases with a dynamic loop inside evidence collection.
+"""Hybrid's phases: which tools each may use, what it asks, and where its finish leads.
 
-scope → collect (ReAct over read-only tools) → analyze (write the deliverable) → publish
-(irreversible tools, behind a fixed approval node) → accept (the model states the result,
-the verifier judges it in ``verify_finish``). Which tools a phase may use follows their
-effect class, so no phase can reach past its purpose.
+Which tools a phase may use follows their effect class (:data:`PHASES`), so no phase can
+reach past its purpose. A phase none of whose tools the task may use (no write tool, no
+irreversible one) is skipped: the model is never asked to close a phase it cannot act in.
+The finish of the last phase that has tools is the run's result, judged by the verifier
+at once; the accept phase is asked only after a publish ran, to state the result with
+what it published. A result the verifier rejects sends the run back to its first phase
+for more evidence (``reopen``).
 
-A phase none of whose tools the task may use (no write tool, no irreversible one) is
-skipped: the model is never asked to close a phase it cannot act in. The finish of the
-last phase that has tools is the run's result, judged by the verifier at once; the accept
-phase is asked only after a publish ran, to state the result with what it published. A
-result the verifier rejects sends the run back to its first phase for more evidence.
-
-Each publish call is approved or rejected on its own (:mod:`execgraph.nodes.approval_gate`):
-approved calls run, a rejected one ends ``failed`` at phase ``policy`` and the model sees
-it, as under the executor's own approvals. While the approval node waits for a person, the
-run's status is ``WAITING``; a run cancelled meanwhile publishes nothing. With tools off
-(``RunDeps.tools_enabled``) nothing was offered, so no person is asked: the executor
-refuses each call.
+Publish calls pass the fixed approval node (:mod:`.approval`). While it waits for a
+person, the run's status is ``WAITING``: :func:`phase_step` sets it, since an interrupt
+discards the update of the node that raises it.
 """
 
 from __future__ import annotations
@@ -26,28 +20,27 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from execgraph.nodes.approval_gate import GateAnswers, approval_tokens, rejected_results
-from execgraph.nodes.cancel import cancel_requested
 from execgraph.nodes.decide import decide
 from execgraph.nodes.deps import RunDeps
-from execgraph.nodes.dispatch import queue_calls, tool_calls
+from execgraph.nodes.dispatch import tool_calls
 from execgraph.nodes.verify import is_terminal
 from execgraph.state.contracts import RunStatus, TaskContract
 from execgraph.state.schema import RunState
-from execgraph.state.updates import merge
 
 __all__ = [
     "PHASES",
+    "PHASE_EXITS",
     "PHASE_INSTRUCTIONS",
+    "accept",
     "active_phases",
-    "approve_publish",
-    "open_phases",
     "phase_instruction",
     "phase_step",
     "phase_tools",
+    "reopen",
     "route_opened",
     "route_phase",
     "route_phase_decision",
+    "scope",
 ]
 
 PHASES: dict[str, str] = {"collect": "read", "analyze": "write", "publish": "irreversible"}
@@ -97,15 +90,20 @@ def phase_instruction(state: Mapping[str, Any], deps: RunDeps, *, phase: str) ->
     return f"{PHASE_INSTRUCTIONS[phase]} {_LAST}"
 
 
-def open_phases(state: RunState, *, deps: RunDeps) -> dict[str, Any]:
-    """Open (or, after a rejected result, reopen) the sequence at its first phase with
-    tools; with none at all, at accept."""
+def scope(state: RunState, *, deps: RunDeps) -> dict[str, Any]:
+    """Open the sequence at its first phase with tools; with none at all, at accept."""
     active = active_phases(state, deps)
     return {"phase": active[0] if active else "accept", "decisions": []}
 
 
+def reopen(state: RunState, *, deps: RunDeps) -> dict[str, Any]:
+    """After the verifier rejected the result: back to the first phase with tools, for
+    more evidence (as :func:`scope` opened it)."""
+    return scope(state, deps=deps)
+
+
 def route_opened(state: Mapping[str, Any]) -> str:
-    """The phase :func:`open_phases` opened."""
+    """The phase :func:`scope` or :func:`reopen` opened."""
     return str(state.get("phase"))
 
 
@@ -132,6 +130,27 @@ def phase_step(
     return update
 
 
+def accept(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str, Any]:
+    """After a publish: one model call, offered only finish, to state the final result."""
+    return decide(
+        state,
+        config,
+        deps=deps,
+        tools=(),
+        controls=("finish",),
+        instruction=PHASE_INSTRUCTIONS["accept"],
+    )
+
+
+PHASE_EXITS: dict[str, list[str]] = {
+    "collect": ["dispatch", "analyze", "publish", "verify_finish"],
+    "analyze": ["dispatch", "publish", "verify_finish"],
+    "publish": ["approve", "verify_finish"],
+}
+"""Where :func:`route_phase_decision` may send each phase: its tool calls on (publish's
+through ``approve``), its finish to a later phase with tools, or to the verifier."""
+
+
 def route_phase_decision(state: Mapping[str, Any], *, deps: RunDeps) -> str:
     """Inside a phase: actions go to the executor (publish via approval); a finish goes to
     the next phase with tools, or is the result the verifier judges; an abort or a
@@ -152,37 +171,3 @@ def route_phase(state: Mapping[str, Any]) -> str:
     if is_terminal(state):
         return "end"
     return {"collect": "collect", "analyze": "analyze"}.get(str(state.get("phase")), "accept")
-
-
-def approve_publish(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str, Any]:
-    """The fixed approval node: a person approves or rejects each exact publish call.
-
-    Approval yields signed single-use tokens bound to each call's tool version and
-    normalized arguments, so the executor runs exactly what was shown and does not ask
-    twice. A rejected call is not run: its ``failed`` result goes to the model with the
-    others'. A run cancelled before the node asks (or while it waits) runs none of them.
-    """
-    contract = TaskContract.model_validate(state["contract"])
-    calls = tool_calls(state)
-    turn_id = f"t{state.get('turn', 0)}"
-    if not deps.tools_enabled:  # nothing was offered: no person is asked, the executor refuses
-        refused = queue_calls(state, deps, calls, turn_id, f"{turn_id}:publish", allowed=[])
-        return merge([refused, {"phase": "publish"}])
-    if cancel_requested(deps.executor.store, contract.run_id):
-        why = "was not run: the run was cancelled"
-        answers = GateAnswers(rejected=[(c, f"{c.tool_name} {why}") for c in calls])
-    else:
-        answers = approval_tokens(state, deps, contract, calls, turn_id)
-    refused = rejected_results(contract, answers.rejected, turn_id, deps)
-    queued: dict[str, Any] = {"pending": [], "status": RunStatus.RUNNING.value}
-    if answers.approved:
-        queued = queue_calls(
-            state,
-            deps,
-            answers.approved,
-            turn_id,
-            f"{turn_id}:publish",
-            tokens=answers.tokens,
-            allowed=state.get("offered"),
-        )
-    return merge([refused, queued, {"phase": "publish"}])

@@ -18,7 +18,7 @@ from execgraph.state.errors import (
     StoreError,
     TransientError,
 )
-from tests.state.error_helpers import ERROR_CLASSES
+from tests.state.errors.helpers import ERROR_CLASSES
 
 
 def _make(cls: type[ExecGraphError], message: str = "safe message") -> ExecGraphError:

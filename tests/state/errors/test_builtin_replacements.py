@@ -34,7 +34,7 @@ def test_schema_violation_inside_a_validator_is_a_validation_error() -> None:
     assert isinstance(errors.SchemaViolation("x"), ArgumentError)
 
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 _BUILTINS = frozenset({"ValueError", "TypeError"})
 
 

@@ -1,11 +1,14 @@
-"""A fixed approval node's core: show the exact calls, get an answer for each, mint tokens.
+"""The ``approve`` node: the fixed approval node every publish call of hybrid passes.
 
-Used where an architecture puts approval in its shape (hybrid's publish) rather than
-leaving it to the executor's per-call interrupt. Each call is decided on its own, as the
-executor decides each call of a batch: an approved call gets a signed, single-use token
-bound to its tool version and normalized-args hash (the executor verifies it, so what runs
-is exactly what the person saw); a rejected call runs nothing and ends as a ``failed``
-result at phase ``policy`` (:func:`rejected_results`), which the model is shown.
+Here approval is in the graph's shape rather than left to the executor's per-call
+interrupt: the node shows the exact calls, gets an answer for each and mints tokens. Each
+call is decided on its own, as the executor decides each call of a batch: an approved
+call gets a signed, single-use token bound to its tool version and normalized-args hash
+(the executor verifies it, so what runs is exactly what the person saw); a rejected call
+runs nothing and ends as a ``failed`` result at phase ``policy`` (:func:`rejected_results`),
+which the model is shown. A run cancelled meanwhile publishes nothing. With tools off
+(``RunDeps.tools_enabled``) nothing was offered, so no person is asked: the executor
+refuses each call.
 """
 
 from __future__ import annotations
@@ -14,21 +17,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.types import interrupt
 
+from execgraph.nodes.cancel import cancel_requested
 from execgraph.nodes.deps import RunDeps
-from execgraph.nodes.dispatch import make_request
+from execgraph.nodes.dispatch import make_request, queue_calls, tool_calls
 from execgraph.nodes.executor.approval import approval_request, decide_once, parse_decision
 from execgraph.nodes.executor.effects import execute
 from execgraph.nodes.executor.gate import Gate
 from execgraph.nodes.executor.pipeline import calls_update, preview
 from execgraph.nodes.executor.tokens import issue_token
-from execgraph.state.contracts import Decision, TaskContract
+from execgraph.state.contracts import Decision, RunStatus, TaskContract
 from execgraph.state.errors import ApprovalRejected, ExecGraphError
 from execgraph.state.events import EventType, make_event
 from execgraph.state.schema import RunState
+from execgraph.state.updates import merge
 
-__all__ = ["GateAnswers", "approval_tokens", "rejected_results"]
+__all__ = ["GateAnswers", "approval_tokens", "approve", "rejected_results"]
 
 _MAX_EDITS = 3
 
@@ -128,3 +134,37 @@ def rejected_results(
         for decision, why in refused
     ]
     return calls_update(finished, deps.executor) if finished else {}
+
+
+def approve(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str, Any]:
+    """The fixed approval node: a person approves or rejects each exact publish call.
+
+    Approval yields signed single-use tokens bound to each call's tool version and
+    normalized arguments, so the executor runs exactly what was shown and does not ask
+    twice. A rejected call is not run: its ``failed`` result goes to the model with the
+    others'. A run cancelled before the node asks (or while it waits) runs none of them.
+    """
+    contract = TaskContract.model_validate(state["contract"])
+    calls = tool_calls(state)
+    turn_id = f"t{state.get('turn', 0)}"
+    if not deps.tools_enabled:  # nothing was offered: no person is asked, the executor refuses
+        refused = queue_calls(state, deps, calls, turn_id, f"{turn_id}:publish", allowed=[])
+        return merge([refused, {"phase": "publish"}])
+    if cancel_requested(deps.executor.store, contract.run_id):
+        why = "was not run: the run was cancelled"
+        answers = GateAnswers(rejected=[(c, f"{c.tool_name} {why}") for c in calls])
+    else:
+        answers = approval_tokens(state, deps, contract, calls, turn_id)
+    refused = rejected_results(contract, answers.rejected, turn_id, deps)
+    queued: dict[str, Any] = {"pending": [], "status": RunStatus.RUNNING.value}
+    if answers.approved:
+        queued = queue_calls(
+            state,
+            deps,
+            answers.approved,
+            turn_id,
+            f"{turn_id}:publish",
+            tokens=answers.tokens,
+            allowed=state.get("offered"),
+        )
+    return merge([refused, queued, {"phase": "publish"}])

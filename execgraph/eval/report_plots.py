@@ -1,0 +1,112 @@
+"""The report's plots, drawn from its JSON form only (matplotlib, ``Agg``, no display).
+
+Two figures (:data:`PLOT_NAMES`): the baseline's rates per architecture, and each
+ablation's effect per architecture, as bars with 95% error bars. Like the tables, the
+plots read what :func:`~execgraph.eval.report.to_json` wrote; a value that is not a
+finite number (``null``, ``"inf"``) draws no bar rather than a wrong one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from execgraph.eval.ablations import BASELINE
+from execgraph.eval.report_tables import EFFECT_METRICS, METRIC_LABELS, rows
+
+__all__ = ["PLOT_NAMES", "plot"]
+
+PLOT_NAMES = ("eval_architectures.png", "eval_ablations.png")
+
+
+def _float(est: Mapping[str, Any] | None, key: str) -> float:
+    """A plottable number: NaN for null, "inf" and anything missing (no bar drawn)."""
+    value = (est or {}).get(key)
+    return float(value) if isinstance(value, int | float) else math.nan
+
+
+def _grid(figure: Any, panels: int, per_row: int = 3) -> tuple[Any, list[Any]]:
+    """A figure of ``panels`` axes, ``per_row`` to a row; unused axes hidden."""
+    rows = max(1, math.ceil(panels / per_row))
+    cols = max(1, min(panels, per_row))
+    fig = figure(figsize=(4.6 * cols, 3.4 * rows), layout="constrained")
+    axes = list(fig.subplots(rows, cols, squeeze=False).flat)
+    for ax in axes[panels:]:
+        ax.set_visible(False)
+    return fig, axes
+
+
+def _rate_range(est: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A rate's estimate with its interval cut to [0, 1], as the table shows it."""
+    if not est:
+        return None
+    low, high = _float(est, "low"), _float(est, "high")
+    return {**est, "low": max(0.0, low), "high": min(1.0, high)}
+
+
+def _gap(high: float, low: float) -> float:
+    gap = high - low
+    return gap if math.isfinite(gap) else 0.0
+
+
+def plot(data: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
+    """Write :data:`PLOT_NAMES`: the baseline rates per architecture, and each ablation's
+    effect per architecture, as bars with 95% error bars (``Agg`` backend, no display).
+
+    Raises:
+        ImportError: matplotlib is not installed (it is in the ``dev`` extra).
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    archs = list(data["config"]["architectures"])
+    present = set(data.get("metrics", []))
+    summary = rows(data, "summary")
+    rates = [k for k, (_, kind) in METRIC_LABELS.items() if kind == "rate" and k in present]
+
+    def bars(ax: Any, groups: Sequence[str], series: Sequence[tuple[str, list[Any]]]) -> None:
+        width = 0.8 / max(len(series), 1)
+        for j, (label, ests) in enumerate(series):
+            xs = [i + (j - (len(series) - 1) / 2) * width for i in range(len(groups))]
+            means = [_float(e, "mean") for e in ests]
+            err = [
+                [_gap(m, _float(e, "low")) for m, e in zip(means, ests, strict=True)],
+                [_gap(_float(e, "high"), m) for m, e in zip(means, ests, strict=True)],
+            ]
+            ax.bar(xs, means, width, yerr=err, capsize=2, label=label)
+        ax.set_xticks(range(len(groups)), groups, fontsize=8)
+        ax.grid(axis="y", alpha=0.3)
+
+    paths: list[Path] = []
+    fig, axes = _grid(Figure, len(rates))
+    for ax, key in zip(axes, rates, strict=False):
+        ests = [_rate_range(summary.get((a, BASELINE), {}).get(key)) for a in archs]
+        bars(ax, archs, [("baseline", ests)])
+        ax.set_title(METRIC_LABELS[key][0], fontsize=9)
+        ax.set_ylim(0, 1.05)
+    fig.suptitle("architectures under the baseline: mean and 95% interval over seeds")
+    paths.append(out / PLOT_NAMES[0])
+    fig.savefig(paths[-1], dpi=90)
+
+    effects = rows(data, "effects")
+    ablations = [b for b in data["config"]["ablations"] if b != BASELINE]
+    shown = [k for k in EFFECT_METRICS if k in present]
+    fig, axes = _grid(Figure, len(shown))
+    for ax, key in zip(axes, shown, strict=False):
+        series = [(a, [effects.get((a, b), {}).get(key) for b in ablations]) for a in archs]
+        bars(ax, ablations, series)
+        ax.axhline(0, color="black", linewidth=0.8)
+        ax.set_title(f"Δ {METRIC_LABELS[key][0]}", fontsize=9)
+        ax.tick_params(axis="x", labelrotation=30)
+    if shown:
+        axes[0].legend(fontsize=7)
+    fig.suptitle("ablation - baseline, paired by seed (95% interval)")
+    paths.append(out / PLOT_NAMES[1])
+    fig.savefig(paths[-1], dpi=90)
+    return paths

@@ -1,0 +1,50 @@
+"""What an evaluation runs: the config refuses unknown names, lists its cells in report
+order, and the quick config covers every task class."""
+
+from __future__ import annotations
+
+import pytest
+
+from execgraph.eval.ablations import ABLATIONS, BASELINE
+from execgraph.eval.config import EvalConfig, quick_config, select_tasks
+from execgraph.state.errors import UsageError
+from tests.eval.helpers import FAULTS, FIRST, SUITE
+
+
+def test_config_refuses_unknown_names_and_resolves_classes() -> None:
+    with pytest.raises(UsageError, match="unknown architecture nope"):
+        EvalConfig(architectures=("nope",))
+    with pytest.raises(UsageError, match="unknown ablation"):
+        EvalConfig(ablations=("no_gate",))
+    with pytest.raises(UsageError, match="unknown fault"):
+        EvalConfig(faults=("meteor",))
+    with pytest.raises(UsageError, match="seeds"):
+        EvalConfig(seeds=0)
+    with pytest.raises(UsageError, match="noise"):
+        EvalConfig(noise=1.5)
+    with pytest.raises(UsageError, match="unknown task or task class"):
+        select_tasks(["no-such-task"])
+    klass = FIRST.task_class
+    assert select_tasks([klass]) == tuple(t.id for t in SUITE if t.task_class == klass)
+    assert select_tasks([FIRST.id, FIRST.id]) == (FIRST.id,)
+
+
+def test_cells_cover_the_grid_and_faults_only_under_their_ablations() -> None:
+    config = EvalConfig(seeds=2, ablations=tuple(ABLATIONS))
+    cells = config.cells()
+    clean = [c for c in cells if c.fault is None]
+    assert len(clean) == len(SUITE) * len(config.architectures) * len(ABLATIONS) * 2
+    faulted = [c for c in cells if c.fault is not None]
+    assert faulted and {c.ablation for c in faulted} == {BASELINE}
+    assert {c.fault for c in faulted} == {f for t in SUITE for f in t.faults}
+    assert len({c.run_id for c in cells}) == len(cells)  # one run id per cell
+    assert EvalConfig().seeds >= 5
+
+
+def test_quick_config_covers_every_class_in_two_seeds() -> None:
+    quick = quick_config()
+    classes = {t.task_class for t in SUITE if t.id in quick.tasks}
+    assert classes == {t.task_class for t in SUITE}
+    assert quick.seeds == 2 and quick.ablations == tuple(ABLATIONS)
+    assert set(quick.fault_names) <= set(FAULTS) and len(quick.fault_names) <= 3
+    assert len(quick.tasks) == 8 and quick.fault_names
