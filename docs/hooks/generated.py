@@ -5,10 +5,10 @@ A page asks for generated content with one line, for example::
     <!-- generated: cli-reference -->
     <!-- generated: bench-table data=bench.json exclude="9 temporal" -->
 
-The line is replaced by what the generator of that name renders (``gen_cli``,
-``gen_evidence``, ``gen_tests`` beside this file). An unknown name, a missing data file or
-a generator that fails stops the build, so ``mkdocs build --strict`` never publishes a page
-whose generated part is missing.
+The line is replaced by what the generator of that name renders (the ``gen_*`` modules
+beside this file). An unknown name, a missing data file or a generator that fails stops
+the build, so ``mkdocs build --strict`` never publishes a page whose generated part is
+missing.
 """
 
 from __future__ import annotations
@@ -21,8 +21,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import gen_api
 import gen_cli
+import gen_defaults
 import gen_evidence
+import gen_graphs
+import gen_layout
 import gen_tests
 from mkdocs.exceptions import PluginError
 
@@ -53,6 +57,13 @@ def _bench(args: Mapping[str, str]) -> str:
 
 GENERATORS: dict[str, Callable[[Mapping[str, str]], str]] = {
     "cli-reference": lambda args: gen_cli.cli_reference(),
+    "public-api": lambda args: gen_api.public_api(args.get("module", "execgraph")),
+    "budget-defaults": lambda args: gen_defaults.budget_defaults(),
+    "run-settings": lambda args: gen_defaults.run_settings(),
+    "executor-limits": lambda args: gen_defaults.limits(),
+    "graph-mermaid": lambda args: gen_graphs.mermaid(args["arch"]),
+    "packages": lambda args: gen_layout.packages(ROOT),
+    "layers": lambda args: gen_layout.layers(ROOT),
     "measured": lambda args: gen_evidence.measured_line(_data(args["data"])),
     "bench-table": _bench,
     "eval-tables": lambda args: gen_evidence.eval_tables(_data(args.get("data", "eval.json"))),

@@ -3,17 +3,17 @@
 A block is a fence at the start of a line (```python, ```bash, ...) up to its closing
 fence. A ``<!-- docs: not-run REASON -->`` line right before a python fence marks a block
 that cannot run offline (a real Temporal cluster, a PostgreSQL server, a provider key);
-everything else runs.
+everything else runs. A ``<!-- docs: continues PAGE -->`` line says a page's code runs
+after PAGE's (an architecture's page uses the tools its index page defines).
 """
 
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["DOCS", "HOOKS", "ROOT", "Block", "blocks", "pages"]
+__all__ = ["DOCS", "HOOKS", "ROOT", "Block", "blocks", "continues", "pages"]
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -25,8 +25,7 @@ _FENCE = re.compile(
     re.MULTILINE | re.DOTALL,
 )
 
-if str(HOOKS) not in sys.path:  # the generators beside the mkdocs hook (gen_cli, ...)
-    sys.path.insert(0, str(HOOKS))
+_CONTINUES = re.compile(r"^<!-- docs: continues (?P<page>\S+) -->$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -64,3 +63,9 @@ def blocks(path: Path) -> list[Block]:
             )
         )
     return found
+
+
+def continues(path: Path) -> Path | None:
+    """The page whose code ``path``'s code runs after, if it names one."""
+    found = _CONTINUES.search(path.read_text(encoding="utf-8"))
+    return DOCS / found.group("page") if found else None

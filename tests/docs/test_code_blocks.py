@@ -9,22 +9,23 @@ The README's quickstart is the one block that talks to a model server; it runs i
 
 from __future__ import annotations
 
+import ast
+import asyncio
 import contextlib
+import inspect
 import io
 from pathlib import Path
 
 import pytest
 
-from tests.docs.pages import ROOT, Block, blocks, pages
+from tests.docs.pages import ROOT, Block, blocks, continues, pages
 from tests.support.openai_server import isolate_from_network
 
 README = ROOT / "README.md"
 MAX_NOT_RUN = 6
 """Blocks that need what no test machine has offline (a real cluster, a provider key)."""
 
-RUNNABLE = [
-    p for p in pages() if p != README and any(b.lang == "python" for b in blocks(p))
-]
+RUNNABLE = [p for p in pages() if p != README and any(b.lang == "python" for b in blocks(p))]
 
 
 def _python(path: Path) -> list[Block]:
@@ -39,11 +40,16 @@ def test_the_python_blocks_of_a_page_run_as_printed(
     monkeypatch.setenv("EXECGRAPH_HOME", str(tmp_path / "home"))
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {"__name__": "__main__"}
-    for block in _python(page):
-        code = compile(block.code, block.where, "exec")  # a not-run block must still parse
+    before = continues(page)
+    for block in [*(_python(before) if before else []), *_python(page)]:
+        # Parsed as a notebook would (top-level await allowed); a not-run block must parse.
+        code = compile(block.code, block.where, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
         if block.not_run is None:
             with contextlib.redirect_stdout(io.StringIO()):
-                exec(code, namespace)
+                if code.co_flags & inspect.CO_COROUTINE:
+                    asyncio.run(eval(code, namespace))
+                else:
+                    exec(code, namespace)
 
 
 def test_few_blocks_are_left_unrun_and_each_says_why() -> None:
