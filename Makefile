@@ -47,7 +47,7 @@ eval-quick: $(STAMP)
 # The documentation site, built strictly (a broken link or a failed generator fails the
 # build) into build/site (git-ignored); its code blocks run in tests/docs.
 docs: $(STAMP)
-	$(BIN)/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 test: lint typecheck docs unit eval-quick
 

@@ -72,8 +72,21 @@ def bench(full: bool) -> None:
     _write("bench.json", {"measured": _measured(command, started, load), **data})
 
 
+def trim_eval(data: dict[str, Any]) -> dict[str, Any]:
+    """``eval.json`` without each run's own record: the pages show the summaries, and the
+    per-run records of a full evaluation are megabytes. What is kept of them is their
+    count (``runs``) and the runs that failed (``error_cells``); ``groups`` (each seed's
+    metrics, from which the intervals come) and the summaries are kept whole."""
+    cells = data.get("cells", [])
+    trimmed = {k: v for k, v in data.items() if k != "cells"}
+    trimmed["runs"] = len(cells)
+    trimmed["error_cells"] = [c for c in cells if c.get("error_type")]
+    trimmed["timing"] = {k: v for k, v in data.get("timing", {}).items() if k != "cells"}
+    return trimmed
+
+
 def evaluation(quick: bool) -> None:
-    """``execgraph eval [--quick]``: the evaluation's ``eval.json``."""
+    """``execgraph eval [--quick]``: the evaluation's ``eval.json`` (:func:`trim_eval`)."""
     started, load = _start()
     with tempfile.TemporaryDirectory() as tmp:
         cli = shutil.which("execgraph", path=str(Path(sys.executable).parent)) or "execgraph"
@@ -81,7 +94,7 @@ def evaluation(quick: bool) -> None:
         subprocess.run([cli, "eval", *args, "--out", tmp], cwd=ROOT, check=True)
         data = json.loads((Path(tmp) / "eval.json").read_text(encoding="utf-8"))
     command = "execgraph eval" + (" --quick" if quick else "")
-    _write("eval.json", {"measured": _measured(command, started, load), **data})
+    _write("eval.json", {"measured": _measured(command, started, load), **trim_eval(data)})
 
 
 def matrix() -> None:
