@@ -17,6 +17,7 @@ __all__ = [
     "fault_matrix",
     "measured_line",
     "number",
+    "temporal_config",
     "torture_table",
 ]
 
@@ -56,6 +57,12 @@ def measured_line(data: Mapping[str, Any]) -> str:
     )
 
 
+def _section(section: str) -> str:
+    """A bench section without its ordering number (``"1 cost/step"`` -> ``"cost/step"``)."""
+    head, _, rest = section.partition(" ")
+    return rest if head.isdigit() and rest else section
+
+
 def _in(row: Mapping[str, Any], only: Sequence[str], exclude: Sequence[str]) -> bool:
     section = str(row["section"])
     if only and section not in only:
@@ -80,6 +87,7 @@ def bench_table(
         ratio = "—" if row["ratio"] is None else f"{row['ratio']:.2f}×"
         body.append(
             [
+                _section(row["section"]),
                 row["metric"],
                 ours,
                 f"{row['baseline_name']}: {base}" if row["baseline_name"] else base,
@@ -89,11 +97,27 @@ def bench_table(
             ]
         )
         if row["note"]:
-            notes.append(f"- *{_cell(row['metric'])}*: {_cell(row['note'])}")
-    lines = _table(["measure", "execgraph", "baseline", "ratio", "target", "verdict"], body)
+            what = f"{_section(row['section'])}, {row['metric']}"
+            against = f" (against {row['baseline_name']})" if row["baseline_name"] else ""
+            notes.append(f"- *{_cell(what)}*{_cell(against)}: {_cell(row['note'])}")
+    header = ["measure", "case", "execgraph", "baseline", "ratio", "target", "verdict"]
+    lines = _table(header, body)
     if notes:
         lines += ["", "Notes:", "", *notes]
     return "\n".join(lines) + "\n"
+
+
+def temporal_config(data: Mapping[str, Any]) -> str:
+    """What the Temporal measurement ran, from the configuration the bench recorded."""
+    c = data["raw"]["temporal"]["config"]
+    counts = ", ".join(str(n) for n in c["workers"])
+    batches = "one batch" if c["repeats"] == 1 else f"{c['repeats']} batches (the median shown)"
+    return (
+        f"The load: {c['runs']} runs started at once, each making {c['steps']} tool calls "
+        f"that sleep {c['sleep_s'] * 1000:g} ms, on {counts} worker processes, {batches} per "
+        f"worker count; a worker runs at most {c['max_concurrent']} runs at once. The cost "
+        f"per step is the median of {c['overhead_runs']} runs.\n"
+    )
 
 
 def eval_tables(data: Mapping[str, Any]) -> str:

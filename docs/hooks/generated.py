@@ -66,6 +66,9 @@ GENERATORS: dict[str, Callable[[Mapping[str, str]], str]] = {
     "layers": lambda args: gen_layout.layers(ROOT),
     "measured": lambda args: gen_evidence.measured_line(_data(args["data"])),
     "bench-table": _bench,
+    "temporal-config": lambda args: gen_evidence.temporal_config(
+        _data(args.get("data", "bench.json"))
+    ),
     "eval-tables": lambda args: gen_evidence.eval_tables(_data(args.get("data", "eval.json"))),
     "fault-matrix": lambda args: gen_evidence.fault_matrix(
         _data(args.get("data", "fault-matrix.json"))
