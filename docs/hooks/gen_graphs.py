@@ -13,7 +13,8 @@ __all__ = ["mermaid"]
 
 
 def mermaid(arch: str) -> str:
-    """A mermaid fence drawing the compiled graph of ``arch``."""
+    """A collapsed block holding a mermaid fence that draws the compiled graph of ``arch``
+    (the site's theme renders it when opened; without its script, the source shows)."""
     from execgraph import ScriptedChatModel, build_graph, tool_spec
 
     @tool_spec(effect="read")
@@ -40,4 +41,6 @@ def mermaid(arch: str) -> str:
             checkpointer=False,
         )
         drawing = app.get_graph().draw_mermaid()
-    return "```mermaid\n" + drawing.strip() + "\n```\n"
+    fence = ["```mermaid", *drawing.strip().splitlines(), "```"]
+    body = "\n".join(f"    {line}" if line else "" for line in fence)
+    return f'??? abstract "The compiled graph of `{arch}`, as LangGraph draws it"\n\n{body}\n'
