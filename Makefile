@@ -45,9 +45,10 @@ eval-quick: $(STAMP)
 	$(BIN)/execgraph eval --quick --out build/eval-quick
 
 # The documentation site, built strictly (a broken link or a failed generator fails the
-# build) into build/site (git-ignored); its code blocks run in tests/docs.
+# build) into build/site (git-ignored); its code blocks run in tests/docs. Never --quiet:
+# it hides the warnings --strict counts, and a broken link would pass.
 docs: $(STAMP)
-	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 test: lint typecheck docs unit eval-quick
 
