@@ -29,14 +29,18 @@ class TestModule:
 
 
 _CITATION = re.compile(r"\s*\((?:[^()]*\b(?:issue|section|seed)\b[^()]*)\)", re.IGNORECASE)
+_ISSUE = re.compile(r"\bissue \d+'s\s+(\w)", re.IGNORECASE)
 _SEED = re.compile(r"\b(?:the seed's|seed's|seed)\s+(?=\w)", re.IGNORECASE)
 
 
 def _scrub(text: str) -> str:
     """Text a reader can use: citations of a project's issues or of its design notes, which
-    do not ship, are dropped (``(issue 20, item 7)``, ``(section 15.2)``)."""
+    do not ship, are dropped (``(issue 20, item 7)``, ``(section 15.2)``, ``Issue 19's``),
+    and reStructuredText's double backquotes become markdown's single ones."""
     text = _CITATION.sub("", text)
-    return _SEED.sub(lambda m: "the " if m.group(0)[:1] in "Tt" else "", text)
+    text = _ISSUE.sub(lambda m: "The " + m.group(1), text)  # "Issue 19's kill harness"
+    text = _SEED.sub(lambda m: "the " if m.group(0)[:1] in "Tt" else "", text)
+    return text.replace("``", "`")
 
 
 def _first_paragraph(text: str | None) -> str:

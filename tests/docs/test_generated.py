@@ -144,3 +144,11 @@ def test_an_unknown_generator_or_missing_data_stops_the_build() -> None:
         generated.render("<!-- generated: nothing-such -->\n")
     with pytest.raises(PluginError, match="does not exist"):
         generated.render("<!-- generated: bench-table data=missing.json -->\n")
+
+
+@pytest.mark.parametrize("folder", ["adversarial", "reliability", "temporal"])
+def test_the_negative_tests_lists_carry_no_project_history(folder: str) -> None:
+    from tests.docs.test_user_text import HISTORY
+
+    listed = re.sub(r"\(`test_\w+`\)", "", gen_tests.negative_tests(ROOT, folder))
+    assert not HISTORY.findall(listed)
