@@ -4,9 +4,9 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-EXTRAS := dev,postgres,browser,openai,mcp,temporal
+EXTRAS := dev,postgres,browser,openai,mcp,temporal,docs
 
-.PHONY: demo temporal-demo test lint typecheck unit eval-quick system-deps clean
+.PHONY: demo temporal-demo test lint typecheck unit eval-quick docs system-deps clean
 
 $(STAMP): pyproject.toml requirements.lock
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,7 +44,13 @@ unit: $(STAMP) system-deps
 eval-quick: $(STAMP)
 	$(BIN)/execgraph eval --quick --out build/eval-quick
 
-test: lint typecheck unit eval-quick
+# The documentation site, built strictly (a broken link or a failed generator fails the
+# build) into build/site (git-ignored); its code blocks run in tests/docs. Never --quiet:
+# it hides the warnings --strict counts, and a broken link would pass.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+test: lint typecheck docs unit eval-quick
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

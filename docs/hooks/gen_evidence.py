@@ -1,0 +1,179 @@
+"""The evidence pages' tables, rendered from the measured JSON in ``docs/data/``.
+
+Every function takes the data a measuring command wrote (``scripts/docs_evidence.py``
+adds when and how under ``measured``) and returns markdown, so a figure on a page is the
+figure in the file, formatted: nothing is typed by hand. ``tests/docs`` reads the tables
+back and compares them with the JSON.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = [
+    "bench_table",
+    "eval_tables",
+    "fault_matrix",
+    "measured_line",
+    "number",
+    "temporal_config",
+    "torture_table",
+]
+
+
+def number(value: float | None) -> str:
+    """A figure as the tables show it: three significant digits, thousands separated."""
+    if value is None:
+        return "—"
+    if value == 0 or abs(value) >= 100:
+        return f"{value:,.0f}"
+    if abs(value) >= 10:
+        return f"{value:.1f}"
+    if abs(value) >= 0.1:
+        return f"{value:.2f}"
+    return f"{value:.4f}"
+
+
+def _cell(text: Any) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+
+
+def measured_line(data: Mapping[str, Any]) -> str:
+    """When, how and where the figures were measured (the file's ``measured`` block)."""
+    m = data.get("measured")
+    if not m:
+        raise KeyError("the data has no 'measured' block (write it with scripts/docs_evidence.py)")
+    load = m.get("load_average_at_start") or []
+    busy = f", load average {load[0]:g} as it began" if load else ""
+    return (
+        f"Measured on {m['date']} with `{m['command']}` in {m['wall_s']:g} s "
+        f"(Python {m['python']}, {m['platform']}, {m['cores']} cores{busy})."
+    )
+
+
+def _section(section: str) -> str:
+    """A bench section without its ordering number (``"1 cost/step"`` -> ``"cost/step"``)."""
+    head, _, rest = section.partition(" ")
+    return rest if head.isdigit() and rest else section
+
+
+def _in(row: Mapping[str, Any], only: Sequence[str], exclude: Sequence[str]) -> bool:
+    section = str(row["section"])
+    if only and section not in only:
+        return False
+    return section not in exclude
+
+
+def bench_table(
+    data: Mapping[str, Any], only: Sequence[str] = (), exclude: Sequence[str] = ()
+) -> str:
+    """``python -m bench --json`` rows: execgraph's figure, the baseline's, their ratio and
+    the target; each row's note listed below the table."""
+    rows = [r for r in data["rows"] if _in(r, only, exclude)]
+    if not rows:
+        raise KeyError(f"no bench rows in sections {list(only)} (excluding {list(exclude)})")
+    body = []
+    notes = []
+    for row in rows:
+        unit = row["unit"]
+        ours = f"{number(row['execgraph'])} {unit}".strip()
+        base = "—" if row["baseline"] is None else f"{number(row['baseline'])} {unit}".strip()
+        ratio = "—" if row["ratio"] is None else f"{row['ratio']:.2f}×"
+        body.append(
+            [
+                _section(row["section"]),
+                row["metric"],
+                ours,
+                f"{row['baseline_name']}: {base}" if row["baseline_name"] else base,
+                ratio,
+                row["target"] or "",
+                row["verdict"],
+            ]
+        )
+        if row["note"]:
+            what = f"{_section(row['section'])}, {row['metric']}"
+            against = f" (against {row['baseline_name']})" if row["baseline_name"] else ""
+            notes.append(f"- *{_cell(what)}*{_cell(against)}: {_cell(row['note'])}")
+    header = ["measure", "case", "execgraph", "baseline", "ratio", "target", "verdict"]
+    lines = _table(header, body)
+    if notes:
+        lines += ["", "Notes:", "", *notes]
+    return "\n".join(lines) + "\n"
+
+
+def temporal_config(data: Mapping[str, Any]) -> str:
+    """What the Temporal measurement ran, from the configuration the bench recorded."""
+    c = data["raw"]["temporal"]["config"]
+    counts = ", ".join(str(n) for n in c["workers"])
+    batches = "one batch" if c["repeats"] == 1 else f"{c['repeats']} batches (the median shown)"
+    return (
+        f"The load: {c['runs']} runs started at once, each making {c['steps']} tool calls "
+        f"that sleep {c['sleep_s'] * 1000:g} ms, on {counts} worker processes, {batches} per "
+        f"worker count; a worker runs at most {c['max_concurrent']} runs at once. The cost "
+        f"per step is the median of {c['overhead_runs']} runs.\n"
+    )
+
+
+def eval_tables(data: Mapping[str, Any]) -> str:
+    """The evaluation's own tables (``execgraph.eval.report.markdown``) of ``eval.json``.
+
+    The committed file keeps the count of runs and the failed ones, not every run's record
+    (``scripts/docs_evidence.py``); the report reads only those two of the records.
+    """
+    from execgraph.eval.report import markdown
+
+    if "cells" not in data and "runs" in data:
+        errors = list(data.get("error_cells", []))
+        data = {**data, "cells": errors + [{"error_type": None}] * (data["runs"] - len(errors))}
+    return markdown(data)
+
+
+def fault_matrix(data: Mapping[str, Any]) -> str:
+    """Fault x architecture: ``PASS <final status>`` or ``FAIL <first broken invariant>``."""
+    cells = data["cells"]
+    archs = list(dict.fromkeys(c["arch"] for c in cells))
+    faults = list(dict.fromkeys(c["fault"] for c in cells))
+    grid = {
+        (c["fault"], c["arch"]): (
+            f"PASS {c['status']}" if c["passed"] else f"FAIL {c['problems'][0]}"
+        )
+        for c in cells
+    }
+    rows = [[f, *(grid.get((f, a), "—") for a in archs)] for f in faults]
+    passed = sum(c["passed"] for c in cells)
+    unauthorized = sum(c["unauthorized"] for c in cells)
+    lines = _table(["fault", *archs], rows)
+    lines += ["", f"Cells passing: {passed}/{len(cells)}. Unauthorized executions: {unauthorized}."]
+    return "\n".join(lines) + "\n"
+
+
+_TORTURE = (
+    ("trials", "trials"),
+    ("kills", "kills"),
+    ("attempts", "attempts"),
+    ("duplicates", "duplicate effects"),
+    ("lost_commits", "lost commits"),
+    ("orphans", "orphan effects"),
+    ("unknown_left", "unknown left"),
+    ("leaked_locks", "locks leaked"),
+)
+
+
+def torture_table(data: Mapping[str, Any]) -> str:
+    """One row per workload: what was killed, what was found, how the runs ended."""
+    rows = [
+        [
+            f"{r['workload']} ({r['arch']})",
+            *(str(r[key]) for key, _ in _TORTURE),
+            ", ".join(f"{s} {n}" for s, n in sorted(r["statuses"].items())),
+        ]
+        for r in data["runs"]
+    ]
+    header = ["workload", *(label for _, label in _TORTURE), "final statuses"]
+    return "\n".join(_table(header, rows)) + "\n"
