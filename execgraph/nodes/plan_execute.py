@@ -52,7 +52,7 @@ from execgraph.nodes.conversation import ai_message, answer, unanswered
 from execgraph.nodes.decide import CONTROL_SCHEMAS, model_failure, unusable_reply
 from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.dispatch import queue_calls
-from execgraph.nodes.executor.validate import schema_message
+from execgraph.nodes.executor import schema_message
 from execgraph.nodes.model.call import call_model, recorded_replies, unstorable
 from execgraph.nodes.verify import is_terminal, stop_update
 from execgraph.state.contracts import BudgetKind, Decision, DecisionKind, RunStatus, TaskContract
