@@ -74,7 +74,7 @@ def _charge(finished: Finished) -> dict[str, Any] | None:
 
 def _update(finished: Finished, deps: ExecutorDeps) -> dict[str, Any]:
     result = finished.result
-    dumped = result.model_dump(mode="json")
+    dumped = finished.dumped if finished.dumped is not None else result.model_dump(mode="json")
     update: dict[str, Any] = {
         "results": {result.call_id: dumped},
         "events": {"recent": list(finished.event_ids)},

@@ -15,8 +15,9 @@ The whole pipeline runs inside one LangGraph node (:mod:`execgraph.nodes.executo
 which re-runs from its start after an interrupt or a crash. That is safe because:
 
 - nothing with a side effect comes before ``interrupt()``: the gate only reads and
-  appends events, idempotent by id, and approval's :func:`~.stages.approval.ask` holds
-  the executor's one ``interrupt()``;
+  appends events, idempotent by id, and the approval stage's
+  :func:`~execgraph.nodes.executor.stages.approval.ask` holds the executor's one
+  ``interrupt()``;
 - no side effect starts without the call's durable execution record (stage 5); a record
   found started but uncommitted is waited for while its owner's lease holds, and once it
   does not, taken over and reconciled — never blindly run again;
@@ -27,8 +28,8 @@ which re-runs from its start after an interrupt or a crash. That is safe because
 
 from __future__ import annotations
 
+import os
 import time
-import uuid
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -190,7 +191,7 @@ def admit(call: Call, log: Sequence[Event] = ()) -> Finished | None:
     except ExecGraphError as exc:
         refusal = failure_result(call.request, exc, tool_version=authorized.spec.version)
         return log_refusal(call, refusal, log)
-    call.attempt_id = uuid.uuid4().hex[:12]
+    call.attempt_id = os.urandom(6).hex()  # 12 hex digits, as unique as a uuid4's first 12
     call.key = idempotency_key(call.request, authorized)
     hold_record(call)  # live in this process from before its record exists
     return None

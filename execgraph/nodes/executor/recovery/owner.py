@@ -2,7 +2,8 @@
 
 Two workers resuming one run (two people approving one interrupt, ``invoke(None, cfg)``
 on a thread still running elsewhere) compute the same call and find the same record,
-owned by the worker that reserved it while its lease holds (:mod:`..record_lease`).
+owned by the worker that reserved it while its lease holds
+(:mod:`execgraph.nodes.executor.record_lease`).
 
 A worker that finds another's ``started`` record **waits** for it to settle — bounded by
 the call's own timeout plus one lease — and then returns the committed result as its own

@@ -4,7 +4,7 @@ The call's result, its evidence, its idempotency state, its locks' release and i
 (``tool.completed`` last) are written together, and only while this worker still holds
 the record (its fence); if another worker committed the same key first, its result is
 the one returned. A write that ended ``unknown`` is remembered, so an identical write is
-refused until it is reconciled (:func:`~.reserve.mark_unresolved`).
+refused until it is reconciled (:func:`~execgraph.nodes.executor.stages.reserve.mark_unresolved`).
 
 A call that never reached its record has nothing to commit: a refusal's events are
 appended with its end (:func:`log_refusal`). A call whose record was committed earlier
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from execgraph.nodes.executor.call import Call
 from execgraph.nodes.executor.stages.lock import Locked
@@ -53,6 +54,8 @@ class Finished:
     result: ToolResult
     event_ids: tuple[str, ...]
     spec: ToolSpec | None = None
+    dumped: dict[str, Any] | None = None
+    """``result`` as JSON, when the commit already made it (so nothing dumps it twice)."""
 
 
 def build_result(
@@ -140,9 +143,10 @@ def commit(call: Call, result: ToolResult, locked: Locked | None) -> Finished:
     events = call.events.recorded()
     # A read is safe to redo, so its commit need not wait for the disk; anything that may
     # have changed the world is flushed before the model can observe it.
+    body = result.model_dump(mode="json")
     record = call.deps.store.commit(
         call.key,
-        result.model_dump(mode="json"),
+        body,
         events=events,
         release=locked.keys if locked else (),
         owner=locked.owner if locked else "",
@@ -150,12 +154,11 @@ def commit(call: Call, result: ToolResult, locked: Locked | None) -> Finished:
         fence=call.fence,
     )
     assert record.result is not None  # a committed record always carries its result
-    final = ToolResult.model_validate(record.result)
-    if final.outcome == "unknown" and call.authorized is not None:
-        mark_unresolved(
-            call.deps.store, call.request, call.authorized, final.model_dump(mode="json")
-        )
-    return Finished(final, tuple(e.event_id for e in events), call.spec)
+    if record.result != body:  # another commit of the key came first: its result stands
+        result, body = ToolResult.model_validate(record.result), record.result
+    if result.outcome == "unknown" and call.authorized is not None:
+        mark_unresolved(call.deps.store, call.request, call.authorized, body)
+    return Finished(result, tuple(e.event_id for e in events), call.spec, body)
 
 
 def committed_before(call: Call, record: ExecutionRecord) -> Finished:

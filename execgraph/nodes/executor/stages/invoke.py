@@ -9,7 +9,7 @@ assumed absent, and its future handed back so its locks are held until it really
 "The tool raised ``TimeoutError``" and "the wait for the tool ran out" are different
 facts, and on Python 3.11 ``concurrent.futures.TimeoutError`` *is* the builtin
 ``TimeoutError`` (so is ``asyncio.TimeoutError``; ``socket.timeout`` subclasses it). So
-the wait is told apart by the future's state (``concurrent.futures.wait``), never by an
+the wait is told apart by the future's state (its done callback), never by an
 exception's type: a tool that raises ``TimeoutError`` has ended, and its timeout is a lost
 response (a write's effect is unknown; a read may be tried again).
 
@@ -20,7 +20,7 @@ callbacks hear the call as a tool run (``on_tool_start``, then ``on_tool_end`` o
 ``on_tool_error``), a child of the node's run, as under LangGraph's ``ToolNode``. A
 LangChain tool reports itself (it is a Runnable); any other tool is reported here, and
 only when some callback listens. An ``interrupt()`` inside the tool propagates (see
-:mod:`execgraph.nodes.executor.paused`).
+:mod:`execgraph.nodes.executor.recovery.paused`).
 
 Each call first takes one of its run's tool-pool slots
 (:mod:`execgraph.nodes.executor.threads.pools`) and gives it back only when the tool has
@@ -40,9 +40,10 @@ import contextvars
 import threading
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import Executor, Future, wait
+from concurrent.futures import Executor, Future
 from contextvars import copy_context
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -112,6 +113,12 @@ class Invoked:
     raised: BaseException | None = None
 
 
+@lru_cache(maxsize=256)
+def _root(root: str) -> Path:
+    """A workspace root as a path (built once: a ``Path`` costs more than the lookup)."""
+    return Path(root)
+
+
 def tool_context(call: Call) -> InvokeContext:
     """The context the call's tool runs with, under its attempt id and record key.
 
@@ -149,7 +156,7 @@ def tool_context(call: Call) -> InvokeContext:
         run_id=request.run_id,
         call_id=request.call_id,
         attempt_id=call.attempt_id,
-        workspace_root=Path(request.workspace.root),
+        workspace_root=_root(request.workspace.root),
         idempotency_key=call.key,
         deadline=deadline,
         cancel=call.cancel,
@@ -200,18 +207,18 @@ def _reported(spec: ToolSpec, args: BaseModel, ctx: InvokeContext) -> AdapterOut
 
 
 def _wait(
-    future: Future[AdapterOutput],
+    ended: threading.Event,
     ctx: InvokeContext,
     cancelled: Callable[[], bool] | None,
     on_stop: Callable[[Stop], None] | None = None,
 ) -> Stop | None:
-    """Wait until the tool ends; at the deadline or on a cancel request, signal it and
-    grant a grace period. Returns why it was signalled (None: it ended on its own)."""
+    """Wait until the tool ends (``ended``, set by its future's done callback); at the
+    deadline or on a cancel request, signal it and grant a grace period. Returns why it
+    was signalled (None: it ended on its own)."""
     while True:
         remaining = ctx.remaining_s()
         step = remaining if cancelled is None else min(remaining or POLL_S, POLL_S)
-        done, _ = wait([future], timeout=step)
-        if done:
+        if ended.wait(step):
             return None
         if remaining is not None and (ctx.remaining_s() or 0) <= 0:
             stop: Stop = "deadline"
@@ -222,7 +229,7 @@ def _wait(
         ctx.cancel.set()
         if on_stop is not None:
             on_stop(stop)
-        wait([future], timeout=CANCEL_GRACE_S)
+        ended.wait(CANCEL_GRACE_S)
         return stop
 
 
@@ -324,8 +331,14 @@ def run_tool(
     except BaseException:
         release_slot(ctx.run_id)
         raise
-    future.add_done_callback(lambda _: release_slot(ctx.run_id))
-    stop = _wait(future, ctx, cancelled, on_stop)
+    ended = threading.Event()
+
+    def done(_: Future[AdapterOutput]) -> None:
+        release_slot(ctx.run_id)  # the tool has really ended: its slot is free
+        ended.set()
+
+    future.add_done_callback(done)
+    stop = _wait(ended, ctx, cancelled, on_stop)
     if not future.done():  # it ignored the signal: abandoned, still running
         _abandoned(spec, ctx, pool, future, stop)
         return Invoked(

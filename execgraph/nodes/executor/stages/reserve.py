@@ -4,7 +4,7 @@ A committed record for the key is returned as is (idempotent replay); a started 
 that never committed is another worker's call in flight, or one a crash cut short: the
 pipeline waits for its owner or takes it over once its lease is gone
 (:mod:`execgraph.nodes.executor.recovery.owner`) and reconciles it, never runs it
-blindly. A new record is this worker's, with a lease (:mod:`..record_lease`).
+blindly. A new record is this worker's, with a lease (:mod:`execgraph.nodes.executor.record_lease`).
 
 A write whose outcome ended ``unknown`` leaves a marker under its tool and normalized
 arguments (:func:`mark_unresolved`), so an identical write of the same run is refused

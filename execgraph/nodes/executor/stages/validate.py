@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from execgraph.nodes.executor.argument_size import DEFAULT_MAX_ARGUMENT_BYTES, oversized
 from execgraph.nodes.executor.call import Normalized, Validated
@@ -98,6 +98,18 @@ def validate(
         args = spec.input_model.model_validate(normalized.arguments)
     except ValidationError as exc:
         raise SchemaViolation(f"arguments do not match {spec.key}: {schema_message(exc)}") from None
+    if normalized.paths or request.expected_state:
+        _check_workspace(request, spec, normalized, args)
+    current_time = time.time() if now is None else now
+    if request.deadline is not None and current_time >= request.deadline:
+        raise DeadlineExceeded("the request's deadline passed before the call could start")
+    return Validated(args=args, normalized=normalized)
+
+
+def _check_workspace(
+    request: ToolExecutionRequest, spec: ToolSpec, normalized: Normalized, args: BaseModel
+) -> None:
+    """The paths confined to the real workspace, and the expected state still holding."""
     root = Path(request.workspace.root)
     for rel in normalized.paths:
         confine_path(root, rel)  # symlink escapes are only visible against the real tree
@@ -109,10 +121,6 @@ def validate(
             raise StateGuardMismatch(
                 f"expected_state {key!r} no longer holds (the target changed since it was read)"
             )
-    current_time = time.time() if now is None else now
-    if request.deadline is not None and current_time >= request.deadline:
-        raise DeadlineExceeded("the request's deadline passed before the call could start")
-    return Validated(args=args, normalized=normalized)
 
 
 def validate_call(
