@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from execgraph.graph.build import ARCHITECTURES, Architecture, build_graph
     from execgraph.graph.executor import build_executor
     from execgraph.nodes.cancel import request_cancel
-    from execgraph.nodes.executor.settle import reconcile
+    from execgraph.nodes.executor import reconcile
     from execgraph.state import errors
     from execgraph.state.contracts import (
         ApprovalDecision,
@@ -137,7 +137,7 @@ _WHERE: dict[str, str] = {
     "from_langchain": "execgraph.tools.langchain",
     "mcp_tools": "execgraph.tools.mcp",
     "open_store": "execgraph.state.store",
-    "reconcile": "execgraph.nodes.executor.settle",
+    "reconcile": "execgraph.nodes.executor",
     "request_cancel": "execgraph.nodes.cancel",
     "tool_spec": "execgraph.tools.spec",
 }

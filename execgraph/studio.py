@@ -38,7 +38,7 @@ from typing import Any
 from execgraph.demo.build import build_demo_graph, demo_tools
 from execgraph.graph.build import build_graph
 from execgraph.graph.executor import build_executor
-from execgraph.nodes.executor.deps import ExecutorDeps
+from execgraph.nodes.executor import ExecutorDeps
 from execgraph.state.errors import UsageError
 from execgraph.state.home import Home
 from execgraph.state.store.sqlite import SqliteExecutionStore

@@ -281,7 +281,7 @@ def reconcile(
     (safe to run again). The verdict is an event naming who decided."""
     import getpass
 
-    from execgraph.nodes.executor.settle import reconcile as settle
+    from execgraph.nodes.executor import reconcile as settle
     from execgraph.state.store.sqlite import SqliteExecutionStore
 
     if happened is None:

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from execgraph.nodes.executor.hashing import stable_hash
+from execgraph.nodes.executor import stable_hash
 from execgraph.state.events import Event, EventType
 
 __all__ = [

@@ -20,7 +20,7 @@ from execgraph.graph.plan_execute import build_plan_execute
 from execgraph.graph.react import build_react
 from execgraph.graph.workflow import Stage, build_workflow
 from execgraph.nodes.deps import CheckFn, RunDeps
-from execgraph.nodes.executor.deps import ExecutorDeps
+from execgraph.nodes.executor import ExecutorDeps
 from execgraph.nodes.model.prices import PRICES_KEY, price_table
 from execgraph.nodes.model.select import resolve_model
 from execgraph.nodes.toolset import DeclaredRegistry

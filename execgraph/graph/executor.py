@@ -7,8 +7,7 @@ from typing import Any
 from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.graph import END, START, StateGraph
 
-from execgraph.nodes.executor.deps import ExecutorDeps
-from execgraph.nodes.executor.pipeline import aexecutor_node, executor_node
+from execgraph.nodes.executor import ExecutorDeps, aexecutor_node, executor_node
 from execgraph.persistence.thread_bound import answer_guarded
 from execgraph.state.compiled import ExecutorGraph
 from execgraph.state.schema import ExecutorInput, ExecutorOutput, ExecutorState
@@ -18,7 +17,7 @@ __all__ = ["ExecutorNode", "build_executor", "executor"]
 
 class ExecutorNode(Runnable[Any, Any]):
     """The pipeline as a node: a sync body, and an async one that runs calls on the
-    executor's own pool (see :func:`execgraph.nodes.executor.pipeline.aexecutor_node`).
+    executor's own pool (see :func:`execgraph.nodes.executor.node.aexecutor_node`).
 
     A plain ``Runnable``: LangGraph already runs a node inside its task's config context
     (so ``interrupt()`` and the stream writer find the run) and traces the task, where

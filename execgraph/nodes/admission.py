@@ -31,7 +31,7 @@ from pydantic import ValidationError
 from execgraph.nodes.cancel import cancel_requested
 from execgraph.nodes.checks import BUILTIN_CHECKS
 from execgraph.nodes.deps import CONTROL_TOOLS, RunDeps
-from execgraph.nodes.executor.validate import schema_message
+from execgraph.nodes.executor import schema_message
 from execgraph.nodes.model.prices import prices_of
 from execgraph.nodes.run_input import Request, new_request, read_request
 from execgraph.state.contracts import BudgetKind, RunStatus, TaskContract, TaskSpec, Workspace

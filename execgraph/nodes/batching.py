@@ -15,7 +15,7 @@ from typing import Any
 
 from langgraph.types import Send
 
-from execgraph.nodes.executor.deps import ExecutorDeps
+from execgraph.nodes.executor import ExecutorDeps
 from execgraph.state.contracts import ToolRef
 from execgraph.state.errors import ExecGraphError
 

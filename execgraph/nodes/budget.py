@@ -112,9 +112,10 @@ def batch_misfit(
     return None
 
 
-def tool_charge(result: ToolResult, registry: ToolRegistry) -> dict[str, Any] | None:
-    """What a call that ran costs beyond its queued tool call: the cost its tool declares,
-    per attempt, and one tool call per retry (None: nothing to charge).
+def tool_charge(result: ToolResult, cost_usd: float) -> dict[str, Any] | None:
+    """What a call that ran costs beyond its queued tool call: ``cost_usd`` (what its
+    resolved tool declares) per attempt, and one tool call per retry (None: nothing to
+    charge).
 
     A call refused before it could run (resolve .. policy, a lock, a used token) has no
     adapter attempt and costs nothing; a replayed result charges the same id, once.
@@ -122,13 +123,9 @@ def tool_charge(result: ToolResult, registry: ToolRegistry) -> dict[str, Any] | 
     if result.attempt_id is None:
         return None
     retries = result.attempts - 1  # each retry is a tool call of its own
-    try:
-        cost = registry.resolve(result.tool_name, result.tool_version or None).cost_usd
-    except ExecGraphError:
-        cost = 0.0
-    if not cost and not retries:
+    if not cost_usd and not retries:
         return None
-    return charge(f"{result.call_id}:cost", cost_usd=cost * result.attempts, tool_calls=retries)
+    return charge(f"{result.call_id}:cost", cost_usd=cost_usd * result.attempts, tool_calls=retries)
 
 
 def charge(charge_id: str, **amounts: float) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 A check returns None when it holds, or a short reason it does not; the reason is what a
 rejected finish tells the model. Evidence counts as the executor records it: every
 successful call leaves some, unverified unless the runtime checked it (see
-:mod:`execgraph.nodes.executor.evidence`), so ``value="verified"`` is how a check asks
+:mod:`execgraph.nodes.executor.stages.evidence`), so ``value="verified"`` is how a check asks
 for more than an observation.
 """
 

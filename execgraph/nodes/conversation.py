@@ -15,7 +15,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from execgraph.nodes.executor.messages import tool_message
+from execgraph.nodes.executor import tool_message
 
 __all__ = [
     "NOT_EXECUTED",

@@ -18,7 +18,7 @@ from execgraph.nodes.budget import remaining
 from execgraph.nodes.context.projection import project
 from execgraph.nodes.conversation import ai_message, unanswered
 from execgraph.nodes.deps import RunDeps
-from execgraph.nodes.executor.argument_size import argument_bytes, oversized
+from execgraph.nodes.executor import argument_bytes, oversized
 from execgraph.nodes.model.call import (
     ModelTurn,
     call_model,

@@ -13,7 +13,7 @@ from typing import Any, Literal, get_args
 
 from langchain_core.language_models import BaseChatModel
 
-from execgraph.nodes.executor.deps import ExecutorDeps
+from execgraph.nodes.executor import ExecutorDeps
 from execgraph.state.contracts import SuccessCheck, TaskContract
 from execgraph.state.errors import UsageError
 

@@ -21,7 +21,7 @@ from execgraph.nodes.admission import run_id_of
 from execgraph.nodes.batching import executor_sends
 from execgraph.nodes.budget import batch_misfit, charge, declared_cost, remaining, run_deadline
 from execgraph.nodes.deps import RunDeps
-from execgraph.nodes.executor.pipeline import needs_approval
+from execgraph.nodes.executor import needs_approval
 from execgraph.nodes.expected_state import guard_writes
 from execgraph.nodes.verify import stop_update
 from execgraph.state.contracts import (

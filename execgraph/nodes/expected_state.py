@@ -21,9 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from execgraph.nodes.executor.normalize import canonical_arguments
-from execgraph.nodes.executor.resolve import resolve
-from execgraph.nodes.executor.targets import target_names
+from execgraph.nodes.executor import canonical_arguments, resolve, target_names
 from execgraph.state.contracts import ToolExecutionRequest
 from execgraph.state.errors import ExecGraphError
 from execgraph.tools.registry import ToolRegistry

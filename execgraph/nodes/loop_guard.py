@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from execgraph.nodes.executor.hashing import stable_hash
+from execgraph.nodes.executor import stable_hash
 
 __all__ = ["action_signature", "update_progress"]
 

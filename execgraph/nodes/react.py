@@ -31,7 +31,7 @@ from execgraph.nodes.conversation import NOT_EXECUTED, answer
 from execgraph.nodes.decide import decide
 from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.dispatch import queue_calls, tool_calls
-from execgraph.nodes.executor.pipeline import calls_update, run_calls
+from execgraph.nodes.executor import calls_update, run_calls
 from execgraph.nodes.turn_progress import observe
 from execgraph.nodes.verify import stop_condition
 from execgraph.state.contracts import DecisionKind, RunStatus, TaskContract

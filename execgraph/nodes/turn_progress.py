@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from execgraph.nodes.executor.hashing import stable_hash
+from execgraph.nodes.executor import stable_hash
 from execgraph.nodes.loop_guard import update_progress
 from execgraph.state.contracts import RunStatus
 from execgraph.state.schema import RunState

@@ -14,7 +14,7 @@ What a finish is accepted on. With success checks, on every one of them holding 
 run's whole record. With none (a bare goal, ``{"messages": [...]}`` as with
 ``create_agent``), on *some* evidence: at least one item in the run's record, verified or
 not. Every successful tool call leaves one (an ordinary ``@tool_spec`` function or
-LangChain tool an unverified ``observation``, see :mod:`execgraph.nodes.executor.evidence`),
+LangChain tool an unverified ``observation``, see :mod:`execgraph.nodes.executor.stages.evidence`),
 so a result the run looked something up for is accepted, and a finish with nothing
 observed behind it is not. That is a floor, not a judgement of the answer: a task that
 needs more says so with checks — ``min_evidence`` (at least N items, optionally verified

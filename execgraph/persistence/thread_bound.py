@@ -45,7 +45,7 @@ from langchain_core.runnables.config import merge_configs
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StateSnapshot, StateUpdate
 
-from execgraph.nodes.executor.approval import require_answer
+from execgraph.nodes.executor import require_answer
 from execgraph.persistence.run_lease import held_run
 from execgraph.state.compiled import ExecutorGraph, RunGraph
 from execgraph.state.errors import UsageError

@@ -23,11 +23,11 @@ from typing import Any
 import pytest
 from langgraph.types import Command
 
-from execgraph.nodes.executor import effects, lease
-from execgraph.nodes.executor.lock import lock_keys
-from execgraph.nodes.executor.pipeline import preview
+from execgraph.nodes.executor import pipeline, preview, record_lease
+from execgraph.nodes.executor.stages.lock import lock_keys
 from execgraph.state.contracts import ToolExecutionRequest
-from execgraph.state.errors import CallInProgress
+from execgraph.state.errors import CallInProgress, FencedOut
+from execgraph.state.lease_keeper import LEASES
 from execgraph.state.store import open_store
 from execgraph.state.store.sqlite import SqliteExecutionStore
 from execgraph.state.store.worker import worker_id
@@ -175,7 +175,7 @@ def _claim_as(deps: Any, req: dict[str, Any], owner: str, lease_s: float) -> Non
 def test_a_live_owner_elsewhere_is_waited_for_then_reported_not_run_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(lease, "LEASE_S", 0.2)  # the wait: the call's timeout plus a lease
+    monkeypatch.setattr(record_lease, "LEASE_S", 0.2)  # the wait: the call's timeout plus a lease
     ran: list[str] = []
     deps, app, req = _one_write(tmp_path, ran, timeout_s=0.3)
     _claim_as(deps, req, OTHER, 600.0)
@@ -235,9 +235,9 @@ def test_a_call_taken_over_twice_frees_the_first_dead_owners_locks(tmp_path: Pat
 def test_the_running_owner_renews_its_lease(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(lease, "LEASE_S", 0.5)
-    monkeypatch.setattr(lease, "RENEW_EVERY_S", 0.05)
-    lease._WAKE.set()  # a ticker already running takes the short period now
+    monkeypatch.setattr(record_lease, "LEASE_S", 0.5)
+    monkeypatch.setattr(record_lease, "RENEW_EVERY_S", 0.05)
+    LEASES.renew_now()  # a keeper already running takes the short period now
     ran: list[str] = []
     started, go = threading.Event(), threading.Event()
     deps, app, req = _one_write(tmp_path, ran, started=started, go=go)
@@ -278,13 +278,13 @@ def test_two_threads_of_one_process_approving_one_call_run_it_once(
         paid.append(amount)
         return "paid"
 
-    original = effects.await_owner
+    original = pipeline.await_owner
 
     def await_owner(*args: Any, **kwargs: Any) -> Any:
         waiting.set()
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(effects, "await_owner", await_owner)
+    monkeypatch.setattr(pipeline, "await_owner", await_owner)
     deps = make_deps(tmp_path, [pay])
     app = make_executor(deps)
     assert app.invoke({"request": request("pay", {"amount": 3}, root=tmp_path)}, config())[
@@ -296,3 +296,44 @@ def test_two_threads_of_one_process_approving_one_call_run_it_once(
         go.set()
         outcomes = [f.result(60)["results"]["call-1"]["outcome"] for f in both]
     assert paid == [3] and outcomes == ["succeeded", "succeeded"]
+
+
+def test_an_owner_whose_record_was_taken_over_is_told_to_stop_and_cannot_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker that stalled past its record's lease and was taken over still runs its
+    tool: its next renewal finds the lease gone and sets the call's cancel signal, so the
+    tool stops at once (it would otherwise run on for its whole timeout); its commit is
+    refused, and the record stays the new owner's."""
+    monkeypatch.setattr(record_lease, "RENEW_EVERY_S", 0.05)
+    LEASES.renew_now()  # a keeper already running takes the short period now
+    started, stopped = threading.Event(), threading.Event()
+
+    @tool_spec(effect="write", retry=None, timeout_s=120)
+    def record_payment(line: str, ctx: InvokeContext) -> str:
+        """Record a payment, unless told to stop first."""
+        started.set()
+        if ctx.cancel.wait(60):
+            stopped.set()
+            return "stopped"
+        return "paid"
+
+    deps = make_deps(tmp_path, [record_payment])
+    app = make_executor(deps)
+    req = request("record_payment", {"line": "pay 1"}, root=tmp_path)
+    with ThreadPoolExecutor(1) as pool:
+        running = pool.submit(app.invoke, {"request": req}, config())
+        assert started.wait(60)
+        other = SqliteExecutionStore(tmp_path / "exec.db")
+        try:  # another worker took it over (it held this one's owner for gone)
+            taken = other.take_over(
+                "run-1:call-1", OTHER, attempt_id="x", lease_s=600, gone=worker_id(), fence=1
+            )
+        finally:
+            other.close()
+        assert taken is not None and taken.fence == 2
+        assert stopped.wait(10), "the stalled owner was never told its lease was lost"
+        with pytest.raises(FencedOut):
+            running.result(60)
+    record = deps.store.get("run-1:call-1")
+    assert record is not None and record.owner == OTHER and record.state == "started"

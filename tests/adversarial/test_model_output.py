@@ -19,7 +19,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 
 from execgraph.graph import build_graph
 from execgraph.nodes.decide import parse_reply
-from execgraph.nodes.executor.validate import DEFAULT_MAX_ARGUMENT_BYTES
+from execgraph.nodes.executor import DEFAULT_MAX_ARGUMENT_BYTES
 from execgraph.nodes.model.call import call_model
 from execgraph.state.events import EventType, make_event
 from execgraph.state.store.sqlite import SqliteExecutionStore

@@ -27,6 +27,7 @@ from langgraph.types import Command
 from execgraph.persistence import run_lease
 from execgraph.state.errors import FencedOut, RunInProgress
 from execgraph.state.events import EventType
+from execgraph.state.lease_keeper import LEASES
 from execgraph.state.store.base import ExecutionStore
 from execgraph.state.store.sql_locks import run_key
 from execgraph.state.store.worker import worker_id
@@ -225,7 +226,7 @@ def test_a_running_lease_is_renewed_while_the_run_goes_on(
         time.sleep(0.005)
     first = store.lease_run(thread, OTHER, lease_s=1).lease_until  # held: tells the holder's
     monkeypatch.setattr(run_lease, "RUN_LEASE_S", 3600.0)
-    run_lease.renew_now()
+    LEASES.renew_now()
     while store.lease_run(thread, OTHER, lease_s=1).lease_until < first + 1000:
         assert time.monotonic() < deadline, "the ticker never renewed the run lease"
         time.sleep(0.01)

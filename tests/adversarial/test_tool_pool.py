@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from execgraph.nodes.executor import pools
-from execgraph.nodes.executor.tool_pool import ToolPool
+from execgraph.nodes.executor.threads import pools
+from execgraph.nodes.executor.threads.tool_pool import ToolPool
 from execgraph.state.events import EventType
 from execgraph.tools import tool_spec
 from tests.support.executor import Counter, config, make_deps, make_executor, request

@@ -16,7 +16,7 @@ from langchain_core.messages import AIMessage, SystemMessage
 
 from execgraph.demo.corpus import CorpusAdapter
 from execgraph.nodes.context.projection import wrap_untrusted
-from execgraph.nodes.executor.messages import observation_text
+from execgraph.nodes.executor import observation_text
 from execgraph.tools.adapters import FileAdapter, HttpAdapter
 from tests.support.hostile_input import (
     finish,

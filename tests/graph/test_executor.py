@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 from langgraph.types import Command
 
-from execgraph.nodes.executor.settle import reconcile
-from execgraph.nodes.executor.tokens import issue_token
+from execgraph.nodes.executor import issue_token, reconcile
 from execgraph.state.contracts import ToolResult
 from execgraph.state.errors import ResponseLostError, UsageError
 from execgraph.state.events import EventType
@@ -228,7 +227,7 @@ def test_approval_goes_stale_when_the_tool_version_changes(world: dict[str, Any]
 def test_signed_token_approves_once_and_only_its_arguments(world: dict[str, Any]) -> None:
     deps = make_deps(world["tmp"], world["tools"])
     app = make_executor(deps)
-    from execgraph.nodes.executor.hashing import stable_hash
+    from execgraph.nodes.executor import stable_hash
 
     args = {"doc": "r.md", "channel": "blog"}
     token = issue_token(SECRET, tool_key="publish@1.0.0", args_hash=stable_hash(args))

@@ -16,7 +16,7 @@ from langgraph.types import Command
 
 from execgraph.graph import build_graph
 from execgraph.graph.executor import build_executor
-from execgraph.nodes.executor.deps import ExecutorDeps
+from execgraph.nodes.executor import ExecutorDeps
 from execgraph.state.errors import StoreError
 from execgraph.state.events import Event
 from execgraph.state.store import Claim, Reservation

@@ -14,7 +14,7 @@ from pydantic import BaseModel, TypeAdapter
 from execgraph.graph import build_graph
 from execgraph.graph.build import ARCHITECTURES
 from execgraph.graph.executor import build_executor
-from execgraph.nodes.executor.deps import ExecutorDeps
+from execgraph.nodes.executor import ExecutorDeps
 from execgraph.state.contracts import Actor, BudgetKind, StopCondition, SuccessCheck, TaskSpec
 from execgraph.state.schema import (
     ActorInput,

@@ -13,7 +13,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from execgraph.graph import build_graph
-from execgraph.nodes.executor import progress
+from execgraph.nodes.executor.threads import progress
 from execgraph.state.events import EventType
 from execgraph.state.store.sqlite import SqliteExecutionStore
 from execgraph.testing import ScriptedChatModel

@@ -9,8 +9,8 @@ from typing import Any
 from langgraph.checkpoint.memory import InMemorySaver
 
 from execgraph.graph.executor import build_executor
-from execgraph.nodes.executor.deps import ExecutorDeps
-from execgraph.nodes.executor.pools import shared_pool
+from execgraph.nodes.executor import ExecutorDeps
+from execgraph.nodes.executor.threads.pools import shared_pool
 from execgraph.state.store.sqlite import SqliteExecutionStore
 from execgraph.tools import PolicyEngine, ToolRegistry, tool_spec
 from tests.support.executor import SECRET, config, request

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from execgraph.nodes.cancel import request_cancel
-from execgraph.nodes.executor.abandoned import still_running
+from execgraph.nodes.executor.recovery.abandoned import still_running
 from execgraph.state.errors import ToolDeclarationError
 from execgraph.tools import InvokeContext, tool_spec
 from tests.support import isolated_tools

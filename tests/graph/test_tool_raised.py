@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from langchain_core.tools import ToolException, tool
 
-from execgraph.nodes.executor.reconcile import in_doubt
+from execgraph.nodes.executor.recovery.probe import in_doubt
 from execgraph.state.contracts import ToolResult
 from execgraph.state.errors import MODEL_RETRY_CHARS, ModelRetry, ResponseLostError
 from execgraph.state.events import Event

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from execgraph.nodes.cancel import request_cancel
-from execgraph.nodes.executor.abandoned import still_running
-from execgraph.nodes.executor.invoke import CANCEL_GRACE_S
+from execgraph.nodes.executor.recovery.abandoned import still_running
+from execgraph.nodes.executor.stages.invoke import CANCEL_GRACE_S
 from execgraph.tools import InvokeContext, tool_spec
 from tests.support.executor import Counter, config, make_deps, make_executor, request
 

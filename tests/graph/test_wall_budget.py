@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from execgraph.graph import build_graph
-from execgraph.nodes.executor.invoke import CANCEL_GRACE_S
+from execgraph.nodes.executor.stages.invoke import CANCEL_GRACE_S
 from execgraph.state.errors import ToolCancelled
 from execgraph.testing import ScriptedChatModel
 from execgraph.tools import InvokeContext, ToolSpec, tool_spec

@@ -18,7 +18,7 @@ from execgraph.state.contracts import (
     Workspace,
 )
 from execgraph.state.errors import ObservationStatus
-from execgraph.tools import ToolRegistry, tool_spec
+from execgraph.tools import tool_spec
 
 
 def _contract(tmp_path: Path, deadline: float | None = None, **budgets: float) -> TaskContract:
@@ -85,9 +85,9 @@ def _result(attempt_id: str | None) -> ToolResult:
 
 
 def test_a_call_that_ran_is_charged_its_tools_cost_once() -> None:
-    update = tool_charge(_result("a1"), ToolRegistry([paid]))
+    update = tool_charge(_result("a1"), paid.cost_usd)
     assert update == {"used": {"cost_usd": 0.25}, "charges": ["t1.c0:cost"]}
 
 
 def test_a_refused_call_is_charged_nothing() -> None:
-    assert tool_charge(_result(None), ToolRegistry([paid])) is None
+    assert tool_charge(_result(None), paid.cost_usd) is None

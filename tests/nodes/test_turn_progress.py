@@ -14,7 +14,7 @@ from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from execgraph.graph import build_graph
-from execgraph.nodes.executor.evidence import observation_evidence
+from execgraph.nodes.executor.stages.evidence import observation_evidence
 from execgraph.nodes.loop_guard import update_progress
 from execgraph.state.reducers import fold_progress
 from execgraph.testing import ScriptedChatModel

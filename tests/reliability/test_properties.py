@@ -26,8 +26,8 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage
 
 from execgraph.graph import build_graph
-from execgraph.nodes.executor.normalize import normalize
-from execgraph.nodes.executor.validate import validate
+from execgraph.nodes.executor.stages.normalize import normalize
+from execgraph.nodes.executor.stages.validate import validate
 from execgraph.state.contracts import ToolExecutionRequest, ToolResult
 from execgraph.state.errors import ExecGraphError, PathEscapeError
 from execgraph.state.store.sqlite import SqliteExecutionStore

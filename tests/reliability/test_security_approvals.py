@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 from langgraph.types import Command
 
-from execgraph.nodes.executor.pipeline import preview
-from execgraph.nodes.executor.tokens import issue_token
+from execgraph.nodes.executor import issue_token, preview
 from execgraph.state.contracts import ToolExecutionRequest
 from execgraph.tools import PolicyEngine, tool_spec
 from execgraph.tools.adapters import FileAdapter

@@ -17,7 +17,7 @@ from typing import Any
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from execgraph.graph.executor import build_executor
-from execgraph.nodes.executor.deps import ExecutorDeps
+from execgraph.nodes.executor import ExecutorDeps
 from execgraph.state.store.sqlite import SqliteExecutionStore
 from execgraph.tools import AdapterOutput, InvokeContext, PolicyEngine, ToolRegistry, tool_spec
 

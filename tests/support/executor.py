@@ -10,7 +10,7 @@ from typing import Any
 from langgraph.checkpoint.memory import InMemorySaver
 
 from execgraph.graph.executor import build_executor
-from execgraph.nodes.executor.deps import ExecutorDeps
+from execgraph.nodes.executor import ExecutorDeps
 from execgraph.state.store.sqlite import SqliteExecutionStore
 from execgraph.tools import PolicyEngine, ToolRegistry, ToolSpec
 

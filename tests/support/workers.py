@@ -121,7 +121,7 @@ def _app(store_url: str, base: Path, checkpoints: str, policy: Any) -> Any:
     """The executor on the shared store and checkpointer, with ``pay`` (irreversible: the
     policy always asks a person) and ``record_payment`` (a write it lets run)."""
     from execgraph.graph.executor import build_executor
-    from execgraph.nodes.executor.deps import ExecutorDeps
+    from execgraph.nodes.executor import ExecutorDeps
     from execgraph.state.store import open_store
     from execgraph.tools import AdapterOutput, InvokeContext, ToolRegistry, tool_spec
 
@@ -201,9 +201,9 @@ def _request(base: Path, trial: int, tool: str) -> dict[str, Any]:
 
 def _signal_waits(base: Path) -> None:
     """Touch the trial's ``waiting`` file when this worker waits for another's call."""
-    from execgraph.nodes.executor import effects
+    from execgraph.nodes.executor import pipeline
 
-    original = getattr(effects, "await_owner", None)
+    original = getattr(pipeline, "await_owner", None)
     if original is None:  # the code before leases: nothing ever waits
         return
 
@@ -213,7 +213,7 @@ def _signal_waits(base: Path) -> None:
         (base / f"waiting-{trial}").touch()
         return original(*args, **kwargs)
 
-    effects.await_owner = await_owner  # type: ignore[attr-defined]
+    pipeline.await_owner = await_owner
 
 
 def _outcome(app: Any, out: Any, cfg: dict[str, Any]) -> dict[str, Any]:

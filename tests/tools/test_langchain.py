@@ -15,7 +15,7 @@ from langchain_core.tools import InjectedToolCallId, StructuredTool, ToolExcepti
 from langgraph.types import Command
 from pydantic import ValidationError
 
-from execgraph.nodes.executor.reconcile import in_doubt
+from execgraph.nodes.executor.recovery.probe import in_doubt
 from execgraph.state.contracts import Outcome
 from execgraph.state.errors import ModelRetry, ToolDeclarationError, ToolTypeError
 from execgraph.tools import ToolRegistry, from_langchain

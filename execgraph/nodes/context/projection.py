@@ -39,7 +39,7 @@ from langchain_core.messages import (
 from execgraph.nodes.budget import used
 from execgraph.nodes.context.whole_transcript import whole_record
 from execgraph.nodes.deps import RunDeps
-from execgraph.nodes.executor.messages import observation_text
+from execgraph.nodes.executor import observation_text
 from execgraph.nodes.run_record import full_view
 from execgraph.nodes.untrusted import wrap_untrusted
 from execgraph.state.contracts import SuccessCheck, TaskContract

@@ -5,7 +5,7 @@ from __future__ import annotations
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
-from execgraph.nodes.executor.pools import shared_pool
+from execgraph.nodes.executor.threads.pools import shared_pool
 from execgraph.state.store.base import ExecutionStore
 from execgraph.tools.invocation import DEFAULT_OUTPUT_BUDGET
 from execgraph.tools.policy import PolicyEngine

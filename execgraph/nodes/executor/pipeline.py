@@ -1,156 +1,331 @@
-"""The executor pipeline as one node: gate (authorize, approval), then execute.
+"""The executor pipeline: every stage of one tool call, in order.
 
-The whole pipeline is one durability boundary. The node re-runs from its start after an
-interrupt or a crash, which is safe because nothing before ``interrupt()`` has a side
-effect (the gate is pure but for idempotent event appends) and no side effect starts
-before the durable execution record exists (``execute`` reserves first; a record found
-started but uncommitted is waited for while its owner's lease holds, and reconciled, never
-blindly run again, once it does not). One node instead of one
-per stage means one checkpoint per superstep of parallel calls, not three per call.
+    gate   1 resolve → 2 normalize → 3 validate → 4 policy → 4b approval      (no effect)
+    admit  the twin of an unresolved write refused; an attempt and its record lease
+    run    5 reserve → 6 lock → 7 invoke → 8 outcome → 9 evidence → 10 commit
 
-A node input is one request (``{"request": …}``) or a batch of them (``{"batch": […]}``,
-see :mod:`execgraph.nodes.batching`): a batch gates its calls one after another in the node's own
-thread — so any ``interrupt()`` comes in a fixed order, as LangGraph's resume expects —
-then reserves the gated calls' execution records in one store transaction and runs their
-effectful halves on the executor's call pool at once, so the tools of a batch run side by
-side as ToolNode's do. (Ten calls each reserving on their own queue on the store's lock:
-their tools would start a millisecond or more apart.)
+One :class:`~execgraph.nodes.executor.call.Call` flows through them. Each stage is a
+function of its own module under :mod:`execgraph.nodes.executor.stages`, testable alone;
+what recovers a call off the main line (wait for its record's owner or take it over,
+reconcile by probe, a tool that paused the run, a tool that ignored its stop signal) is
+under :mod:`execgraph.nodes.executor.recovery`. Any stage may end the call with a typed
+failure, committed like any other result (or, before any record exists, logged).
+
+The whole pipeline runs inside one LangGraph node (:mod:`execgraph.nodes.executor.node`),
+which re-runs from its start after an interrupt or a crash. That is safe because:
+
+- nothing with a side effect comes before ``interrupt()``: the gate only reads and
+  appends events, idempotent by id, and the approval stage's
+  :func:`~execgraph.nodes.executor.stages.approval.ask` holds the executor's one
+  ``interrupt()``;
+- no side effect starts without the call's durable execution record (stage 5); a record
+  found started but uncommitted is waited for while its owner's lease holds, and once it
+  does not, taken over and reconciled — never blindly run again;
+- the model observes a call only after its commit transaction (stage 10), and the node
+  returns only reducer fields (results, evidence, budget, event ids), so parallel calls
+  never collide.
 """
 
 from __future__ import annotations
 
-import asyncio
+import os
+import time
 from collections.abc import Sequence
-from concurrent.futures import Future, wait
-from contextvars import copy_context
-from functools import partial
-from typing import Any
+from typing import NamedTuple
 
-from execgraph.nodes.budget import tool_charge
+from langgraph.errors import GraphInterrupt
+
+from execgraph.nodes.executor.call import Authorized, Call, Gate
 from execgraph.nodes.executor.deps import ExecutorDeps
-from execgraph.nodes.executor.effects import execute, run_staged, stage
-from execgraph.nodes.executor.gate import gate_call, needs_approval, preview
-from execgraph.nodes.executor.messages import tool_message
-from execgraph.nodes.executor.progress import running
-from execgraph.nodes.executor.reserve import reserve_together
-from execgraph.nodes.executor.stages import Finished, Staged
-from execgraph.state.contracts import ToolExecutionRequest
-from execgraph.state.events import Event
-from execgraph.state.schema import ExecutorInput, ExecutorOutput
+from execgraph.nodes.executor.record_lease import hold_record
+from execgraph.nodes.executor.recovery.abandoned import hold_until_ended
+from execgraph.nodes.executor.recovery.owner import await_owner
+from execgraph.nodes.executor.recovery.paused import mark_paused
+from execgraph.nodes.executor.recovery.probe import reconcile_unknown
+from execgraph.nodes.executor.recovery.take_over import take_over
+from execgraph.nodes.executor.stages.approval import answered, ask, question_for
+from execgraph.nodes.executor.stages.commit import (
+    Finished,
+    build_result,
+    commit,
+    committed_before,
+    failure_result,
+    log_refusal,
+)
+from execgraph.nodes.executor.stages.evidence import evidence
+from execgraph.nodes.executor.stages.invoke import Invoked, invoke, tool_context
+from execgraph.nodes.executor.stages.lock import Locked, lock
+from execgraph.nodes.executor.stages.normalize import normalize
+from execgraph.nodes.executor.stages.outcome import Settled, error_of, retry_delay, settle
+from execgraph.nodes.executor.stages.policy import policy_verdict
+from execgraph.nodes.executor.stages.reserve import idempotency_key, reserve, unresolved_twin
+from execgraph.nodes.executor.stages.resolve import resolve
+from execgraph.nodes.executor.stages.validate import refused_at_validate, validate_call
+from execgraph.state.contracts import ToolExecutionRequest, ToolResult
+from execgraph.state.errors import (
+    ApprovalStale,
+    ApprovalTokenInvalid,
+    DomainViolation,
+    ExecGraphError,
+    PolicyError,
+    UnresolvedOutcome,
+)
+from execgraph.state.events import Event, EventType
 from execgraph.state.store.base import Reservation
-from execgraph.state.updates import merge
+from execgraph.tools.invocation import InvokeContext
 
-__all__ = [
-    "aexecutor_node",
-    "calls_update",
-    "executor_node",
-    "needs_approval",
-    "preview",
-    "run_calls",
-]
+__all__ = ["admit", "authorize", "execute", "gate", "needs_approval", "preview", "run"]
 
 
-def _one(raw: dict[str, Any], deps: ExecutorDeps, log: Sequence[Event] = ()) -> Finished:
-    request, gate = gate_call(ToolExecutionRequest.model_validate(raw), deps)
-    if gate.cleared is None:  # refused: it never runs
-        return execute(request, gate, deps, log)
-    with running(request):
-        return execute(request, gate, deps, log)
+# -- the gate: stages 1-4, no side effect ------------------------------------------------
 
 
-def _watched(staged: Staged, deps: ExecutorDeps, reservation: Reservation | None) -> Finished:
-    with running(staged.request):
-        return run_staged(staged, deps, reservation)
+def authorize(request: ToolExecutionRequest, deps: ExecutorDeps) -> Authorized:
+    """Stages 1–4a, without any effect: what the executor would run for ``request``.
 
-
-def _update(finished: Finished, deps: ExecutorDeps) -> dict[str, Any]:
-    result = finished.result
-    dumped = result.model_dump(mode="json")
-    update: dict[str, Any] = {
-        "results": {result.call_id: dumped},
-        "events": {"recent": list(finished.event_ids)},
-    }
-    message = tool_message(dumped, deps.observation_chars)
-    if message is not None:  # the model's call, answered as the model will see it
-        update["messages"] = [message]
-    if result.evidence:  # an empty update would still be a checkpoint write
-        update["evidence"] = {e.source_id: e.model_dump(mode="json") for e in result.evidence}
-    cost = tool_charge(result, deps.registry)  # a call that ran costs what its tool declares
-    if cost is not None:
-        update["budget"] = cost
-    return update
-
-
-def calls_update(finished: Sequence[Finished], deps: ExecutorDeps) -> dict[str, Any]:
-    """Finished calls as one node update: reducer fields only (results, events, evidence,
-    the budget their tools' declared costs charge, and one ToolMessage per call the model
-    asked for)."""
-    if len(finished) == 1:
-        return _update(finished[0], deps)
-    return merge((_update(f, deps) for f in finished), ExecutorOutput)
-
-
-def _run_batch(
-    batch: list[dict[str, Any]], deps: ExecutorDeps, log: Sequence[Event] = ()
-) -> list[Finished]:
-    """Gate each call in order here; reserve the gated calls' records in one transaction
-    (with ``log``, unless a refusal logged it first) and run them all on the call pool.
-
-    A call's own refusal is a result, not an exception. An exception while gating (an
-    interrupt, a bug) still runs the calls gated before it and lets them commit before it
-    propagates, so the node's re-run finds them committed in the store, not in doubt.
+    Raises:
+        ExecGraphError: the typed refusal (resolve, validate or policy).
     """
-    slots: list[Staged | Finished] = []
-    started: dict[int, Future[Finished]] = {}
+    spec = resolve(request, deps.registry)  # 1 resolve
     try:
-        for raw in batch:
-            request, gate = gate_call(ToolExecutionRequest.model_validate(raw), deps)
-            slots.append(stage(request, gate, deps, log))
-            if not isinstance(slots[-1], Staged):
-                log = ()  # the refusal was logged after it
+        normalized = normalize(request, spec)  # 2 normalize
+        validated = validate_call(request, spec, normalized, deps.store)  # 3 validate
+    except ExecGraphError as exc:
+        refused_at_validate(exc)  # the tool never ran: the refusal is validate's
+        raise
+    return policy_verdict(request, spec, validated, deps.policy, deps.approval_secret)  # 4 policy
+
+
+def gate(call: Call) -> None:
+    """Stages 1–4: authorize the call, asking a person when the policy says so.
+
+    Leaves the call cleared (``call.cleared``) or refused (``call.refusal``). A person's
+    edit starts over with the edited request, and so does an approval whose target
+    changed while the person decided (asked again, showing the target as it is now);
+    each round's events are told apart by ``call.round``.
+    """
+    stale: ApprovalStale | None = None
+    while True:
+        _authorize(call)  # 1-4a
+        question = question_for(call, stale)
+        if question is None:
+            return
+        decision = ask(call, question)  # 4b approval: the executor's one interrupt()
+        again = answered(call, question.shown, decision, recheck=authorize)
+        if again is None:
+            return
+        call.request, call.round, stale = again.request, call.round + 1, again.stale
+
+
+def _authorize(call: Call) -> None:
+    """:func:`authorize` the call's request, logged: ``tool.requested``, then
+    ``tool.resolved`` (with the verdict), or the refusal (``tool.denied`` by a policy,
+    else ``tool.validation_failed``)."""
+    request, seq = call.request, call.round or None
+    payload = {"tool": request.tool.name, "arguments": request.arguments}
+    call.events.record(EventType.TOOL_REQUESTED, seq=seq, payload=payload)
+    try:
+        authorized = authorize(request, call.deps)
+    except ExecGraphError as exc:
+        denied = isinstance(exc, PolicyError)
+        kind = EventType.TOOL_DENIED if denied else EventType.TOOL_VALIDATION_FAILED
+        call.events.record(kind, seq=seq, payload=error_of(exc).model_dump(mode="json"))
+        call.authorized, call.refusal = None, exc
+        return
+    resolved = {
+        "tool": authorized.spec.key,
+        "deprecated": authorized.spec.deprecated,
+        "args_hash": authorized.validated.normalized.args_hash,
+        "verdict": authorized.decision.verdict,
+    }
+    call.events.record(EventType.TOOL_RESOLVED, seq=seq, payload=resolved)
+    call.authorized, call.refusal = authorized, None
+
+
+def preview(request: ToolExecutionRequest, deps: ExecutorDeps) -> Authorized:
+    """Resolve, normalize, validate and authorize without any effect (a dry run).
+
+    Raises:
+        ExecGraphError: whatever the executor would refuse the request with.
+    """
+    return authorize(request, deps)
+
+
+def needs_approval(request: ToolExecutionRequest, deps: ExecutorDeps) -> bool:
+    """Whether the executor will pause this request for a person.
+
+    A tool no rule could ever send to a person (most reads) needs no dry run to say so.
+    """
+    try:
+        spec = resolve(request, deps.registry)
+        if not deps.policy.with_rules(request.approval_rules).may_ask(spec):
+            return False
+        return authorize(request, deps).decision.verdict == "require_approval"
+    except ExecGraphError:
+        return False
+
+
+# -- between: a gated call gets its attempt, or its refusal is logged ----------------------
+
+
+def admit(call: Call, log: Sequence[Event] = ()) -> Finished | None:
+    """Ready a gated call for its record: None when it is to :func:`run` (its attempt id,
+    record key and record lease set), else its refusal, logged after ``log``.
+
+    Nothing is resolved or validated again: the gate's authorization is what runs, with
+    its normalized arguments, hashes, confined paths and policy rule. A write identical to
+    an earlier one of the run whose outcome is unknown is refused until that one is
+    reconciled.
+    """
+    authorized = call.cleared
+    if authorized is None:
+        refused = call.refusal or DomainViolation("the call was never authorized")
+        return log_refusal(call, failure_result(call.request, refused), log)
+    try:
+        twin = unresolved_twin(call.deps.store, call.request, authorized)
+        if twin is not None:
+            raise UnresolvedOutcome(
+                f"an identical earlier call ({twin}) has an unknown outcome; it must be "
+                "reconciled before this write may run again"
+            )
+    except ExecGraphError as exc:
+        refusal = failure_result(call.request, exc, tool_version=authorized.spec.version)
+        return log_refusal(call, refusal, log)
+    call.attempt_id = os.urandom(6).hex()  # 12 hex digits, as unique as a uuid4's first 12
+    call.key = idempotency_key(call.request, authorized)
+    hold_record(call)  # live in this process from before its record exists
+    return None
+
+
+def execute(
+    request: ToolExecutionRequest, verdict: Gate, deps: ExecutorDeps, log: Sequence[Event] = ()
+) -> Finished:
+    """Run (or log the refusal of) a request on which a gate outside the executor decided
+    (a fixed approval node); ``log`` is written with the call's first store write."""
+    call = Call.gated(request, verdict, deps)
+    refused = admit(call, log)
+    return refused if refused is not None else run(call, log=log)
+
+
+# -- run: stages 5-10 ----------------------------------------------------------------------
+
+
+def run(call: Call, reservation: Reservation | None = None, log: Sequence[Event] = ()) -> Finished:
+    """Stages 5–10 for an admitted call: reserve (unless a batch reserved it, with
+    ``log``), lock, invoke, settle, gather evidence and commit.
+
+    Raises:
+        CallInProgress: another live worker still runs this call after the bounded wait.
+        FencedOut: this worker's lease lapsed and another took the call over.
+    """
+    try:
+        return _run(call, reservation, log)
     finally:
-        ready = {i: s for i, s in enumerate(slots) if isinstance(s, Staged)}
-        held = reserve_together(deps.store, list(ready.values()), log)
-        for (i, staged), reservation in zip(ready.items(), held, strict=True):
-            run = partial(_watched, staged, deps, reservation)
-            started[i] = deps.calls.submit(copy_context().run, run)
-        wait(started.values())
-    return [started[i].result() if isinstance(s, Staged) else s for i, s in enumerate(slots)]
+        assert call.lease is not None
+        call.lease.release()
 
 
-def run_calls(
-    requests: list[dict[str, Any]], deps: ExecutorDeps, log: Sequence[Event] = ()
-) -> list[Finished]:
-    """Run requests no rule could pause where the caller is (a ReAct turn), in order.
+def _run(call: Call, reservation: Reservation | None, log: Sequence[Event]) -> Finished:
+    try:
+        held = reserve(call, reservation, log)  # 5 reserve: the durable record, first
+    except ExecGraphError as exc:  # its transaction fell: the refusal is logged on its own
+        return log_refusal(call, _failure(call, exc), log)
+    previous = None
+    if held.kind == "in_doubt":  # another worker's call in flight, or an attempt cut short
+        taken = await_owner(call, held)  # recovery: wait for its owner, or take it over
+        held, previous = taken.held, taken.previous
+    if held.kind == "committed":
+        return committed_before(call, held.record)  # its result, as committed then
+    assert call.lease is not None and call.authorized is not None
+    call.fence = held.record.fence
+    call.lease.start(on_lost=call.cancel.set)  # renewed while it runs; lost: told to stop
+    ctx = tool_context(call)
+    if previous is not None:  # taken over from an owner that is gone
+        recovered = take_over(call, previous, ctx)  # recovery: resume a pause, or reconcile
+        if recovered is not None:
+            return commit(call, build_result(call, recovered.settled), recovered.locked)
+    token = call.authorized.token_id
+    if token and not call.deps.store.use_approval_token(token):
+        used = ApprovalTokenInvalid("approval token was already used")
+        return commit(call, _failure(call, used), None)
+    try:
+        locked = lock(call, ctx)  # 6 lock
+    except ExecGraphError as exc:
+        return commit(call, _failure(call, exc), None)
+    invoked, settled, attempts = _attempts(call, ctx, locked)  # 7 invoke, 8 outcome
+    args = call.authorized.validated.args
+    settled = reconcile_unknown(call.spec, args, settled, ctx, call.report)  # recovery: probe
+    settled = evidence(call, settled, invoked.output, ctx)  # 9 evidence
+    result = build_result(
+        call,
+        settled,
+        queued_ms=locked.queued_ms,
+        running_ms=invoked.running_ms,
+        attempts=attempts,
+    )
+    if invoked.running is None:
+        return commit(call, result, locked)  # 10 commit
+    return _abandoned(call, result, locked, invoked)
 
-    ``log`` (the turn's model reply and decisions) is written with the calls' first store
-    write — their reservation, or a refusal — so it is in the store before any call runs
-    and costs no transaction of its own.
+
+class _Attempts(NamedTuple):
+    invoked: Invoked
+    settled: Settled
+    attempts: int
+
+
+def _attempts(call: Call, ctx: InvokeContext, locked: Locked) -> _Attempts:
+    """Stages 7 and 8: invoke the tool and settle what it did, again while its retry
+    policy allows (never once it ignored its stop signal or the call is cancelled). A tool
+    that pauses the run (``interrupt()``) leaves its record marked paused, its locks free.
     """
-    if len(requests) == 1:
-        return [_one(requests[0], deps, log)]
-    return _run_batch(requests, deps, log)
+    call.attempt_event(EventType.TOOL_STARTED, payload={"tool": call.spec.key})
+    attempt = 1
+    while True:
+        try:
+            invoked = invoke(call, ctx)  # 7 invoke
+        except GraphInterrupt:  # the tool paused the run: recovery.paused
+            mark_paused(call.deps.store, call.key, call.attempt_id, locked)
+            raise
+        if invoked.raised is not None:
+            call.report("invoke", invoked.raised)
+        settled = settle(call.spec, invoked, call.deps.output_budget, ctx.put_artifact)  # 8
+        delay = retry_delay(call.spec, settled, attempt, ctx, call.request.retry_allowance)
+        if delay is None or invoked.running is not None:
+            return _Attempts(invoked, settled, attempt)
+        call.attempt_event(
+            EventType.TOOL_RETRIED,
+            seq=attempt,
+            payload={
+                "attempt": attempt,
+                "after_s": round(delay, 3),
+                "error": settled.error.type if settled.error else None,
+            },
+        )
+        time.sleep(delay)
+        if call.cancelled():
+            return _Attempts(invoked, settled, attempt)
+        attempt += 1
 
 
-def executor_node(state: ExecutorInput, *, deps: ExecutorDeps) -> dict[str, Any]:
-    """Run one request (or a batch) through every stage; return only reducer fields."""
-    if "batch" in state:
-        return calls_update(_run_batch(state["batch"], deps), deps)
-    return _update(_one(state["request"], deps), deps)
+def _abandoned(call: Call, result: ToolResult, locked: Locked, invoked: Invoked) -> Finished:
+    """Commit a call whose tool ignored its stop signal and still runs, keeping its locks
+    until the tool ends (recovery.abandoned); both moments are logged."""
+    assert invoked.running is not None
+    payload = {"reason": invoked.stop, "locks": list(locked.keys)}
+    call.attempt_event(EventType.TOOL_ABANDONED, payload=payload)
+    finished = commit(call, result, None)
+
+    def ended(late_s: float) -> None:
+        late = {"after_s": round(late_s, 3), "released": list(locked.keys)}
+        event = call.events.event(
+            EventType.TOOL_ENDED_LATE, attempt_id=call.attempt_id, payload=late
+        )
+        call.deps.store.append_events([event])
+
+    hold_until_ended(call.deps.store, locked, invoked.running, ended)
+    return finished
 
 
-async def aexecutor_node(state: ExecutorInput, *, deps: ExecutorDeps) -> dict[str, Any]:
-    """The same node under ``ainvoke``, off the event loop.
-
-    A single call runs on the executor's own call pool: LangGraph would run a sync node
-    on the loop's default executor, which has only ``cpu_count + 4`` threads, so ten
-    parallel calls would run in waves. A batch's gating thread waits on that pool, so it
-    runs on the default executor instead (a pool never waits on itself). The context is
-    copied so ``interrupt()`` and the stream writer still find the run.
-    """
-    loop = asyncio.get_running_loop()
-    if "batch" in state:
-        batch = partial(copy_context().run, _run_batch, state["batch"], deps)
-        return calls_update(await loop.run_in_executor(None, batch), deps)
-    one = partial(copy_context().run, _one, state["request"], deps)
-    return _update(await loop.run_in_executor(deps.calls, one), deps)
+def _failure(call: Call, error: ExecGraphError) -> ToolResult:
+    return failure_result(call.request, error, tool_version=call.spec.version)

@@ -23,11 +23,16 @@ from langgraph.types import interrupt
 from execgraph.nodes.cancel import cancel_requested
 from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.dispatch import make_request, queue_calls, tool_calls
-from execgraph.nodes.executor.approval import approval_request, decide_once, parse_decision
-from execgraph.nodes.executor.effects import execute
-from execgraph.nodes.executor.gate import Gate
-from execgraph.nodes.executor.pipeline import calls_update, preview
-from execgraph.nodes.executor.tokens import issue_token
+from execgraph.nodes.executor import (
+    Gate,
+    approval_request,
+    calls_update,
+    decide_once,
+    execute,
+    issue_token,
+    parse_decision,
+    preview,
+)
 from execgraph.state.contracts import Decision, RunStatus, TaskContract
 from execgraph.state.errors import ApprovalRejected, ExecGraphError
 from execgraph.state.events import EventType, make_event

@@ -15,7 +15,7 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from execgraph.nodes.executor.validate import schema_message
+from execgraph.nodes.executor import schema_message
 from execgraph.nodes.model.call import unstorable
 
 __all__ = ["NO_TOOLS_PLAN_SCHEMA", "PLAN_SCHEMA", "PlanStep", "parse_plan", "step_status"]

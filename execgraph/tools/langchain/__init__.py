@@ -31,7 +31,7 @@ run's graph state, or one field of it), ``InjectedStore`` (the graph's store) an
 ``ToolRuntime``. The executor runs the tool inside the graph's runnable context, so the
 tool reports to the run's callbacks (``on_tool_start`` / ``on_tool_end`` /
 ``on_tool_error``: a LangSmith trace shows it), ``get_stream_writer()`` streams, and
-``interrupt()`` pauses the run (:mod:`execgraph.nodes.executor.paused` says what that
+``interrupt()`` pauses the run (:mod:`execgraph.nodes.executor.recovery.paused` says what that
 means for the call's execution record).
 
 **Errors.** A ``ToolException`` is the tool's message for the model (a ``ModelRetry``), and

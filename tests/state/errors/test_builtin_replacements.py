@@ -81,7 +81,7 @@ def test_the_scan_covers_the_whole_package() -> None:
     for expected in (
         "execgraph/graph/build.py",
         "execgraph/nodes/model/call.py",
-        "execgraph/nodes/executor/gate.py",
+        "execgraph/nodes/executor/pipeline.py",
         "execgraph/tools/spec.py",
         "execgraph/tools/adapters/netguard.py",
         "execgraph/state/store/__init__.py",
