@@ -46,6 +46,7 @@ __all__ = [
     "TaskArg",
     "TaskQueueOpt",
     "ToolsOpt",
+    "closing",
     "err",
     "exit_code",
     "exit_without_teardown",
@@ -83,6 +84,9 @@ def exit_code(status: str | None) -> int:
 err = Console(stderr=True, highlight=False)
 
 _current: ContextVar[tuple[str, str] | None] = ContextVar("execgraph_cli_run", default=None)
+_closers: ContextVar[list[Callable[[], None]] | None] = ContextVar(
+    "execgraph_cli_closers", default=None
+)
 
 HomeOpt = Annotated[
     Path | None,
@@ -165,18 +169,23 @@ DEFAULT_NAMESPACE = "default"
 
 def show_logs() -> None:
     """``EXECGRAPH_LOG=WARNING`` (or ``INFO``, ``DEBUG``; ``EXECGRAPH_DEBUG=1`` means DEBUG)
-    prints the ``execgraph`` logger to stderr: why a tool raised, with its traceback."""
+    prints the ``execgraph`` logger to stderr: why a tool raised, with its traceback.
+
+    Set per command: a command run without the variable (in the same process, as a test
+    runs several) prints nothing of the logger, and one with it prints to today's stderr.
+    """
     level = os.environ.get("EXECGRAPH_LOG") or (
         "DEBUG" if os.environ.get("EXECGRAPH_DEBUG") == "1" else ""
     )
+    root = logging.getLogger("execgraph")
+    for old in [h for h in root.handlers if getattr(h, "_execgraph_cli", False)]:
+        root.removeHandler(old)
     if not level:
         return
-    root = logging.getLogger("execgraph")
-    if not any(getattr(h, "_execgraph_cli", False) for h in root.handlers):
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
-        handler._execgraph_cli = True  # type: ignore[attr-defined]
-        root.addHandler(handler)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    handler._execgraph_cli = True  # type: ignore[attr-defined]
+    root.addHandler(handler)
     root.setLevel(level.upper())
 
 
@@ -187,8 +196,10 @@ def handled(fn: Callable[..., int | None]) -> Callable[..., None]:
     def wrapper(*args: Any, **kwargs: Any) -> None:
         show_logs()
         _current.set(None)
+        closers: list[Callable[[], None]] = []
+        _closers.set(closers)
         try:
-            code = fn(*args, **kwargs) or 0
+            code = _run(fn, closers, *args, **kwargs)
         except typer.Exit as exc:
             code = exc.exit_code
         except UsageError as exc:  # bad input of any kind: the CLI's, a model string, a call
@@ -213,6 +224,23 @@ def handled(fn: Callable[..., int | None]) -> Callable[..., None]:
         raise typer.Exit(code)
 
     return wrapper
+
+
+def _run(
+    fn: Callable[..., int | None], closers: list[Callable[[], None]], *a: Any, **k: Any
+) -> int:
+    try:
+        return fn(*a, **k) or 0
+    finally:
+        for close in reversed(closers):
+            close()
+
+
+def closing(close: Callable[[], None]) -> None:
+    """Have ``close`` called when the running command ends (its engine's connections)."""
+    found = _closers.get()
+    if found is not None:
+        found.append(close)
 
 
 _no_teardown: list[bool] = []

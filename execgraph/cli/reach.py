@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from execgraph.cli.options import exit_without_teardown, home_dir
+from execgraph.cli.options import closing, exit_without_teardown, home_dir
 from execgraph.state.errors import CliError
 
 if TYPE_CHECKING:
@@ -62,9 +62,11 @@ class Target:
 
         # The command line acts for its user, in the user's own process: a --tools
         # MODULE:ATTR it recorded is imported again when a later command needs the graph.
-        return EmbeddedRuns(
+        runs = EmbeddedRuns(
             home_dir(self.home),
             database=check_database(self.database),
             graphs=demo_graphs(import_refs=True),
             watch=watch,
         )
+        closing(runs.close)
+        return runs

@@ -120,7 +120,7 @@ class Graphs:
         found = self._sets.get(name)
         if found is not None:
             return found
-        if self.import_refs and ":" in name:
+        if self.import_refs:
             with self._lock:
                 if name in self._sets:
                     return self._sets[name]
