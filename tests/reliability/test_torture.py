@@ -19,10 +19,10 @@ import pytest
 
 from execgraph.cli.reach import demo_graphs
 from execgraph.cli.task_input import new_run_id
+from execgraph.demo.build import demo_task
 from execgraph.engines.advance import config_of as run_config
 from execgraph.engines.embedded.records import RunMeta, save_meta
 from execgraph.engines.embedded.runs import EmbeddedRuns
-from execgraph.demo.build import demo_task
 from execgraph.state.store.sqlite import SqliteExecutionStore
 from tests.reliability.crash_worker import TERMINAL, THREAD
 from tests.reliability.torture import Forkserver, TrialResult, analyze, parse_args, run_trials

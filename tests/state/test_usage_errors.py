@@ -90,9 +90,9 @@ def _raises(call: Callable[[], Any]) -> BaseException:
 
 def _misuses(tmp_path: Path) -> dict[str, tuple[Callable[[], Any], type[UsageError]]]:
     """One misuse per layer, and the UsageError it must raise."""
-    from execgraph.state.home import check_run_id
     from execgraph.graph import build_graph
     from execgraph.nodes.model import resolve_model
+    from execgraph.state.home import check_run_id
     from execgraph.state.store import open_store
     from execgraph.testing import ScriptedChatModel
     from execgraph.tools import PolicyEngine, ToolRegistry, tool_spec

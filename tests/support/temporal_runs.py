@@ -21,11 +21,11 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from execgraph.graph import build_graph
-from execgraph.state.compiled import RunGraph
 from execgraph.demo.register import register_demo
 from execgraph.engines.graphs import Graphs
 from execgraph.engines.temporal import RunSpec, RunView, SharedGraphs, TemporalRuns, make_worker
+from execgraph.graph import build_graph
+from execgraph.state.compiled import RunGraph
 from execgraph.testing import ScriptedChatModel
 from execgraph.tools import InvokeContext, tool_spec
 

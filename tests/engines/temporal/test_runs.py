@@ -15,10 +15,10 @@ import pytest
 from temporalio.worker import Replayer
 
 from execgraph.demo.build import demo_task
-from execgraph.state.errors import StoreError, UsageError
 from execgraph.engines.temporal import RunSpec, TemporalRuns
 from execgraph.engines.temporal.worker import sandbox_runner
 from execgraph.engines.temporal.workflow import ExecgraphRun
+from execgraph.state.errors import StoreError, UsageError
 from tests.support.temporal_runs import (
     asking_graphs,
     demo_graphs,
