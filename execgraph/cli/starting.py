@@ -31,7 +31,7 @@ def start(
 ) -> int:
     """Check the inputs, then start the run and follow it; the exit code of where it
     stopped."""
-    from execgraph.cli.drive import Watcher, answerer, report
+    from execgraph.cli.drive import Watcher, Who, answerer, report
 
     watch = Watcher(auto_approve=auto_approve)
     runs = target.runs(watch)
@@ -51,7 +51,7 @@ def start(
     if task_file is not None and model.strip().lower() == "offline":
         offline_note(task)
     this_run(rid, runs.flags)
-    who = "approve" if auto_approve else "ask" if interactive(no_input) else "stop"
+    who: Who = "approve" if auto_approve else "ask" if interactive(no_input) else "stop"
     view = runs.start(
         RunSpec(rid, task, arch, model, tools or DEFAULT_TOOLS), answerer=answerer(who)
     )

@@ -82,9 +82,9 @@ class Graphs:
     ) -> ToolSet:
         """Register a list of tools, or a function of the run's workspace returning one."""
         if callable(tools) and not isinstance(tools, list | tuple):
-            factory: ToolsFor = tools  # type: ignore[assignment]
+            factory: ToolsFor = tools
         else:
-            fixed = list(tools)  # type: ignore[arg-type]
+            fixed = list(tools)
 
             def factory(workspace: Path) -> list[ToolLike]:
                 return fixed

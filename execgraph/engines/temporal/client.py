@@ -25,7 +25,7 @@ from temporalio.service import RPCError
 from execgraph.engines import answers as answering
 from execgraph.engines.runs import RunRow
 from execgraph.engines.temporal.messages import Decision, Look, Reached, RunSpec, RunView
-from execgraph.engines.temporal.workflow import ExecgraphLook, ExecgraphRun
+from execgraph.engines.temporal.workflow import ExecgraphLook, ExecgraphRun, Timing
 from execgraph.state.errors import UsageError
 from execgraph.state.home import check_run_id
 
@@ -140,7 +140,7 @@ class TemporalRuns:
             Look(view.spec, what, args),
             id=look_id,
             task_queue=self.task_queue,
-            result_type=dict,
+            execution_timeout=Timing.look,
         )
         return answer
 

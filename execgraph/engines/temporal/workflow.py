@@ -54,7 +54,7 @@ class Timing:
     A worker heartbeats every ``heartbeat / 3``; one that misses ``heartbeat`` is taken
     for dead and its advance runs again on another worker, picking the run up from its
     last checkpoint. ``advance`` bounds one advance (the run's own deadline is the
-    contract's, enforced inside the graph).
+    contract's, enforced inside the graph); ``look`` one reading of a run's records.
     """
 
     advance = timedelta(hours=2)
