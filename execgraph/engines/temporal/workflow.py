@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
+from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -175,8 +176,8 @@ class ExecgraphLook:
     """One look at a run's records, answered by a worker (workflow id: a fresh one)."""
 
     @workflow.run
-    async def run(self, look: Look) -> dict[str, object]:
-        answer: dict[str, object] = await workflow.execute_activity(
+    async def run(self, look: Look) -> dict[str, Any]:
+        answer: dict[str, Any] = await workflow.execute_activity(
             LOOK,
             look,
             result_type=dict,
