@@ -58,7 +58,8 @@ class Target:
             return TemporalEngine(
                 self.address, task_queue=self.task_queue, namespace=self.namespace, watch=watch
             )
-        from execgraph.engines.embedded.runs import EmbeddedRuns, check_database
+        from execgraph.engines.embedded.records import check_database
+        from execgraph.engines.embedded.runs import EmbeddedRuns
 
         # The command line acts for its user, in the user's own process: a --tools
         # MODULE:ATTR it recorded is imported again when a later command needs the graph.

@@ -70,7 +70,7 @@ def worker(
 ) -> int:
     """Run a Temporal worker for execgraph runs until SIGINT/SIGTERM (exit 0)."""
     from execgraph.cli.reach import demo_graphs
-    from execgraph.engines.embedded.runs import check_database
+    from execgraph.engines.embedded.records import check_database
     from execgraph.engines.graphs import Graphs
     from execgraph.engines.temporal import serve
     from execgraph.engines.temporal.engine import reachable

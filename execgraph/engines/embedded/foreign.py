@@ -26,7 +26,16 @@ from execgraph.nodes.model.call import reply_model
 from execgraph.state.home import Home
 from execgraph.state.store.rows import EVENT_SELECT, event_from_row
 
-__all__ = ["PYTHON_ARCH", "PythonRun", "Records", "SavedState", "continue_in_python", "read_state"]
+__all__ = [
+    "PYTHON_ARCH",
+    "PythonRun",
+    "Records",
+    "SavedState",
+    "continue_in_python",
+    "home_checkpoint",
+    "read_home_state",
+    "read_state",
+]
 
 PYTHON_ARCH = "? (Python)"
 """What a listing shows as the architecture of a run started from Python."""
@@ -197,6 +206,19 @@ def read_home_state(home: Home, run_id: str) -> SavedState:
             return read_state(SqliteSaver(conn), run_id)
         except sqlite3.Error:
             return SavedState({})
+
+
+def home_checkpoint(home: Home, config: Any) -> Any:
+    """The last checkpoint tuple of ``config``'s thread in a home's file, read-only."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    if not home.checkpoints_db.is_file():
+        return None
+    with closing(sqlite3.connect(f"file:{home.checkpoints_db}?mode=ro", uri=True)) as conn:
+        try:
+            return SqliteSaver(conn).get_tuple(config)
+        except sqlite3.Error:
+            return None
 
 
 def continue_in_python(run_id: str) -> str:

@@ -26,6 +26,8 @@ from execgraph.state.home import Home, check_run_id
 
 __all__ = [
     "RunMeta",
+    "check_database",
+    "database_label",
     "ensure_not_driven",
     "list_metas",
     "load_meta",
@@ -34,6 +36,25 @@ __all__ = [
     "owner_alive",
     "save_meta",
 ]
+
+
+_POSTGRES = ("postgresql://", "postgres://")
+
+
+def check_database(dsn: str | None) -> str | None:
+    """``dsn`` if it names a PostgreSQL database (None: the home's SQLite files)."""
+    if dsn is not None and not dsn.startswith(_POSTGRES):
+        raise UsageError("--database takes a postgresql:// DSN")
+    return dsn
+
+
+def database_label(dsn: str | None) -> str | None:
+    """How a record names a database (name, host, port; never a password)."""
+    if dsn is None:
+        return None
+    from execgraph.state.store.postgres import database_name
+
+    return database_name(dsn)
 
 
 @dataclass(frozen=True)

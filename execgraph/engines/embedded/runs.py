@@ -1,9 +1,9 @@
 """The embedded engine: runs driven in this process, their state in a home or PostgreSQL.
 
-A run's checkpoints and execution log are in the home's SQLite files (``exec.db``,
-``checkpoints.db``), or in one PostgreSQL database (``database=``, a DSN), with the
-home keeping the run's record (:mod:`execgraph.engines.embedded.records`) and its
-workspace (``workspaces/<run id>``, derived from the validated id). Any later process
+A run's checkpoints and execution log are in the home's SQLite files (named by
+:class:`~execgraph.state.home.Home`), or in one PostgreSQL database (``database=``, a
+DSN), with the home keeping the run's record (:mod:`execgraph.engines.embedded.records`)
+and its own workspace (``Home.run_workspace``, derived from the validated id). Any later process
 that names the same home (and database) continues the run: the record names the graph,
 the checkpoints say where the run is, :func:`~execgraph.engines.advance.advance` decides
 what it gets next. Runs started from Python with the embedded defaults are read from the
@@ -24,11 +24,14 @@ from execgraph.engines.embedded.foreign import (
     Records,
     SavedState,
     continue_in_python,
+    home_checkpoint,
     read_home_state,
     read_state,
 )
 from execgraph.engines.embedded.records import (
     RunMeta,
+    check_database,
+    database_label,
     ensure_not_driven,
     list_metas,
     load_meta,
@@ -43,26 +46,9 @@ from execgraph.engines.spec import Answers, RunSpec, RunView
 from execgraph.state.errors import UsageError
 from execgraph.state.home import Home, check_run_id, default_home
 
-__all__ = ["EmbeddedRuns", "check_database", "database_label"]
+__all__ = ["EmbeddedRuns"]
 
 _MAX_ROUNDS = 100  # pauses answered in one call before giving up (a loop guard)
-_POSTGRES = ("postgresql://", "postgres://")
-
-
-def check_database(dsn: str | None) -> str | None:
-    """``dsn`` if it names a PostgreSQL database (None: the home's SQLite files)."""
-    if dsn is not None and not dsn.startswith(_POSTGRES):
-        raise UsageError("--database takes a postgresql:// DSN")
-    return dsn
-
-
-def database_label(dsn: str | None) -> str | None:
-    """How a record names a database (name, host, port; never a password)."""
-    if dsn is None:
-        return None
-    from execgraph.state.store.postgres import database_name
-
-    return database_name(dsn)
 
 
 class EmbeddedRuns:
@@ -388,24 +374,9 @@ class EmbeddedRuns:
         if shared is not None:
             found = shared[1].get_tuple(config)
         else:
-            found = _sqlite_checkpoint(self.home, config)
+            found = home_checkpoint(self.home, config)
         if found is None:
             return None
         status = found.checkpoint.get("channel_values", {}).get("status")
         waiting = any(write[1] == "__interrupt__" for write in found.pending_writes or ())
         return (str(status) if status else None), waiting
-
-
-def _sqlite_checkpoint(home: Home, config: Any) -> Any:
-    import sqlite3
-    from contextlib import closing
-
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
-    if not home.checkpoints_db.is_file():
-        return None
-    with closing(sqlite3.connect(f"file:{home.checkpoints_db}?mode=ro", uri=True)) as conn:
-        try:
-            return SqliteSaver(conn).get_tuple(config)
-        except sqlite3.Error:
-            return None

@@ -141,9 +141,18 @@ class TemporalEngine:
 
     def _translated(self, exc: Exception) -> UsageError | None:
         """Temporal's refusals as bad input (None: an internal error)."""
-        from temporalio.exceptions import WorkflowAlreadyStartedError
+        from temporalio.client import WorkflowFailureError
+        from temporalio.exceptions import (
+            ActivityError,
+            ApplicationError,
+            WorkflowAlreadyStartedError,
+        )
         from temporalio.service import RPCError, RPCStatusCode
 
+        if isinstance(exc, WorkflowFailureError):  # a look the worker refused
+            cause = exc.cause.cause if isinstance(exc.cause, ActivityError) else exc.cause
+            if isinstance(cause, ApplicationError):
+                return UsageError(f"the worker refused: {cause.message}")
         if isinstance(exc, WorkflowAlreadyStartedError):
             return UsageError(
                 f"run {exc.workflow_id!r} already exists on Temporal (a run id is used once); "
