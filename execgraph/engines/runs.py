@@ -80,7 +80,7 @@ class Runs(Protocol):
         ...
 
     def trace(self, run_id: str) -> Any:
-        """A :class:`~execgraph.engines.inspect.RunTrace`: events, evidence, final state."""
+        """A :class:`~execgraph.engines.reading.RunTrace`: events, evidence, final state."""
         ...
 
     def replay(self, run_id: str) -> Any:

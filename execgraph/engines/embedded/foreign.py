@@ -68,6 +68,15 @@ class SavedState:
     next: tuple[str, ...] = ()
 
 
+def _database_errors() -> tuple[type[Exception], ...]:
+    """What reading a file or database that holds no tables yet raises."""
+    try:
+        import psycopg
+    except ImportError:  # the postgres extra is not installed: only SQLite is read
+        return (sqlite3.Error,)
+    return (sqlite3.Error, psycopg.Error)
+
+
 class Records:
     """Read-only SQL over where runs are kept: a home's two SQLite files, or one
     PostgreSQL database (``dsn``)."""
@@ -120,7 +129,7 @@ class Records:
                     model = reply_model(first.get("message") or {}) or "?"
                     finished = None if end.get("status") is None else str(end["status"])
                     found[rid] = PythonRun(rid, float(ts), model, finished)
-            except Exception:  # a file or table not made yet: nothing logged
+            except _database_errors():  # a file or table not made yet: nothing logged
                 return found
         return found
 
@@ -130,10 +139,9 @@ class Records:
             if got is None:
                 return set()
             try:
-                return {
-                    str(r[0]) for r in got[0].execute("SELECT DISTINCT thread_id FROM checkpoints")
-                }
-            except Exception:
+                rows = got[0].execute("SELECT DISTINCT thread_id FROM checkpoints")
+                return {str(r[0]) for r in rows}
+            except _database_errors():  # no checkpoint table yet
                 return set()
 
     def runs(self, known: set[str]) -> list[PythonRun]:

@@ -40,7 +40,7 @@ from execgraph.engines.embedded.records import (
     save_meta,
 )
 from execgraph.engines.graphs import Graphs
-from execgraph.engines.inspect import RunTrace, replay_with, trace_of
+from execgraph.engines.reading import RunTrace, replay_with, trace_of
 from execgraph.engines.runs import Answerer, RunRow
 from execgraph.engines.spec import Answers, RunSpec, RunView
 from execgraph.state.errors import UsageError

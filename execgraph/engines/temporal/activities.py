@@ -30,7 +30,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from execgraph.engines.advance import Step, advance, config_of
-from execgraph.engines.inspect import report_json, trace_of
+from execgraph.engines.reading import report_json, trace_of
 from execgraph.engines.spec import RunView
 from execgraph.engines.temporal.messages import Advance, Look, Reached, RunSpec
 from execgraph.engines.temporal.workflow import ADVANCE, LOOK

@@ -257,13 +257,13 @@ class TemporalEngine:
 
     def trace(self, run_id: str) -> Any:
         """The run's events, evidence and final state (read by a worker)."""
-        from execgraph.engines.inspect import RunTrace
+        from execgraph.engines.reading import RunTrace
 
         return RunTrace.from_json(self._look(run_id, "trace"))
 
     def replay(self, run_id: str) -> Any:
         """Replay the recorded run on a worker (no model call, no effect)."""
-        from execgraph.engines.inspect import replay_report
+        from execgraph.engines.reading import replay_report
 
         return replay_report(self._look(run_id, "replay"))
 

@@ -32,7 +32,7 @@ from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from execgraph.engines.graphs import Graphs
-from execgraph.engines.inspect import replay_with
+from execgraph.engines.reading import replay_with
 from execgraph.engines.temporal.activities import Advancer
 from execgraph.engines.temporal.messages import RunSpec
 from execgraph.engines.temporal.workflow import ExecgraphLook, ExecgraphRun, Timing
