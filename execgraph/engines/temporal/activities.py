@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
 
 from temporalio import activity
@@ -39,9 +40,12 @@ from execgraph.state.compiled import RunGraph
 from execgraph.state.errors import ExecGraphError, StoreError, UsageError
 from execgraph.state.store.worker import worker_id
 
-__all__ = ["CANCELLED_NOTE", "Advancer"]
+__all__ = ["CANCELLED_NOTE", "EVENTS_PER_LOOK", "Advancer"]
 
 CANCELLED_NOTE = "cancelled through Temporal"
+
+EVENTS_PER_LOOK = 500
+"""Events one look answers with (Temporal refuses an answer above a few MB)."""
 
 
 class Advancer:
@@ -100,15 +104,18 @@ class Advancer:
         spec = look.spec
         graph = self._graph_for(spec)
         store = graph.run_store  # type: ignore[attr-defined]
-        if look.what == "events":
+        if look.what == "events":  # a page at a time: Temporal bounds what one answer holds
             after = int(look.args.get("after") or 0)
+            page = store.events(spec.run_id)[after : after + EVENTS_PER_LOOK + 1]
             return {
-                "events": [e.model_dump(mode="json") for e in store.events(spec.run_id)[after:]]
+                "events": [e.model_dump(mode="json") for e in page[:EVENTS_PER_LOOK]],
+                "more": len(page) > EVENTS_PER_LOOK,
             }
-        if look.what == "trace":
+        if look.what == "trace":  # all but the events, which come by pages
             values = graph.get_state(config_of(spec.run_id)).values
             tools = getattr(self._graph_for, "tools", None)
-            return trace_of(store, spec.run_id, values, tools(spec) if tools else None).to_json()
+            found = trace_of(store, spec.run_id, values, tools(spec) if tools else None)
+            return replace(found, events=[]).to_json()
         if look.what == "replay":
             replay = getattr(self._graph_for, "replay", None)
             if replay is None:

@@ -252,14 +252,21 @@ class TemporalEngine:
         """The run's logged events (read by a worker), from the ``after``-th on."""
         from execgraph.state.events import Event
 
-        found = self._look(run_id, "events", after=after)
-        return [Event.model_validate(e) for e in found["events"]]
+        events: list[Any] = []
+        while True:  # a page per look
+            found = self._look(run_id, "events", after=after + len(events))
+            events += [Event.model_validate(e) for e in found["events"]]
+            if not found.get("more"):
+                return events
 
     def trace(self, run_id: str) -> Any:
         """The run's events, evidence and final state (read by a worker)."""
+        from dataclasses import replace
+
         from execgraph.engines.reading import RunTrace
 
-        return RunTrace.from_json(self._look(run_id, "trace"))
+        found = RunTrace.from_json(self._look(run_id, "trace"))
+        return replace(found, events=self.events(run_id))
 
     def replay(self, run_id: str) -> Any:
         """Replay the recorded run on a worker (no model call, no effect)."""
