@@ -71,6 +71,7 @@ class EmbeddedRuns:
         self.graphs = graphs if graphs is not None else Graphs()
         self.watch = watch
         self._shared: tuple[Any, Any] | None = None  # PostgreSQL: (store, saver), opened once
+        self._sqlite: Any = None  # the home's execution store, opened once when read
 
     # ------------------------------------------------------------------ where things are
 
@@ -101,12 +102,17 @@ class EmbeddedRuns:
         shared = self._state()
         if shared is not None:
             return shared[0]
-        from execgraph.state.store.sqlite import SqliteExecutionStore
+        if self._sqlite is None:
+            from execgraph.state.store.sqlite import SqliteExecutionStore
 
-        return SqliteExecutionStore(self.home.exec_db)
+            self._sqlite = SqliteExecutionStore(self.home.exec_db)
+        return self._sqlite
 
     def close(self) -> None:
-        """Close the PostgreSQL connection pools, if any were opened."""
+        """Close the stores this engine opened to read (the graphs' own stay with them)."""
+        if self._sqlite is not None:
+            self._sqlite.close()
+            self._sqlite = None
         if self._shared is not None:
             store, saver = self._shared
             saver.close()
