@@ -2,7 +2,7 @@
 the Temporal mode per tool step against the embedded one.
 
 Throughput: M ReAct runs, each K tool steps of a tool sleeping 100 ms (I/O-bound), are
-started at once through :class:`~execgraph.temporal.TemporalRuns` on a real dev server
+started at once through :class:`~execgraph.engines.temporal.TemporalRuns` on a real dev server
 (``temporal server start-dev``) and advanced by N worker processes on ONE PostgreSQL
 database (execution store and checkpoints). Each worker runs at most ``max_concurrent``
 advances at once (a run is one advance: nothing in it pauses), so one worker holds at
@@ -39,8 +39,8 @@ from bench.cpu import CpuClock, bench_processes
 from bench.temporal_history import activity_seconds
 from bench.temporal_pool import worker_processes
 from bench.temporal_workload import Workload, WorkloadGraphs, run_spec
-from execgraph.temporal.client import TemporalRuns
-from execgraph.temporal.messages import Reached
+from execgraph.engines.temporal.client import TemporalRuns
+from execgraph.engines.temporal.messages import Reached
 
 __all__ = ["QUICK", "Config", "measure", "run_measurement"]
 
@@ -78,7 +78,7 @@ def run_measurement(
 ) -> list[Row]:
     """Run ``config``; ``postgres`` (an admin DSN of a cluster) and ``temporal`` (a
     server's address) are started here when not given."""
-    from execgraph.temporal.dev_server import dev_server
+    from execgraph.engines.temporal.dev_server import dev_server
     from tests.support.postgres import fresh_database, postgres_cluster
 
     with ExitStack() as stack:

@@ -20,7 +20,7 @@ from pathlib import Path
 from temporalio.client import Client
 
 from bench.temporal_workload import Workload, WorkloadGraphs, run_spec
-from execgraph.temporal.worker import make_worker
+from execgraph.engines.temporal.worker import make_worker
 
 __all__ = ["READY", "main"]
 

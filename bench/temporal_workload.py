@@ -21,9 +21,9 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage
 
 from bench.workload import execgraph_task, tool_call
+from execgraph.engines.temporal.messages import RunSpec
 from execgraph.graph import build_graph
 from execgraph.state.compiled import RunGraph
-from execgraph.temporal.messages import RunSpec
 from execgraph.testing import ScriptedChatModel
 from execgraph.tools import tool_spec
 

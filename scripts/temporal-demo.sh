@@ -5,7 +5,7 @@
 set -euo pipefail
 BIN=${1:-.venv/bin}
 WORK=$(mktemp -d -t execgraph-temporal-demo-XXXX)
-PORT=$("$BIN/python" -c 'from execgraph.temporal.dev_server import free_port; print(free_port())')
+PORT=$("$BIN/python" -c 'from execgraph.engines.temporal.dev_server import free_port; print(free_port())')
 ADDRESS=127.0.0.1:$PORT
 QUEUE=demo
 pids=()

@@ -1,23 +1,22 @@
 """The ``execgraph`` command line: run, pause, approve, resume, cancel and inspect runs.
 
-Shared options and failure handling live in :mod:`execgraph.cli.options`, the read-only
-commands in :mod:`execgraph.cli.inspection`, run metadata and graph rebuilding in
-:mod:`execgraph.cli.runs`, rich output in :mod:`execgraph.cli.render`. With
-``--engine temporal`` a command only dispatches to :mod:`execgraph.cli.temporal_runs`.
+Each command parses its arguments, reaches its runs through one
+:class:`~execgraph.engines.runs.Runs` (:mod:`execgraph.cli.reach` picks the engine from
+``--engine``, ``--home``, ``--database``, ...), and prints what it got back. Shared
+options and failure handling live in :mod:`execgraph.cli.options`, the read-only
+commands in :mod:`execgraph.cli.inspection` and :mod:`execgraph.cli.run_metrics`, what
+is printed in :mod:`execgraph.cli.drive` and :mod:`execgraph.cli.render`.
+
+Everything heavier than the options is imported inside the command that needs it, so
+``execgraph --help`` starts without LangChain or LangGraph.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from langgraph.types import Command
-from rich.text import Text
 
-from execgraph.cli.cancelling import cancel_embedded
-from execgraph.cli.drive import answers_for, drive, out, report
 from execgraph.cli.eval_command import COMMANDS as EVAL_COMMANDS
 from execgraph.cli.inspection import COMMANDS as INSPECT_COMMANDS
 from execgraph.cli.options import (
@@ -41,29 +40,14 @@ from execgraph.cli.options import (
     TaskQueueOpt,
     ToolsOpt,
     handled,
-    home_dir,
     interactive,
     this_run,
 )
-from execgraph.cli.prompts import answer_questions, select_approvals
-from execgraph.cli.render import interrupt_summary
+from execgraph.cli.reach import Target
 from execgraph.cli.run_metrics import COMMANDS as METRICS_COMMANDS
-from execgraph.cli.run_owner import ensure_not_driven
-from execgraph.cli.runs import (
-    Answerer,
-    CliError,
-    known_run,
-    open_session,
-    parse_json_object,
-)
 from execgraph.cli.starting import start
-from execgraph.cli.temporal_connection import engine_target
-from execgraph.cli.temporal_runs import (
-    answer_question,
-    answer_run,
-    cancel_run,
-)
 from execgraph.cli.worker_command import worker
+from execgraph.state.errors import CliError
 
 __all__ = ["app"]
 
@@ -95,10 +79,8 @@ def run(
     namespace: NamespaceOpt = DEFAULT_NAMESPACE,
 ) -> int:
     """Run a task (default: the research demo) and stream its progress."""
-    where = engine_target(engine, address, task_queue, namespace)
-    return start(
-        task_file, arch, model, home, run_id, auto_approve, no_input, tools, where, database
-    )
+    target = Target(engine, home, database, address, task_queue, namespace)
+    return start(target, task_file, arch, model, run_id, auto_approve, no_input, tools)
 
 
 @app.command(epilog=EPILOG)
@@ -117,8 +99,8 @@ def demo(
     namespace: NamespaceOpt = DEFAULT_NAMESPACE,
 ) -> int:
     """Run the research demo (same as `execgraph run` with no task file)."""
-    where = engine_target(engine, address, task_queue, namespace)
-    return start(None, arch, model, home, run_id, auto_approve, no_input, None, where, database)
+    target = Target(engine, home, database, address, task_queue, namespace)
+    return start(target, None, arch, model, run_id, auto_approve, no_input, None)
 
 
 @app.command(epilog=EPILOG)
@@ -138,59 +120,51 @@ def resume(
 ) -> int:
     """Continue a run in this process (after a crash, or to answer a question); on
     Temporal, answer its questions (the workers continue it)."""
-    where = engine_target(engine, address, task_queue, namespace)
-    if where is not None:
-        if answer is None:
-            raise CliError("a run on Temporal is continued by its workers: give --answer")
-        return answer_question(where, run_id, answer)
-    base = home_dir(home)
-    ensure_not_driven(base, run_id)
-    answerer: Answerer = "ask" if interactive(no_input) else "stop"
-    session = open_session(run_id, base, answerer, database)
-    this_run(run_id, base)
-    state = session.graph.get_state(session.config)
-    inp: Any = None
-    if state.interrupts:
-        if answer is not None:
-            inp = Command(resume=answer_questions(state, run_id, answer))
-        else:
-            answers = answers_for(state.interrupts, session.answerer)
-            if answers is None:
-                return report(session)
-            inp = Command(resume=answers)
-    elif not state.values:
-        inp = {"task": session.meta.task}  # stopped before its first checkpoint
-    elif not state.next and state.values.get("status") not in (None, "RUNNING", "WAITING"):
-        return report(session)  # already finished
-    # An unfinished run with nothing scheduled was killed between a step's durable writes
-    # and its next checkpoint: driving it with no input replays the saved writes.
-    out.print(Text(f"resuming run {run_id}", style="bold"))
-    return drive(session, inp)
+    from rich.text import Text
+
+    from execgraph.cli.drive import Watcher, answerer, out, report
+    from execgraph.engines.answers import reply
+
+    watch = Watcher()
+    runs = Target(engine, home, database, address, task_queue, namespace).runs(watch)
+    this_run(run_id, runs.flags)
+    who = answerer("ask" if interactive(no_input) else "stop")
+    if answer is not None:
+        answers = reply(runs.status(run_id), answer)
+        out.print(Text(f"answered: {answer}", "cyan"), soft_wrap=True)
+        view = runs.answer(run_id, answers, answerer=who)
+    else:
+        view = runs.resume(run_id, answerer=who)
+    watch.done()
+    return report(runs, view)
 
 
-def _approve_like(
+def _answer(
+    target: Target,
     run_id: str,
-    home: Path | None,
     no_input: bool,
-    call: str | None,
-    decide: Callable[[Any], dict[str, Any]],
-    single: bool = False,
-    database: str | None = None,
+    verb: str,
+    choose: Any,
 ) -> int:
-    base = home_dir(home)
-    ensure_not_driven(base, run_id)
-    answerer: Answerer = "ask" if interactive(no_input) else "stop"
-    session = open_session(run_id, base, answerer, database)
-    this_run(run_id, base)
-    state = session.graph.get_state(session.config)
-    pending = select_approvals(state, run_id, call, single=single)
-    answers = {}
-    for item in pending:
-        answers[item.id] = decide(item.value)
-        decide_action = answers[item.id]["action"]
-        verb = {"approve": "approved", "reject": "rejected", "edit": "edited"}[decide_action]
-        out.print(Text(f"{verb}: {interrupt_summary(item.value)}", style="cyan"), soft_wrap=True)
-    return drive(session, Command(resume=answers))
+    """Answer the pending approvals ``choose(view)`` picks, print them, continue the run."""
+    from rich.text import Text
+
+    from execgraph.cli.drive import Watcher, answerer, out, report
+    from execgraph.cli.render import interrupt_summary
+
+    watch = Watcher()
+    runs = target.runs(watch)
+    this_run(run_id, runs.flags)
+    view = runs.status(run_id)
+    answers = choose(view)
+    for item in view.interrupts:
+        if item["id"] in answers:
+            line = f"{verb}: {interrupt_summary(item['value'])}"
+            out.print(Text(line, style="cyan"), soft_wrap=True)
+    who = answerer("ask" if interactive(no_input) else "stop")
+    view = runs.answer(run_id, answers, answerer=who)
+    watch.done()
+    return report(runs, view)
 
 
 @app.command(epilog=EPILOG)
@@ -207,11 +181,10 @@ def approve(
     namespace: NamespaceOpt = DEFAULT_NAMESPACE,
 ) -> int:
     """Approve pending approval requests and continue the run."""
-    where = engine_target(engine, address, task_queue, namespace)
-    if where is not None:
-        return answer_run(where, run_id, "approve", call=call)
-    answer = {"action": "approve", "approver": "cli"}
-    return _approve_like(run_id, home, no_input, call, lambda v: answer, database=database)
+    from execgraph.engines import answers
+
+    target = Target(engine, home, database, address, task_queue, namespace)
+    return _answer(target, run_id, no_input, "approved", lambda v: answers.approve(v, call, "cli"))
 
 
 @app.command(epilog=EPILOG)
@@ -229,11 +202,12 @@ def reject(
     namespace: NamespaceOpt = DEFAULT_NAMESPACE,
 ) -> int:
     """Reject pending approval requests and continue the run."""
-    where = engine_target(engine, address, task_queue, namespace)
-    if where is not None:
-        return answer_run(where, run_id, "reject", call=call, reason=reason)
-    answer = {"action": "reject", "reason": reason, "approver": "cli"}
-    return _approve_like(run_id, home, no_input, call, lambda v: answer, database=database)
+    from execgraph.engines import answers
+
+    target = Target(engine, home, database, address, task_queue, namespace)
+    return _answer(
+        target, run_id, no_input, "rejected", lambda v: answers.reject(v, reason, call, "cli")
+    )
 
 
 @app.command(epilog=EPILOG)
@@ -251,13 +225,13 @@ def edit(
     namespace: NamespaceOpt = DEFAULT_NAMESPACE,
 ) -> int:
     """Replace a pending call's arguments (validated and authorized again) and continue."""
+    from execgraph.cli.task_input import parse_json_object
+    from execgraph.engines import answers
+
     arguments = parse_json_object(args, "--args")
-    where = engine_target(engine, address, task_queue, namespace)
-    if where is not None:
-        return answer_run(where, run_id, "edit", call=call, arguments=arguments)
-    answer = {"action": "edit", "arguments": arguments, "approver": "cli"}
-    return _approve_like(
-        run_id, home, no_input, call, lambda v: answer, single=True, database=database
+    target = Target(engine, home, database, address, task_queue, namespace)
+    return _answer(
+        target, run_id, no_input, "edited", lambda v: answers.edit(v, arguments, call, "cli")
     )
 
 
@@ -276,22 +250,26 @@ def reconcile(
     by: Annotated[str, typer.Option("--by", help="Who decided (recorded).")] = "",
     note: Annotated[str, typer.Option("--note", help="Why (recorded).")] = "",
     home: HomeOpt = None,
+    database: DatabaseOpt = None,
+    engine: EngineOpt = "embedded",
+    address: AddressOpt = DEFAULT_ADDRESS,
+    task_queue: TaskQueueOpt = DEFAULT_TASK_QUEUE,
+    namespace: NamespaceOpt = DEFAULT_NAMESPACE,
 ) -> int:
     """Settle a call whose outcome is unknown: it happened (committed) or it did not
     (safe to run again). The verdict is an event naming who decided."""
     import getpass
 
-    from execgraph.nodes.executor import reconcile as settle
-    from execgraph.state.store.sqlite import SqliteExecutionStore
+    from rich.text import Text
+
+    from execgraph.cli.drive import out
 
     if happened is None:
         raise CliError("say what you found out: --happened or --did-not-happen")
-    base = home_dir(home)
-    known_run(base, run_id)  # a run started from Python is settled the same way
-    with SqliteExecutionStore(base / "exec.db") as store:
-        result = settle(
-            store, run_id, call_id, happened=happened, decided_by=by or getpass.getuser(), note=note
-        )
+    runs = Target(engine, home, database, address, task_queue, namespace).runs()
+    result = runs.reconcile(
+        run_id, call_id, happened=happened, decided_by=by or getpass.getuser(), note=note
+    )
     verdict = "took effect: committed" if happened else "took no effect: safe to run again"
     out.print(Text(f"{call_id} of run {run_id} {verdict} ({result.side_effect.summary})"))
     return 0
@@ -309,10 +287,44 @@ def cancel(
     namespace: NamespaceOpt = DEFAULT_NAMESPACE,
 ) -> int:
     """Ask a run to stop: a running run stops CANCELLED; a paused one is ended now."""
-    where = engine_target(engine, address, task_queue, namespace)
-    if where is not None:
-        return cancel_run(where, run_id)
-    return cancel_embedded(run_id, home, database)
+    from rich.text import Text
+
+    from execgraph.cli.drive import Watcher, out, report
+    from execgraph.cli.options import exit_code
+    from execgraph.cli.render import STATUS_STYLE, interrupt_summary
+    from execgraph.engines.embedded.foreign import continue_in_python
+
+    watch = Watcher()
+    runs = Target(engine, home, database, address, task_queue, namespace).runs(watch)
+    before = runs.status(run_id)
+    this_run(run_id, runs.flags)
+    ending = not (before.driver or before.ended or before.spec is None)
+    if ending:
+        out.print(Text(f"cancel requested; ending run {run_id}", style="bold"))
+        for item in before.interrupts:  # worded as what it is: a cancel, not a person's no
+            shown = f"cancelled, not run: {interrupt_summary(item['value'])}"
+            out.print(Text(shown, style=STATUS_STYLE["CANCELLED"]), soft_wrap=True)
+    view = runs.cancel(run_id, reason="cancelled from the command line")
+    watch.done()
+    if ending:
+        return report(runs, view)
+    if before.driver:
+        out.print(
+            Text(f"cancel requested; process {before.driver} stops run {run_id} at its next poll")
+        )
+        return 0
+    if before.ended:
+        style = STATUS_STYLE.get(before.status, "")
+        out.print(Text(f"run {run_id} already ended: ") + Text(before.status, style))
+        return exit_code(before.status)
+    out.print(
+        Text(
+            f"cancel requested; run {run_id} was started from Python, so it stops "
+            f"CANCELLED when its graph runs next: {continue_in_python(run_id)}"
+        ),
+        soft_wrap=True,
+    )
+    return 0
 
 
 for _command in (worker, *INSPECT_COMMANDS, *METRICS_COMMANDS):

@@ -1,109 +1,133 @@
-"""Driving a run from the CLI: stream it, answer what can be answered, report where it stands.
+"""What a command prints while a run advances, who answers its pauses, where it ended.
 
-One process may answer many interrupts (auto-approve, prompts); a run that needs a person
-who is not there stops WAITING with the commands that continue it.
+The engine advances the run; this module only watches it (progress lines, a running
+tool's output, a Temporal run's status changes), answers its pauses the way the command
+was told to (a person at a prompt, ``--auto-approve``, nobody), and prints where it
+stopped with the exit code that goes with it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from langgraph.types import Command
 from rich.console import Console
 from rich.text import Text
 
 from execgraph.cli.live import LiveOutput
-from execgraph.cli.prompts import automatic_answer, prompt_answer
+from execgraph.cli.options import exit_code
 from execgraph.cli.render import (
+    STATUS_STYLE,
     interrupt_summary,
     progress_lines,
     render_final,
     render_waiting,
 )
-from execgraph.cli.run_owner import owned
-from execgraph.cli.runs import Answerer, Session, exit_code
-from execgraph.state.home import default_home
+from execgraph.engines.runs import Answerer, Runs
+from execgraph.engines.spec import RunView
 
-__all__ = ["answers_for", "drive", "out", "report", "suffix"]
+__all__ = ["Watcher", "Who", "answerer", "out", "report"]
 
 out = Console(highlight=False)
 
-_MAX_ROUNDS = 100  # interrupts answered in one process before giving up (a loop guard)
+Who = Literal["ask", "approve", "stop"]
+"""Who answers a run's pauses: a person at a prompt, auto-approve, nobody."""
 
 
-def suffix(home: Path) -> str:
-    """What a printed follow-up command needs to find this home again."""
-    default = default_home().expanduser().resolve()
-    return "" if home == default else f" --home {home}"
+class Watcher:
+    """Prints a run as it advances: its start, node updates, tools' live output, and a
+    Temporal run's new statuses."""
 
+    def __init__(self, *, auto_approve: bool = False) -> None:
+        self.live = LiveOutput(out)
+        self.auto_approve = auto_approve
 
-# --------------------------------------------------------------------------- answers
-
-
-def answers_for(interrupts: Sequence[Any], answerer: Answerer) -> dict[str, Any] | None:
-    """Answers for every pending interrupt, or None when the run must stay WAITING."""
-    answers: dict[str, Any] = {}
-    for item in interrupts:
-        answer = automatic_answer(item.value, answerer)
-        if answer is None and answerer == "ask":
-            answer = prompt_answer(out, item.value)
-        if answer is None:
-            return None
-        if answerer in ("approve", "reject"):
-            verb = "auto-approved" if answerer == "approve" else "rejected (cancel)"
-            out.print(Text(f"{verb}: {interrupt_summary(item.value)}", style="cyan"))
-        answers[item.id] = answer
-    return answers
-
-
-# --------------------------------------------------------------------------- driving
-
-
-def _stream(session: Session, inp: Any) -> None:
-    # Top-level updates only: one progress line per run-graph node, not per executor stage.
-    # Custom chunks come while a node still runs: a tool's output and which call is
-    # running for how long (LiveOutput), so a long call shows before its node ends.
-    live = LiveOutput(out)
-    modes = ["updates", "custom"]
-    try:
-        for mode, chunk in session.graph.stream(inp, session.config, stream_mode=modes):
-            if mode == "custom":
-                live.add(chunk)
-                continue
+    def __call__(self, mode: str, chunk: Any) -> None:
+        if mode == "started":
+            self._started(chunk)
+        elif mode == "resuming":
+            out.print(Text(f"resuming run {chunk.run_id}", style="bold"))
+        elif mode == "custom":
+            self.live.add(chunk)
+        elif mode == "updates":
             for node, update in chunk.items():
                 if isinstance(update, Mapping) and isinstance(update.get("results"), Mapping):
-                    live.finish(update["results"])  # their output ends before their result
+                    self.live.finish(update["results"])  # their output ends before their result
                 for line in progress_lines(node, update):
                     out.print(line, soft_wrap=True)
-    finally:
-        live.finish()
+        elif mode == "status":
+            text = Text(f"  {'temporal':<12} ", style="dim").append("status ", style="dim")
+            text.append(chunk.status, style=STATUS_STYLE.get(chunk.status, ""))
+            out.print(text.append(f" (advance {chunk.advances})", style="dim"), soft_wrap=True)
+
+    def _started(self, view: RunView) -> None:
+        spec = view.spec
+        assert spec is not None
+        where = f"workspace {view.workspace}" if view.workspace else "engine temporal"
+        out.print(
+            Text(f"run {view.run_id}", style="bold"),
+            Text(f"· arch {spec.arch} · model {spec.model} · {where}", style="dim"),
+            soft_wrap=True,
+        )
+        if self.auto_approve:
+            out.print(Text("--auto-approve: every approval request will be approved", "cyan"))
+
+    def done(self) -> None:
+        """Flush what a tool printed without a final newline."""
+        self.live.finish()
 
 
-def drive(session: Session, inp: Any) -> int:
-    """Stream the run to its next unanswerable pause or its end; returns the exit code."""
-    with owned(session.home, session.meta.run_id):
-        for _ in range(_MAX_ROUNDS):
-            _stream(session, inp)
-            interrupts = session.graph.get_state(session.config).interrupts
-            answers = answers_for(interrupts, session.answerer) if interrupts else None
-            if answers is None:
-                break
-            inp = Command(resume=answers)
-    return report(session)
+def answerer(who: Who) -> Answerer | None:
+    """Answers for every pause ``who`` can answer (None: nobody answers here)."""
+    if who == "stop":
+        return None
+
+    def answer(view: RunView) -> dict[str, Any] | None:
+        from execgraph.cli.prompts import prompt_answer
+
+        answers: dict[str, Any] = {}
+        for item in view.interrupts:
+            value = item["value"]
+            if who == "approve":
+                if value.get("kind") != "approval":
+                    return None  # a question (or a batch) waits for a person
+                answers[item["id"]] = {"action": "approve", "approver": "auto-approve"}
+                out.print(Text(f"auto-approved: {interrupt_summary(value)}", style="cyan"))
+                continue
+            found = prompt_answer(out, value)
+            if found is None:
+                return None
+            answers[item["id"]] = found
+        return answers
+
+    return answer
 
 
-def report(session: Session) -> int:
+def report(runs: Runs, view: RunView) -> int:
     """Print where the run stands; the exit code follows the status."""
-    state = session.graph.get_state(session.config)
-    run_id = session.meta.run_id
-    if state.interrupts:
-        render_waiting(out, run_id, [i.value for i in state.interrupts], suffix(session.home))
+    if view.waiting:
+        render_waiting(out, view.run_id, [i["value"] for i in view.interrupts], runs.flags)
         return exit_code("WAITING")
-    status = state.values.get("status")
-    render_final(out, state.values, Path(session.meta.workspace))
-    if status in (None, "RUNNING", "WAITING"):
-        out.print(Text(f"the run has not finished; continue with: execgraph resume {run_id}"))
+    values = view.values if view.values is not None else _plain(view)
+    render_final(out, values, Path(view.workspace) if view.workspace else None)
+    if not view.ended:
+        out.print(
+            Text(
+                f"the run has not finished; continue with: execgraph resume "
+                f"{view.run_id}{runs.flags}"
+                if view.values is not None
+                else f"run {view.run_id} is still running on the workers; look again with: "
+                f"execgraph status {view.run_id}{runs.flags}"
+            ),
+            soft_wrap=True,
+        )
         return 1
-    return exit_code(status)
+    return exit_code(view.status)
+
+
+def _plain(view: RunView) -> dict[str, Any]:
+    values: dict[str, Any] = {"status": view.status, "output": view.output}
+    if view.error:
+        values["error"] = {"message": view.error}
+    return values

@@ -11,12 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from execgraph.cli.drive import out
 from execgraph.cli.options import err, handled, home_dir
-from execgraph.nodes.model.select import resolve_model
 
 if TYPE_CHECKING:
     from execgraph.eval.runner import CellResult
@@ -79,8 +76,18 @@ def eval_(
     Exit 0, or 4 when any run executed a tool without authorization (must never happen).
     """
     # Imported here: the suite (servers, fixtures) loads only for the command that runs it.
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    from execgraph.cli.drive import out
     from execgraph.eval.report import write_report
     from execgraph.eval.runner import EvalConfig, evaluate, quick_config, select_tasks
+    from execgraph.nodes.model.select import resolve_model
 
     if model is not None:
         resolve_model(model)  # a bad provider:model string fails here, once, not per cell

@@ -1,17 +1,13 @@
 """The read-only ``execgraph`` commands: ``status``, ``runs``, ``trace`` and ``replay``.
 
-None of them drives a run or calls a model, so they are safe while another process owns
-the run. :mod:`execgraph.cli` registers them on the app, after the commands that act.
+None of them drives a run or calls a model, so they are safe while another process (or a
+Temporal worker) owns the run. Each reads through the command's engine, so it works the
+same on a home's SQLite files, on ``--database postgresql://...`` and on
+``--engine temporal``. :mod:`execgraph.cli.commands` registers them on the app.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from rich.text import Text
-
-from execgraph.cli.drive import out
-from execgraph.cli.hints import home_flag
 from execgraph.cli.options import (
     DEFAULT_ADDRESS,
     DEFAULT_NAMESPACE,
@@ -24,29 +20,8 @@ from execgraph.cli.options import (
     RunIdArg,
     TaskQueueOpt,
     handled,
-    home_dir,
 )
-from execgraph.cli.python_runs import (
-    PYTHON_ARCH,
-    PythonRun,
-    PythonState,
-    continue_in_python,
-    python_state,
-)
-from execgraph.cli.render import render_status, replay_table, runs_table
-from execgraph.cli.run_owner import owner_alive
-from execgraph.cli.runs import (
-    build_app,
-    known_run,
-    load_meta,
-    replay_recorded,
-    run_config,
-    run_rows,
-)
-from execgraph.cli.temporal_connection import engine_target
-from execgraph.cli.temporal_runs import show_status
-from execgraph.cli.trace import trace_table
-from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.cli.reach import Target
 
 __all__ = ["COMMANDS", "replay", "runs", "status", "trace"]
 
@@ -62,37 +37,45 @@ def status(
     namespace: NamespaceOpt = DEFAULT_NAMESPACE,
 ) -> int:
     """Show a run's status, pending interrupts and budget (also of a run started from
-    Python under the same home; with --engine temporal, the workflow's own view)."""
-    where = engine_target(engine, address, task_queue, namespace)
-    if where is not None:
-        return show_status(where, run_id)
-    base = home_dir(home)
-    run = known_run(base, run_id)
-    if isinstance(run, PythonRun):
-        state: Any = python_state(base, run_id)
-        elsewhere: str | None = continue_in_python(run_id)
-        if not state.values and run.finished:
-            state = PythonState({"status": run.finished})  # ran without a checkpointer
-    else:
-        graph = build_app(run, base, read_only=True, database=database)
-        state = graph.get_state(run_config(run_id))
-        elsewhere = None
-    pid = owner_alive(base, run_id)
-    render_status(out, run, state, pid, home_flag(base), elsewhere=elsewhere)
+    Python under the same home)."""
+    from execgraph.cli.drive import out
+    from execgraph.cli.render import render_status
+
+    reached = Target(engine, home, database, address, task_queue, namespace).runs()
+    render_status(out, reached.status(run_id), reached.flags)
     return 0
 
 
 @handled
-def runs(home: HomeOpt = None) -> int:
-    """List the runs under --home with their current status (also those started from
-    Python with the embedded default store: arch ``? (Python)``)."""
-    base = home_dir(home)
-    rows = run_rows(base)
+def runs(
+    home: HomeOpt = None,
+    database: DatabaseOpt = None,
+    engine: EngineOpt = "embedded",
+    address: AddressOpt = DEFAULT_ADDRESS,
+    task_queue: TaskQueueOpt = DEFAULT_TASK_QUEUE,
+    namespace: NamespaceOpt = DEFAULT_NAMESPACE,
+) -> int:
+    """List the runs with their current status (also those started from Python with the
+    embedded default store: arch ``? (Python)``)."""
+    import time
+
+    from rich.text import Text
+
+    from execgraph.cli.drive import out
+    from execgraph.cli.render import runs_table
+    from execgraph.engines.embedded.foreign import PYTHON_ARCH
+
+    reached = Target(engine, home, database, address, task_queue, namespace).runs()
+    rows = reached.runs()
     if not rows:
-        out.print(Text(f"no runs under {base}"))
+        out.print(Text(f"no runs {reached.where}"))
         return 0
-    out.print(runs_table(rows))
-    if any(row[1] == PYTHON_ARCH for row in rows):
+
+    def created(ts: float) -> str:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts)) if ts else "?"
+
+    out.print(runs_table((r.run_id, r.arch, r.model, created(r.created), r.status) for r in rows))
+    if any(row.arch == PYTHON_ARCH for row in rows):
         out.print(
             Text(
                 f"{PYTHON_ARCH}: started from Python, not by this CLI; its graph is not "
@@ -106,12 +89,22 @@ def runs(home: HomeOpt = None) -> int:
 
 
 @handled
-def trace(run_id: RunIdArg, home: HomeOpt = None) -> int:
-    """Show a run's event timeline from the execution store."""
-    base = home_dir(home)
-    known_run(base, run_id)
-    with SqliteExecutionStore(base / "exec.db") as store:
-        events = store.events(run_id)
+def trace(
+    run_id: RunIdArg,
+    home: HomeOpt = None,
+    database: DatabaseOpt = None,
+    engine: EngineOpt = "embedded",
+    address: AddressOpt = DEFAULT_ADDRESS,
+    task_queue: TaskQueueOpt = DEFAULT_TASK_QUEUE,
+    namespace: NamespaceOpt = DEFAULT_NAMESPACE,
+) -> int:
+    """Show a run's event timeline from its execution store."""
+    from rich.text import Text
+
+    from execgraph.cli.drive import out
+    from execgraph.cli.trace import trace_table
+
+    events = Target(engine, home, database, address, task_queue, namespace).runs().events(run_id)
     if not events:
         out.print(Text(f"run {run_id} has no events yet"))
         return 0
@@ -120,16 +113,24 @@ def trace(run_id: RunIdArg, home: HomeOpt = None) -> int:
 
 
 @handled
-def replay(run_id: RunIdArg, home: HomeOpt = None) -> int:
+def replay(
+    run_id: RunIdArg,
+    home: HomeOpt = None,
+    database: DatabaseOpt = None,
+    engine: EngineOpt = "embedded",
+    address: AddressOpt = DEFAULT_ADDRESS,
+    task_queue: TaskQueueOpt = DEFAULT_TASK_QUEUE,
+    namespace: NamespaceOpt = DEFAULT_NAMESPACE,
+) -> int:
     """Re-run a recorded run's control logic: no model call, no side effect; show any diff.
 
     Exit 0 when the replay reproduces the recording, 4 when it diverges (a changed policy,
     verifier or tool set shows up here).
     """
-    base = home_dir(home)
-    meta = load_meta(base, run_id)
-    with SqliteExecutionStore(base / "exec.db") as store:
-        report = replay_recorded(meta, base, store)
+    from execgraph.cli.drive import out
+    from execgraph.cli.render import replay_table
+
+    report = Target(engine, home, database, address, task_queue, namespace).runs().replay(run_id)
     out.print(replay_table(report))
     return 0 if report.same else 4
 

@@ -22,10 +22,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from execgraph.cli.hints import resume_line
-from execgraph.cli.render import short
-from execgraph.cli.runs import CliError
-from execgraph.state.errors import UsageError
+from execgraph.state.errors import CliError, UsageError
 from execgraph.state.home import default_home
 
 __all__ = [
@@ -33,6 +30,7 @@ __all__ = [
     "DEFAULT_NAMESPACE",
     "DEFAULT_TASK_QUEUE",
     "EPILOG",
+    "EXIT_CODES",
     "AddressOpt",
     "ArchOpt",
     "AutoOpt",
@@ -48,7 +46,9 @@ __all__ = [
     "TaskArg",
     "TaskQueueOpt",
     "ToolsOpt",
+    "closing",
     "err",
+    "exit_code",
     "exit_without_teardown",
     "handled",
     "home_dir",
@@ -65,9 +65,28 @@ EPILOG = (
     "Files live under --home (default: $EXECGRAPH_HOME or ./.execgraph)."
 )
 
+EXIT_CODES: dict[str, int] = {
+    "COMPLETED": 0,
+    "WAITING": 3,
+    "FAILED": 4,
+    "PARTIAL": 4,
+    "BUDGET_EXHAUSTED": 4,
+    "CANCELLED": 5,
+}
+"""Process exit code per final status (2 = bad input, 1 = internal error)."""
+
+
+def exit_code(status: str | None) -> int:
+    """The documented exit code of a run that stopped with ``status``."""
+    return EXIT_CODES.get(str(status), 1)
+
+
 err = Console(stderr=True, highlight=False)
 
-_current: ContextVar[tuple[str, Path] | None] = ContextVar("execgraph_cli_run", default=None)
+_current: ContextVar[tuple[str, str] | None] = ContextVar("execgraph_cli_run", default=None)
+_closers: ContextVar[list[Callable[[], None]] | None] = ContextVar(
+    "execgraph_cli_closers", default=None
+)
 
 HomeOpt = Annotated[
     Path | None,
@@ -92,8 +111,9 @@ ToolsOpt = Annotated[
     str | None,
     typer.Option(
         "--tools",
-        help="MODULE:ATTR — a list of tools/adapters (or a function of the workspace "
-        "returning one) to use instead of the demo toolkit.",
+        help="The run's tool set instead of the demo's: MODULE:ATTR, a list of "
+        "tools/adapters (or a function of the workspace returning one) imported here; "
+        "with --engine temporal, the name of a tool set the workers registered.",
     ),
 ]
 CallOpt = Annotated[
@@ -149,18 +169,23 @@ DEFAULT_NAMESPACE = "default"
 
 def show_logs() -> None:
     """``EXECGRAPH_LOG=WARNING`` (or ``INFO``, ``DEBUG``; ``EXECGRAPH_DEBUG=1`` means DEBUG)
-    prints the ``execgraph`` logger to stderr: why a tool raised, with its traceback."""
+    prints the ``execgraph`` logger to stderr: why a tool raised, with its traceback.
+
+    Set per command: a command run without the variable (in the same process, as a test
+    runs several) prints nothing of the logger, and one with it prints to today's stderr.
+    """
     level = os.environ.get("EXECGRAPH_LOG") or (
         "DEBUG" if os.environ.get("EXECGRAPH_DEBUG") == "1" else ""
     )
+    root = logging.getLogger("execgraph")
+    for old in [h for h in root.handlers if getattr(h, "_execgraph_cli", False)]:
+        root.removeHandler(old)
     if not level:
         return
-    root = logging.getLogger("execgraph")
-    if not any(getattr(h, "_execgraph_cli", False) for h in root.handlers):
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
-        handler._execgraph_cli = True  # type: ignore[attr-defined]
-        root.addHandler(handler)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    handler._execgraph_cli = True  # type: ignore[attr-defined]
+    root.addHandler(handler)
     root.setLevel(level.upper())
 
 
@@ -171,8 +196,10 @@ def handled(fn: Callable[..., int | None]) -> Callable[..., None]:
     def wrapper(*args: Any, **kwargs: Any) -> None:
         show_logs()
         _current.set(None)
+        closers: list[Callable[[], None]] = []
+        _closers.set(closers)
         try:
-            code = fn(*args, **kwargs) or 0
+            code = _run(fn, closers, *args, **kwargs)
         except typer.Exit as exc:
             code = exc.exit_code
         except UsageError as exc:  # bad input of any kind: the CLI's, a model string, a call
@@ -184,7 +211,8 @@ def handled(fn: Callable[..., int | None]) -> Callable[..., None]:
         except Exception as exc:
             if os.environ.get("EXECGRAPH_DEBUG") == "1":
                 traceback.print_exc()
-            detail = short(str(exc), 200)
+            detail = " ".join(str(exc).split())
+            detail = detail if len(detail) <= 200 else detail[:199] + "…"
             err.print(
                 Text(f"internal error: {type(exc).__name__}: {detail}", style="bold red"),
                 Text("(set EXECGRAPH_DEBUG=1 for the traceback)", style="dim"),
@@ -196,6 +224,23 @@ def handled(fn: Callable[..., int | None]) -> Callable[..., None]:
         raise typer.Exit(code)
 
     return wrapper
+
+
+def _run(
+    fn: Callable[..., int | None], closers: list[Callable[[], None]], *a: Any, **k: Any
+) -> int:
+    try:
+        return fn(*a, **k) or 0
+    finally:
+        for close in reversed(closers):
+            close()
+
+
+def closing(close: Callable[[], None]) -> None:
+    """Have ``close`` called when the running command ends (its engine's connections)."""
+    found = _closers.get()
+    if found is not None:
+        found.append(close)
 
 
 _no_teardown: list[bool] = []
@@ -228,19 +273,19 @@ def _exit_now(code: int) -> None:
     os._exit(code)
 
 
-def this_run(run_id: str, home: Path) -> None:
-    """Name the run this command acts on, for what an interrupt (Ctrl-C) prints."""
-    _current.set((run_id, home))
+def this_run(run_id: str, flags: str) -> None:
+    """Name the run this command acts on (and the flags that reach it again), for what an
+    interrupt (Ctrl-C) prints."""
+    _current.set((run_id, flags))
 
 
 def _interrupted() -> str:
     current = _current.get()
     if current is None:
         return "interrupted"
-    run_id, home = current
-    return (
-        f"interrupted; run {run_id} is kept as it was; continue with: {resume_line(run_id, home)}"
-    )
+    run_id, flags = current
+    resume = f"execgraph resume {run_id}{flags}"
+    return f"interrupted; run {run_id} is kept as it was; continue with: {resume}"
 
 
 def home_dir(home: Path | None) -> Path:

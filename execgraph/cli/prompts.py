@@ -1,8 +1,8 @@
-"""Answers to a run's interrupts: a person at the terminal, or the unattended rules.
+"""A person at the terminal answers a run's interrupts: approvals and questions.
 
-Approvals (approve / reject / edit) and questions. Every answer becomes a resume value the
-runtime validates again (an edit is a new request, validated and authorized anew); a
-closed stdin is "no answer", never a guess.
+Approve, reject or edit an approval; answer a question. Every answer becomes a resume
+value the runtime validates again (an edit is a new request, validated and authorized
+anew); a closed stdin is "no answer", never a guess.
 """
 
 from __future__ import annotations
@@ -14,17 +14,9 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from execgraph.cli.render import CANCELLED, short
-from execgraph.cli.runs import Answerer, CliError
+from execgraph.cli.render import short
 
-__all__ = [
-    "answer_questions",
-    "automatic_answer",
-    "call_ids",
-    "interrupt_kind",
-    "prompt_answer",
-    "select_approvals",
-]
+__all__ = ["prompt_answer"]
 
 
 def _read(console: Console, prompt: str) -> str | None:
@@ -92,54 +84,3 @@ def prompt_answer(console: Console, value: Any) -> dict[str, Any] | None:
         return _ask_approval(console, value)
     console.print(Text(f"the run waits on an unknown interrupt: {short(value, 120)}", "red"))
     return None
-
-
-def interrupt_kind(value: Any) -> str | None:
-    """``approval`` or ``question`` (None for anything else)."""
-    return value.get("kind") if isinstance(value, Mapping) else None
-
-
-def call_ids(value: Any) -> list[str]:
-    """The call id an approval interrupt is about (none for other interrupts)."""
-    return [str(value.get("call_id"))] if interrupt_kind(value) == "approval" else []
-
-
-def automatic_answer(value: Any, answerer: Answerer) -> dict[str, Any] | None:
-    """The unattended resume value for one interrupt (None: a person must answer)."""
-    kind = interrupt_kind(value)
-    if answerer == "reject":  # a cancel: nothing more is to run
-        if kind == "question":
-            return {"answer": f"({CANCELLED})"}
-        return {"action": "reject", "reason": CANCELLED, "approver": "execgraph cancel"}
-    if answerer == "approve" and kind == "approval":
-        return {"action": "approve", "approver": "auto-approve"}
-    return None
-
-
-def select_approvals(
-    state: Any, run_id: str, call: str | None, *, single: bool = False
-) -> list[Any]:
-    """The pending approval interrupts to answer (all, or the one covering ``call``)."""
-    pending = [i for i in state.interrupts if call_ids(i.value)]
-    if not pending:
-        status = state.values.get("status") or "unknown"
-        raise CliError(f"run {run_id!r} has no pending approval (status {status})")
-    if call is not None:
-        pending = [i for i in pending if call in call_ids(i.value)]
-        if not pending:
-            ids = ", ".join(c for i in state.interrupts for c in call_ids(i.value))
-            raise CliError(f"run {run_id!r} has no pending approval for call {call!r} ({ids})")
-    if single and (len(pending) != 1 or interrupt_kind(pending[0].value) != "approval"):
-        raise CliError("edit needs exactly one pending single-call approval; pick it with --call")
-    return pending
-
-
-def answer_questions(state: Any, run_id: str, answer: str) -> dict[str, Any]:
-    """Resume values giving ``answer`` to every pending question of the run."""
-    questions = [i for i in state.interrupts if interrupt_kind(i.value) == "question"]
-    if not questions:
-        raise CliError(
-            f"run {run_id!r} has no pending question; answer approvals with "
-            f"execgraph approve/reject/edit {run_id}"
-        )
-    return {q.id: {"answer": answer} for q in questions}

@@ -17,10 +17,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from execgraph.engines.spec import CANCELLED, RunView
 from execgraph.state.contracts import BudgetKind
 
 __all__ = [
-    "CANCELLED",
     "STATUS_STYLE",
     "budget_table",
     "call_text",
@@ -48,9 +48,6 @@ STATUS_STYLE = {
     "CANCELLED": "bold magenta",
 }
 _OBS_STYLE = {"OK": "green", "DENIED": "red", "PERMANENT_ERROR": "red", "UNKNOWN": "yellow"}
-
-CANCELLED = "the run was cancelled"
-"""Why a call ``execgraph cancel`` stopped before it ran (the reason its answer gives)."""
 
 
 def short(value: Any, limit: int = 60) -> str:
@@ -240,8 +237,10 @@ def budget_table(budget: Mapping[str, Any] | None, limits: Mapping[str, Any] | N
     return table
 
 
-def report_files(values: Mapping[str, Any], workspace: Path) -> list[Path]:
-    """Files the run wrote or published that exist in the workspace."""
+def report_files(values: Mapping[str, Any], workspace: Path | None) -> list[Path]:
+    """Files the run wrote or published that exist in the workspace (if it is here)."""
+    if workspace is None:
+        return []
     names: list[str] = []
     for result in (values.get("results") or {}).values():
         data = result.get("data")
@@ -253,7 +252,7 @@ def report_files(values: Mapping[str, Any], workspace: Path) -> list[Path]:
     return [p for p in paths if p.is_file()]
 
 
-def render_final(console: Console, values: Mapping[str, Any], workspace: Path) -> None:
+def render_final(console: Console, values: Mapping[str, Any], workspace: Path | None) -> None:
     """Final status, output, evidence, budget and report files."""
     status = str(values.get("status") or "UNKNOWN")
     console.print()
@@ -327,40 +326,41 @@ def follow_ups(run_id: str, values: Sequence[Any], suffix: str = "") -> list[str
 # --------------------------------------------------------------------------- prompts
 
 
-def render_status(
-    console: Console,
-    meta: Any,
-    state: Any,
-    pid: int | None,
-    suffix: str = "",
-    *,
-    elsewhere: str | None = None,
-) -> None:
+def render_status(console: Console, view: RunView, flags: str = "") -> None:
     """``execgraph status``: status (and who drives it), output, waits, budget.
 
-    ``elsewhere`` says how a run the CLI cannot continue (one started from Python) is
-    continued instead; it replaces the CLI's own follow-up commands.
+    A run started from Python (no spec) is continued by the graph that started it: that
+    is said instead of the command line's follow-ups.
     """
-    values = state.values
-    current = "WAITING" if state.interrupts else values.get("status") or "NOT STARTED"
-    console.print(
-        Text(f"run {meta.run_id}", style="bold"), f"· arch {meta.arch} · model {meta.model}"
-    )
+    from execgraph.engines.embedded.foreign import continue_in_python
+
+    spec = view.spec
+    about = f"· arch {spec.arch} · model {spec.model}" if spec else "· started from Python"
+    console.print(Text(f"run {view.run_id}", style="bold"), about, soft_wrap=True)
+    current = view.status
     line = Text("status: ", style="bold") + Text(current, STATUS_STYLE.get(current, ""))
-    if current == "RUNNING" and elsewhere is None:
-        resume = f"execgraph resume {meta.run_id}{suffix}"
-        line += Text(f" (process {pid})" if pid else f" (no process; continue with: {resume})")
+    if current == "RUNNING" and spec is not None and view.values is not None:
+        resume = f"execgraph resume {view.run_id}{flags}"
+        driver = view.driver
+        line += Text(
+            f" (process {driver})" if driver else f" (no process; continue with: {resume})"
+        )
     console.print(line, soft_wrap=True)
-    if values.get("output"):
-        console.print(Text("output: ", style="bold") + Text(short(values["output"], 300)))
-    waiting = [item.value for item in state.interrupts]
+    if view.advances:
+        console.print(Text(f"advances: {view.advances}", style="dim"))
+    if view.output:
+        console.print(Text("output: ", style="bold") + Text(short(view.output, 300)))
+    if view.error and current not in ("COMPLETED", "RUNNING", "WAITING"):
+        console.print(Text(f"error: {short(view.error, 300)}", style="red"), soft_wrap=True)
+    waiting = [item["value"] for item in view.interrupts]
     for value in waiting:
         console.print(Text(f"  waiting for {interrupt_summary(value)}", style="yellow"))
-    hints = follow_ups(meta.run_id, waiting, suffix) if waiting else []
-    if elsewhere is not None:
-        hints = [elsewhere] if current in ("RUNNING", "WAITING") else []
+    hints = follow_ups(view.run_id, waiting, flags) if waiting else []
+    if spec is None:
+        hints = [continue_in_python(view.run_id)] if current in ("RUNNING", "WAITING") else []
     for hint in hints:
         console.print(Text(f"  {hint}", style="cyan"), soft_wrap=True)
+    values = view.values or {}
     table = budget_table(values.get("budget"), (values.get("contract") or {}).get("budgets"))
     if table.row_count:
         console.print(table)

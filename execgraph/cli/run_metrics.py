@@ -1,7 +1,8 @@
 """``execgraph metrics RUN_ID`` and ``execgraph diagnose RUN_ID``: one run, from its log.
 
-Both read the run's events from the home's SQLite execution store and compute exactly
-what ``execgraph eval`` computes per run (:mod:`execgraph.eval.metrics`,
+Both read the run's trace (events, evidence, final state) through the command's engine —
+a home's SQLite files, ``--database postgresql://...``, or a Temporal worker — and
+compute exactly what ``execgraph eval`` computes per run (:mod:`execgraph.eval.metrics`,
 :mod:`execgraph.eval.diagnose`); neither drives the run or calls a model. A single run has
 no acceptance checker of its own: it counts as accepted only when it ended COMPLETED on a
 verifier's accepting verdict, and is otherwise unjudged (a suite's checker is known only
@@ -14,22 +15,31 @@ import json
 import math
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
-from rich.text import Text
 
-from execgraph.cli.drive import out
-from execgraph.cli.options import HomeOpt, RunIdArg, handled, home_dir
-from execgraph.cli.python_runs import PythonRun, python_state
-from execgraph.cli.runs import CliError, RunMeta, build_app, known_run, run_config
-from execgraph.eval.diagnose import Diagnosis, diagnose
-from execgraph.eval.metrics import RunMetrics, aggregate, declared_costs, load_events, run_metrics
-from execgraph.nodes.model.prices import price_table
-from execgraph.state.events import Event
-from execgraph.state.store.sqlite import SqliteExecutionStore
-from execgraph.tools.tool_source import load_tools
+from execgraph.cli.options import (
+    DEFAULT_ADDRESS,
+    DEFAULT_NAMESPACE,
+    DEFAULT_TASK_QUEUE,
+    AddressOpt,
+    DatabaseOpt,
+    EngineOpt,
+    HomeOpt,
+    NamespaceOpt,
+    RunIdArg,
+    TaskQueueOpt,
+    handled,
+)
+from execgraph.cli.reach import Target
+from execgraph.state.errors import CliError
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from execgraph.eval.diagnose import Diagnosis
+    from execgraph.eval.metrics import RunMetrics
 
 __all__ = ["COMMANDS", "diagnose_command", "metrics"]
 
@@ -53,24 +63,9 @@ _BY_VERIFIER = (
 )
 
 
-def _state(base: Path, run: RunMeta | PythonRun) -> dict[str, Any]:
-    if isinstance(run, PythonRun):
-        return dict(python_state(base, run.run_id).values)
-    return dict(build_app(run, base, read_only=True).get_state(run_config(run.run_id)).values)
-
-
-def _tool_costs(run: RunMeta | PythonRun) -> dict[str, float]:
-    """Declared tool costs of the run's toolkit (unknown for a run started from Python)."""
-    if isinstance(run, PythonRun):
-        return {}
-    from execgraph.demo.build import demo_tools
-
-    workspace = Path(run.workspace)
-    tools = demo_tools(workspace) if run.tools is None else load_tools(run.tools, workspace)
-    return declared_costs(tools)
-
-
 def _prices(path: Path | None) -> dict[str, dict[str, float]]:
+    from execgraph.nodes.model.prices import price_table
+
     if path is None:
         return {}
     try:
@@ -88,11 +83,6 @@ def _accepted(status: str | None, values: dict[str, Any]) -> bool | None:
     return True if status == "COMPLETED" and verdict.get("accepted") is True else None
 
 
-def _events(base: Path, run_id: str) -> list[Event]:
-    with SqliteExecutionStore(base / "exec.db") as store:
-        return load_events(store, run_id)
-
-
 def _number(value: float) -> Any:
     if math.isnan(value):
         return None
@@ -105,6 +95,10 @@ def _rate(value: float) -> str:
 
 def metrics_table(m: RunMetrics) -> Table:
     """One run's section 15 metrics, each with the counts behind it."""
+    from rich.table import Table
+
+    from execgraph.eval.metrics import aggregate
+
     rates = aggregate([m])
     table = Table(title=f"metrics of run {m.run_id} ({m.status or 'not ended'})")
     for column in ("metric", "value", "from the event log"):
@@ -140,6 +134,8 @@ def metrics_table(m: RunMetrics) -> Table:
 
 def diagnosis_table(d: Diagnosis) -> Table:
     """Each finding: the layer to look at, the symptom, the events that show it, advice."""
+    from rich.table import Table
+
     table = Table(title=f"diagnosis of run {d.run_id}")
     for column in ("layer", "symptom", "events", "look at"):
         table.add_column(column)
@@ -151,27 +147,33 @@ def diagnosis_table(d: Diagnosis) -> Table:
     return table
 
 
-def _measure(run_id: str, home: Path | None, prices: Path | None) -> RunMetrics:
-    base = home_dir(home)
-    run = known_run(base, run_id)
-    table = _prices(prices)
-    events = _events(base, run_id)
-    values = _state(base, run)
-    status = values.get("status")
-    return run_metrics(
-        events,
-        accepted=_accepted(status, values),
-        prices=table,
-        tool_costs=_tool_costs(run),
-    )
-
-
 @handled
 def metrics(
-    run_id: RunIdArg, home: HomeOpt = None, json_: JsonOpt = False, prices: PricesOpt = None
+    run_id: RunIdArg,
+    home: HomeOpt = None,
+    json_: JsonOpt = False,
+    prices: PricesOpt = None,
+    database: DatabaseOpt = None,
+    engine: EngineOpt = "embedded",
+    address: AddressOpt = DEFAULT_ADDRESS,
+    task_queue: TaskQueueOpt = DEFAULT_TASK_QUEUE,
+    namespace: NamespaceOpt = DEFAULT_NAMESPACE,
 ) -> int:
-    """Compute the seed's section 15 metrics of one run from its event log."""
-    m = _measure(run_id, home, prices)
+    """Compute a run's layered metrics (model, tools, control, outcome) from its event log."""
+    from rich.text import Text
+
+    from execgraph.cli.drive import out
+    from execgraph.eval.metrics import aggregate, run_metrics
+
+    runs = Target(engine, home, database, address, task_queue, namespace).runs()
+    table = _prices(prices)
+    got = runs.trace(run_id)
+    m = run_metrics(
+        got.events,
+        accepted=_accepted(got.values.get("status"), got.values),
+        prices=table,
+        tool_costs=got.tool_costs,
+    )
     if json_:
         payload = {
             "run_id": m.run_id,
@@ -187,18 +189,28 @@ def metrics(
 
 
 @handled
-def diagnose_command(run_id: RunIdArg, home: HomeOpt = None, json_: JsonOpt = False) -> int:
-    """Walk the seed's section 16 table over one run and say which layer to look at first."""
-    base = home_dir(home)
-    run = known_run(base, run_id)
-    with SqliteExecutionStore(base / "exec.db") as store:
-        events = load_events(store, run_id)
-        observed = store.evidence(run_id)
-    values = _state(base, run)
+def diagnose_command(
+    run_id: RunIdArg,
+    home: HomeOpt = None,
+    json_: JsonOpt = False,
+    database: DatabaseOpt = None,
+    engine: EngineOpt = "embedded",
+    address: AddressOpt = DEFAULT_ADDRESS,
+    task_queue: TaskQueueOpt = DEFAULT_TASK_QUEUE,
+    namespace: NamespaceOpt = DEFAULT_NAMESPACE,
+) -> int:
+    """Walk the symptom table over one run and say which layer to look at first."""
+    from rich.text import Text
+
+    from execgraph.cli.drive import out
+    from execgraph.eval.diagnose import diagnose
+
+    got = Target(engine, home, database, address, task_queue, namespace).runs().trace(run_id)
+    values = got.values
     d = diagnose(
-        events,
+        got.events,
         accepted=_accepted(values.get("status"), values),
-        observed_evidence=observed,
+        observed_evidence=got.evidence,
         final_evidence=values.get("evidence") if values else None,
     )
     if json_:
@@ -209,11 +221,11 @@ def diagnose_command(run_id: RunIdArg, home: HomeOpt = None, json_: JsonOpt = Fa
         }
         out.print_json(json.dumps(payload))
         return 0
-    if not events:
+    if not got.events:
         out.print(Text(f"run {run_id} has no events yet"))
         return 0
     if not d.findings:
-        out.print(Text(f"run {run_id}: no symptom of the seed's section 16 table found"))
+        out.print(Text(f"run {run_id}: no symptom of the symptom table found"))
         return 0
     out.print(diagnosis_table(d))
     out.print(Text(f"look first at: {d.first_layer}", style="bold"))

@@ -1,61 +1,42 @@
 """Starting a run from the command line: ``execgraph run`` and ``execgraph demo``.
 
-The task (a file, or the demo's), the tools reference and the run id are checked before
-anything runs; then the run is started on Temporal (``--engine temporal``) or recorded in
-the home (its metadata, so later commands rebuild the same graph) and driven here.
+The engine checks what it can of the run before anything else (architecture, tool set,
+run id); then the task (a file, or the demo's) is read, and the run is started and
+followed to its first pause no one here answers, or to its end.
 """
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
-from rich.text import Text
-
-from execgraph.cli.drive import drive, out
-from execgraph.cli.hints import resume_line
-from execgraph.cli.options import home_dir, interactive, this_run
-from execgraph.cli.runs import (
-    Answerer,
-    CliError,
-    RunMeta,
-    Session,
-    build_app,
-    check_database,
-    check_run_id,
-    database_label,
-    load_task,
-    new_run_id,
-    save_meta,
-    tool_source,
-)
-from execgraph.cli.temporal_connection import Temporal
-from execgraph.cli.temporal_runs import start_run
-from execgraph.graph.build import ARCHITECTURES
+from execgraph.cli.options import interactive, this_run
+from execgraph.cli.reach import Target
+from execgraph.cli.task_input import load_task, new_run_id
+from execgraph.engines.spec import DEFAULT_TOOLS, RunSpec
+from execgraph.state.errors import CliError
 
 __all__ = ["offline_note", "start"]
 
 
 def start(
+    target: Target,
     task_file: Path | None,
     arch: str,
     model: str,
-    home: Path | None,
     run_id: str | None,
     auto_approve: bool,
     no_input: bool,
     tools: str | None,
-    where: Temporal | None = None,
-    database: str | None = None,
 ) -> int:
-    """Check the inputs, then start the run on ``where`` (Temporal) or drive it here."""
-    base = home_dir(home)
-    check_database(database)
-    if arch not in ARCHITECTURES:
-        raise CliError(f"unknown architecture {arch!r}; choose one of {', '.join(ARCHITECTURES)}")
-    if tools is not None:
-        tool_source(tools)  # a bad --tools is reported before anything else
+    """Check the inputs, then start the run and follow it; the exit code of where it
+    stopped."""
+    from execgraph.cli.drive import Watcher, Who, answerer, report
+
+    watch = Watcher(auto_approve=auto_approve)
+    runs = target.runs(watch)
+    rid = run_id or new_run_id()
+    runs.check(RunSpec(rid, {}, arch, model, tools or DEFAULT_TOOLS))
     if task_file is not None:
         task = load_task(task_file)
     elif tools is not None:
@@ -67,34 +48,22 @@ def start(
         from execgraph.demo.build import demo_task
 
         task = demo_task()
-    rid = check_run_id(run_id) if run_id else new_run_id()
-    if where is not None:
-        from execgraph.temporal.messages import RunSpec
-
-        spec = RunSpec(rid, task=task, arch=arch, model=model, tools=tools)
-        return start_run(where, spec, auto_approve=auto_approve)
-    if (base / "runs" / f"{rid}.json").exists():
-        raise CliError(f"run {rid!r} already exists; continue it with: {resume_line(rid, base)}")
-    workspace = str(base / "workspaces" / rid)
-    meta = RunMeta(rid, arch, model, task, time.time(), workspace, tools, database_label(database))
-    answerer: Answerer = "approve" if auto_approve else "ask" if interactive(no_input) else "stop"
-    session = Session(meta, base, build_app(meta, base, database=database), answerer)
-    save_meta(base, meta)
-    this_run(rid, base)
-    out.print(
-        Text(f"run {rid}", style="bold"),
-        Text(f"· arch {arch} · model {model} · workspace {workspace}", style="dim"),
-        soft_wrap=True,
-    )
-    if auto_approve:
-        out.print(Text("--auto-approve: every approval request will be approved", style="cyan"))
     if task_file is not None and model.strip().lower() == "offline":
         offline_note(task)
-    return drive(session, {"task": task})
+    this_run(rid, runs.flags)
+    who: Who = "approve" if auto_approve else "ask" if interactive(no_input) else "stop"
+    view = runs.start(
+        RunSpec(rid, task, arch, model, tools or DEFAULT_TOOLS), answerer=answerer(who)
+    )
+    watch.done()
+    return report(runs, view)
 
 
 def offline_note(task: dict[str, Any]) -> None:
     """``--model offline`` plays the demo; a task of the user's own gets told so."""
+    from rich.text import Text
+
+    from execgraph.cli.drive import out
     from execgraph.demo.build import demo_task
 
     if task.get("goal") != demo_task()["goal"]:

@@ -1,9 +1,11 @@
 """``execgraph worker``: one Temporal worker advancing execgraph runs until it is stopped.
 
 Start one per core or machine on one task queue; every worker names the same shared
-state (``--database postgresql://...``, or one machine's ``--home``). It prints one line
-when it polls its queue, so a script (or a test) can wait for it, and stops cleanly
-(exit 0) on SIGINT or SIGTERM; a run it was advancing is taken up by another worker.
+state (``--database postgresql://...``, or one machine's ``--home``) and registers the
+same tool sets (``--tools pkg.mod:tools``, repeatable; the demo's unless ``--no-demo``):
+a run names one of them, and the worker runs nothing else. It prints one line when it
+polls its queue, so a script (or a test) can wait for it, and stops cleanly (exit 0) on
+SIGINT or SIGTERM; a run it was advancing is taken up by another worker.
 """
 
 from __future__ import annotations
@@ -26,10 +28,22 @@ from execgraph.cli.options import (
     handled,
     home_dir,
 )
-from execgraph.cli.runs import CliError, check_database
-from execgraph.cli.temporal_connection import reachable
+from execgraph.state.errors import CliError
 
 __all__ = ["state_name", "worker"]
+
+WorkerToolsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--tools",
+        help="A tool set runs may name: [NAME=]MODULE:ATTR, a list of tools/adapters (or a "
+        "function of the workspace returning one); registered as NAME (default: the "
+        "reference itself). Repeatable.",
+    ),
+]
+DemoOpt = Annotated[
+    bool, typer.Option("--demo/--no-demo", help="Also serve the demo's tool set ('demo').")
+]
 
 
 def state_name(database: str | None, home: str) -> str:
@@ -51,18 +65,30 @@ def worker(
     max_concurrent: Annotated[
         int, typer.Option("--max-concurrent", min=1, help="Advances run at once by this worker.")
     ] = 16,
+    tools: WorkerToolsOpt = None,
+    demo: DemoOpt = True,
 ) -> int:
     """Run a Temporal worker for execgraph runs until SIGINT/SIGTERM (exit 0)."""
-    from execgraph.temporal import serve
+    from execgraph.cli.reach import demo_graphs
+    from execgraph.engines.embedded.records import check_database
+    from execgraph.engines.graphs import Graphs
+    from execgraph.engines.temporal import serve
+    from execgraph.engines.temporal.engine import reachable
 
     check_database(database)
     base = home_dir(home)
+    graphs = demo_graphs(import_refs=False) if demo else Graphs()
+    for ref in tools or ():
+        graphs.add_ref(ref)  # imported and checked now: a bad one never serves
+    if not graphs.names:
+        raise CliError("the worker would serve no tool set: give --tools or drop --no-demo")
     reachable(address)
     where = state_name(database, str(base))
 
     def ready() -> None:
+        served = ", ".join(graphs.names)
         line = f"worker ready: task queue {task_queue} on {address} (state: {where})"
-        print(line, flush=True)
+        print(f"{line}; tool sets: {served}", flush=True)
 
     unreachable = ""
     exit_without_teardown()
@@ -70,6 +96,7 @@ def worker(
         asyncio.run(
             serve(
                 task_queue,
+                graphs=graphs,
                 address=address,
                 namespace=namespace,
                 database=database,

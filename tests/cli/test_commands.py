@@ -1,6 +1,7 @@
-"""The ``execgraph`` CLI end to end: real processes, real SQLite under ``tmp_path``.
+"""The ``execgraph`` CLI end to end: real SQLite under ``tmp_path``, each command a call
+of its own (in this process, or a real process where another process is the point).
 
-A run paused for approval in one process is approved, rejected, edited or cancelled from
+A run paused for approval by one command is approved, rejected, edited or cancelled by
 another; exit codes follow the documented table and always match the printed status.
 """
 
@@ -14,9 +15,17 @@ from pathlib import Path
 
 import pytest
 
-from execgraph.cli.runs import EXIT_CODES
+from execgraph.cli.options import EXIT_CODES
 from execgraph.state.store.sqlite import SqliteExecutionStore
-from tests.support.cli_helpers import CORPUS, cli, finish, run_in_pty, start, wait_for
+from tests.support.cli_helpers import (
+    CORPUS,
+    cli,
+    cli_process,
+    finish,
+    run_in_pty,
+    start,
+    wait_for,
+)
 from tests.support.openai_server import OpenAIServer, tool_call, tool_calls
 
 SLOW_TOOLS = "tests.support.cli_slow_tools:slow_demo"
@@ -50,13 +59,17 @@ def started_waiting(home: Path, run_id: str, *extra: str) -> None:
 
 
 def test_demo_waits_without_tty_then_approve_from_new_process_completes(tmp_path: Path) -> None:
-    started_waiting(tmp_path, "d1")
+    """The real console script: its exit codes are the documented ones."""
+    waiting = cli_process("run", "--run-id", "d1", "--home", str(tmp_path))
+    assert waiting.code == 3, waiting
+    assert waiting.status == "WAITING"
+    assert "execgraph approve d1" in waiting.out
     pending = cli("status", "d1", "--home", str(tmp_path))
     assert pending.code == 0
     assert "status: WAITING" in pending.out
     assert "publish_report" in pending.out
 
-    done = cli("approve", "d1", "--home", str(tmp_path))
+    done = cli_process("approve", "d1", "--home", str(tmp_path))
     assert done.code == 0, done
     assert done.status == "COMPLETED"
     assert "approved: approval of publish_report" in done.out

@@ -1,7 +1,7 @@
 """``--engine temporal`` from the command line, against a real Temporal dev server and a
-real ``execgraph worker`` process: every command is a process of its own, so a run
-started by one is approved, rejected, cancelled or read by another, and the effects
-happen in the worker's home, not the caller's."""
+real ``execgraph worker`` process: every command is a process of its own (the real
+console script), so a run started by one is approved, rejected, cancelled or read by
+another, and the effects happen in the worker's home, not the caller's."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from execgraph.temporal.dev_server import free_port
-from tests.support.cli_helpers import Result, cli
+from execgraph.engines.temporal.dev_server import free_port
+from tests.support.cli_helpers import Result
+from tests.support.cli_helpers import cli_process as cli
 from tests.support.temporal_cli import CliWorker, cli_worker, temporal_flags
 
 pytestmark = pytest.mark.timeout(300)
@@ -51,7 +52,7 @@ def test_demo_with_auto_approve_completes_and_publishes_in_the_workers_home(
 ) -> None:
     assert worker.ready == (
         f"worker ready: task queue {worker.task_queue} on {temporal_address} "
-        f"(state: home {worker.home})"
+        f"(state: home {worker.home}); tool sets: demo"
     )
     rid = _rid()
     result = _tcli(temporal_address, worker, "demo", "--run-id", rid, "--auto-approve")

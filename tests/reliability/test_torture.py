@@ -17,15 +17,12 @@ from typing import Any
 
 import pytest
 
-from execgraph.cli.runs import (
-    RunMeta,
-    build_app,
-    checkpoint_status,
-    new_run_id,
-    run_config,
-    save_meta,
-)
+from execgraph.cli.reach import demo_graphs
+from execgraph.cli.task_input import new_run_id
 from execgraph.demo.build import demo_task
+from execgraph.engines.advance import config_of as run_config
+from execgraph.engines.embedded.records import RunMeta, save_meta
+from execgraph.engines.embedded.runs import EmbeddedRuns
 from execgraph.state.store.sqlite import SqliteExecutionStore
 from tests.reliability.crash_worker import TERMINAL, THREAD
 from tests.reliability.torture import Forkserver, TrialResult, analyze, parse_args, run_trials
@@ -155,15 +152,16 @@ def _drop_latest_checkpoint(db: Path, thread: str) -> None:
 def test_cli_resume_continues_a_run_killed_between_checkpoints(tmp_path: Path) -> None:
     home = tmp_path / "home"
     run_id = new_run_id()
+    runs = EmbeddedRuns(home, graphs=demo_graphs(import_refs=False))
     meta = RunMeta(run_id, "react", "offline", demo_task(), time.time(), str(home / "ws"))
-    save_meta(home, meta)
-    app = build_app(meta, home)
+    save_meta(runs.home, meta)
+    app = runs.graph(meta.spec)
     app.invoke({"task": meta.task}, run_config(run_id), interrupt_after=["decide"])
     _drop_latest_checkpoint(home / "checkpoints.db", run_id)
     snap = app.get_state(run_config(run_id))
     assert snap.next == () and snap.values["status"] == "RUNNING"  # what the torture met
     resumed = cli("resume", run_id, "--no-input", home=home)
-    status, _ = checkpoint_status(home, run_id)
+    status = runs.status(run_id).status
     assert status != "RUNNING", resumed.out + resumed.err
 
 

@@ -1,8 +1,14 @@
-"""Drive the real ``execgraph`` console script in subprocesses, as a user's shell would.
+"""Drive the ``execgraph`` command line as a user's shell would: in this process, or as
+the real console script in a process of its own.
 
-Every call is a new process over a real SQLite home, so anything that works here works
-across processes: a run started by one command is approved, resumed or cancelled by
-another. Output is read without colour (``NO_COLOR``) and ANSI codes are stripped.
+:func:`cli` calls the Typer app in this process (``typer.testing.CliRunner``) with the
+environment a shell would give it: what one command leaves is only what it wrote to the
+home (its SQLite files, its records), so a run started by one call is approved, resumed
+or cancelled by the next exactly as by a new process, without paying a process start.
+:func:`cli_process`, :func:`start` and :func:`run_in_pty` run the real binary where a
+separate process is the point: exit codes of the binary, a second process driving or
+cancelling a run, a terminal, a signal. Output is read without colour (``NO_COLOR``) and
+ANSI codes are stripped.
 """
 
 from __future__ import annotations
@@ -61,7 +67,19 @@ class Result:
 
 
 def cli(*args: str, home: Path | None = None, **env: str) -> Result:
-    """Run one command with stdin closed (not a TTY) and return its exit code and output."""
+    """Run one command in this process, stdin empty (not a TTY); its exit code and output."""
+    from typer.testing import CliRunner
+
+    from execgraph.cli.commands import app
+
+    shell: dict[str, str | None] = {k: None for k in os.environ if k.startswith("EXECGRAPH_")}
+    shell.update(cli_env(home, **env))
+    result = CliRunner().invoke(app, list(args), env=shell, catch_exceptions=False)
+    return Result(result.exit_code, clean(result.stdout), clean(result.stderr))
+
+
+def cli_process(*args: str, home: Path | None = None, **env: str) -> Result:
+    """Run one command as the real console script, in a process of its own."""
     proc = subprocess.run(
         [*executable(), *args],
         cwd=REPO,

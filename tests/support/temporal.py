@@ -1,5 +1,5 @@
 """A real Temporal server for the tests: ``temporal server start-dev`` on a free port of
-127.0.0.1 (:func:`execgraph.temporal.dev_server.dev_server`), shared by the session."""
+127.0.0.1 (:func:`execgraph.engines.temporal.dev_server.dev_server`), shared by the session."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from execgraph.temporal.dev_server import dev_server
+from execgraph.engines.temporal.dev_server import dev_server
 
 __all__ = ["temporal_address"]
 

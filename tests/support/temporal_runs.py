@@ -21,15 +21,18 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
+from execgraph.demo.register import register_demo
+from execgraph.engines.graphs import Graphs
+from execgraph.engines.temporal import RunSpec, RunView, SharedGraphs, TemporalRuns, make_worker
 from execgraph.graph import build_graph
 from execgraph.state.compiled import RunGraph
-from execgraph.temporal import RunSpec, RunView, TemporalRuns, make_worker
 from execgraph.testing import ScriptedChatModel
 from execgraph.tools import InvokeContext, tool_spec
 
 __all__ = [
     "REPO",
     "asking_graphs",
+    "demo_graphs",
     "in_another_process",
     "until",
     "waiting_graphs",
@@ -46,6 +49,11 @@ async def worker_running(
     """One worker of ``runs``' task queue, in this process, while the block runs."""
     async with make_worker(runs.client, runs.task_queue, graph_for, heartbeat_s=0.5):
         yield
+
+
+def demo_graphs(home: Path) -> SharedGraphs:
+    """``graph_for`` of a worker serving only the demo's tool set, under ``home``."""
+    return SharedGraphs(register_demo(Graphs()), home=home)
 
 
 async def until(

@@ -24,11 +24,11 @@ from typing import Any
 
 from temporalio.client import Client
 
+from execgraph.engines.temporal.messages import RunSpec
+from execgraph.engines.temporal.worker import make_worker
 from execgraph.graph import build_graph
 from execgraph.persistence.postgres import open_database
 from execgraph.state.compiled import RunGraph
-from execgraph.temporal.messages import RunSpec
-from execgraph.temporal.worker import make_worker
 from execgraph.tools import AdapterOutput, InvokeContext, ToolSpec
 from tests.reliability.crash_worker import SECRET, ledger_model, ledger_tools
 

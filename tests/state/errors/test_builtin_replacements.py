@@ -85,7 +85,7 @@ def test_the_scan_covers_the_whole_package() -> None:
         "execgraph/tools/spec.py",
         "execgraph/tools/adapters/netguard.py",
         "execgraph/state/store/__init__.py",
-        "execgraph/cli/runs.py",
+        "execgraph/engines/embedded/runs.py",
         "execgraph/demo/research.py",
         "execgraph/replay.py",
     ):

@@ -72,7 +72,7 @@ def test_cli_error_keeps_its_exit_code() -> None:
 
 
 def test_usage_errors_are_importable_where_they_were() -> None:
-    from execgraph.cli.runs import CliError
+    from execgraph.cli.options import CliError
     from execgraph.nodes.model import ModelConfigError
     from execgraph.nodes.model.select import ModelConfigError as FromSelect
 
@@ -90,9 +90,9 @@ def _raises(call: Callable[[], Any]) -> BaseException:
 
 def _misuses(tmp_path: Path) -> dict[str, tuple[Callable[[], Any], type[UsageError]]]:
     """One misuse per layer, and the UsageError it must raise."""
-    from execgraph.cli.runs import check_run_id
     from execgraph.graph import build_graph
     from execgraph.nodes.model import resolve_model
+    from execgraph.state.home import check_run_id
     from execgraph.state.store import open_store
     from execgraph.testing import ScriptedChatModel
     from execgraph.tools import PolicyEngine, ToolRegistry, tool_spec
@@ -117,7 +117,7 @@ def _misuses(tmp_path: Path) -> dict[str, tuple[Callable[[], Any], type[UsageErr
             lambda: build_graph("nope", model="x:y", tools=[], home=tmp_path, checkpointer=False),
             UsageError,
         ),
-        "run id": (lambda: check_run_id("../etc"), errors.CliError),
+        "run id": (lambda: check_run_id("../etc"), errors.UsageError),
     }
 
 

@@ -11,24 +11,39 @@ A Temporal cancel reaches the running advance (its heartbeat delivers it), which
 cancel request in the store; the running tool sees it within a poll and the run stops
 CANCELLED. A run paused for a person is ended by one more advance that refuses the
 pending calls. Either way the workflow returns the run's final :class:`Reached`.
+
+A look (:class:`ExecgraphLook`) is a short workflow of its own: one activity on a worker
+reads a run's records (its trace, a replay) or records a person's verdict on a call, so
+a client reaches every run through Temporal alone, finished runs included.
 """
 
 from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
+from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
 with workflow.unsafe.imports_passed_through():
-    from execgraph.temporal.messages import Advance, Decision, Reached, RunSpec, RunView
+    from execgraph.engines.temporal.messages import (
+        Advance,
+        Decision,
+        Look,
+        Reached,
+        RunSpec,
+        RunView,
+    )
 
-__all__ = ["ADVANCE", "ExecgraphRun", "Timing"]
+__all__ = ["ADVANCE", "LOOK", "ExecgraphLook", "ExecgraphRun", "Timing"]
 
 ADVANCE = "execgraph.advance"
 """The activity's name: workers register it, the workflow schedules it by name."""
+
+LOOK = "execgraph.look"
+"""The activity (and workflow) that reads a run's records for a client."""
 
 _MAX_ADVANCES = 1000  # a run pauses for people this often at most; more is a loop
 _ATTEMPTS = 100  # per advance: dead workers and busy stores, not a bug retried forever
@@ -40,11 +55,12 @@ class Timing:
     A worker heartbeats every ``heartbeat / 3``; one that misses ``heartbeat`` is taken
     for dead and its advance runs again on another worker, picking the run up from its
     last checkpoint. ``advance`` bounds one advance (the run's own deadline is the
-    contract's, enforced inside the graph).
+    contract's, enforced inside the graph); ``look`` one reading of a run's records.
     """
 
     advance = timedelta(hours=2)
     heartbeat = timedelta(seconds=10)
+    look = timedelta(minutes=10)
 
 
 @workflow.defn(name="execgraph.run")
@@ -55,9 +71,16 @@ class ExecgraphRun:
         self._reached = Reached(status="PENDING")
         self._answers: dict[str, object] | None = None
         self._advances = 0
+        self._spec: RunSpec | None = None
 
     @workflow.run
     async def run(self, spec: RunSpec, heartbeat_s: float = 0.0) -> Reached:
+        self._spec = spec
+        if spec.run_id != workflow.info().workflow_id:  # the run id is the workflow id
+            self._reached = Reached(
+                status="FAILED", error="the spec's run id is not the workflow's id"
+            )
+            return self._reached
         heartbeat = timedelta(seconds=heartbeat_s) if heartbeat_s else Timing.heartbeat
         step = Advance(spec)
         try:
@@ -144,4 +167,21 @@ class ExecgraphRun:
             advances=self._advances,
             output=r.output,
             error=r.error,
+            spec=self._spec,
         )
+
+
+@workflow.defn(name=LOOK)
+class ExecgraphLook:
+    """One look at a run's records, answered by a worker (workflow id: a fresh one)."""
+
+    @workflow.run
+    async def run(self, look: Look) -> dict[str, Any]:
+        answer: dict[str, Any] = await workflow.execute_activity(
+            LOOK,
+            look,
+            result_type=dict,
+            start_to_close_timeout=Timing.look,
+            retry_policy=RetryPolicy(maximum_attempts=3),
+        )
+        return answer

@@ -1,13 +1,20 @@
-"""A Temporal worker for execgraph runs: the workflow, the advance activity, shared state.
+"""A Temporal worker for execgraph runs: the workflows, the activities, shared state.
 
 Start as many as you like, on as many machines, on one task queue
 (``execgraph worker --task-queue Q --database postgresql://...``): Temporal hands each
 advance to one of them, and all of them read and write the same execution store and
 checkpoints. Without ``database`` the workers share one machine's embedded SQLite home.
 
-Every worker must build the same graph for a spec: the same tools importable under the
-same ``module:attr``, and one approval key (``$EXECGRAPH_APPROVAL_SECRET``, or a shared
-home), or a token signed on one worker is refused on another.
+A worker runs only what its operator configured: the tool sets and models registered in
+its :class:`~execgraph.engines.graphs.Graphs` when it started (``execgraph worker --tools
+pkg.mod:tools``). A client's spec names a registered tool set; a name the worker does not
+know fails the run, and is never imported. A run's workspace is derived by the worker
+from the run id, checked to be one safe file name (``Home.run_workspace``); nothing a
+client sends names a directory.
+
+Every worker must build the same graph for a spec: the same tool sets registered under
+the same names, and one approval key (``$EXECGRAPH_APPROVAL_SECRET``, or a shared home),
+or a token signed on one worker is refused on another.
 """
 
 from __future__ import annotations
@@ -24,13 +31,16 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from execgraph.demo.named import named_graph
+from execgraph.engines.graphs import Graphs
+from execgraph.engines.reading import replay_with
+from execgraph.engines.temporal.activities import Advancer
+from execgraph.engines.temporal.messages import RunSpec
+from execgraph.engines.temporal.workflow import ExecgraphLook, ExecgraphRun, Timing
+from execgraph.replay import ReplayReport
 from execgraph.state.compiled import RunGraph
 from execgraph.state.errors import UsageError
-from execgraph.state.home import default_home
-from execgraph.temporal.activities import Advancer
-from execgraph.temporal.messages import RunSpec
-from execgraph.temporal.workflow import ExecgraphRun, Timing
+from execgraph.state.home import Home
+from execgraph.tools.registry import ToolLike
 
 __all__ = ["SharedGraphs", "make_worker", "sandbox_runner", "serve"]
 
@@ -40,30 +50,36 @@ _CACHED = 64
 class SharedGraphs:
     """The graphs of the runs a worker advances, over one store and one checkpointer.
 
-    ``database`` is a ``postgresql://`` DSN (every worker on every machine names the same
-    one); without it the worker uses the SQLite files under ``home``. The store and the
-    checkpointer are opened once per worker; graphs are compiled per spec and kept for the
-    last 64 specs.
+    ``graphs`` are the tool sets and models the operator registered. ``database`` is a
+    ``postgresql://`` DSN (every worker on every machine names the same one); without it
+    the worker uses the SQLite files under ``home``, and the runs' workspaces are under
+    ``home`` either way. The store and the checkpointer are opened once per worker;
+    graphs are compiled per spec and kept for the last 64 specs.
     """
 
-    def __init__(self, *, database: str | None = None, home: str | Path | None = None) -> None:
-        self.home = Path(home) if home is not None else default_home()
+    def __init__(
+        self, graphs: Graphs, *, database: str | None = None, home: str | Path | None = None
+    ) -> None:
+        self.graphs = graphs
+        self.home = Home.at(home)
         self.database = database
         self._shared: dict[str, Any] = {}
         self._graphs: OrderedDict[tuple[Any, ...], RunGraph] = OrderedDict()
         self._lock = threading.Lock()
 
+    def workspace(self, spec: RunSpec) -> Path:
+        """The run's workspace: derived from its id, which must be one safe file name."""
+        return self.home.run_workspace(spec.run_id)
+
     def __call__(self, spec: RunSpec) -> RunGraph:
-        workspace = Path(spec.workspace or self.home / "workspaces" / spec.run_id)
+        workspace = self.workspace(spec)  # refuses an id that is no safe file name
+        self.graphs.tool_set(spec.tools)  # refuses a tool set nobody registered
         key = (spec.arch, spec.model, spec.tools, str(workspace))
         with self._lock:
             if key in self._graphs:
                 self._graphs.move_to_end(key)
                 return self._graphs[key]
-            shared = self._state()
-            graph = named_graph(
-                spec.arch, model=spec.model, tools=spec.tools, workspace=workspace, **shared
-            )
+            graph = self.graphs.build(spec, workspace=workspace, **self._state())
             self._graphs[key] = graph
             while len(self._graphs) > _CACHED:
                 self._graphs.popitem(last=False)
@@ -81,11 +97,21 @@ class SharedGraphs:
                 from execgraph.persistence.saver import open_embedded_saver
                 from execgraph.state.store.sqlite import SqliteExecutionStore
 
-                self.home.mkdir(parents=True, exist_ok=True)
-                store = SqliteExecutionStore(self.home / "exec.db")
-                saver = open_embedded_saver(self.home / "checkpoints.db")
-            self._shared = {"home": self.home, "store": store, "checkpointer": saver}
+                self.home.root.mkdir(parents=True, exist_ok=True)
+                store = SqliteExecutionStore(self.home.exec_db)
+                saver = open_embedded_saver(self.home.checkpoints_db)
+            self._shared = {"home": self.home.root, "store": store, "checkpointer": saver}
         return self._shared
+
+    def tools(self, spec: RunSpec) -> list[ToolLike]:
+        """The tools of ``spec``'s run (what its trace prices calls by)."""
+        return self.graphs.tools(spec, self.workspace(spec))
+
+    def replay(self, spec: RunSpec) -> ReplayReport:
+        """Replay ``spec``'s recorded run on this worker's records."""
+        with self._lock:
+            store = self._state()["store"]
+        return replay_with(spec, self.graphs.tool_set(spec.tools), store, self.workspace(spec))
 
 
 def sandbox_runner() -> SandboxedWorkflowRunner:
@@ -99,25 +125,26 @@ def sandbox_runner() -> SandboxedWorkflowRunner:
 def make_worker(
     client: Client,
     task_queue: str,
-    graph_for: Callable[[RunSpec], RunGraph],
+    graphs: Callable[[RunSpec], RunGraph],
     *,
     max_concurrent: int = 16,
     heartbeat_s: float | None = None,
 ) -> Worker:
-    """A Temporal ``Worker`` running execgraph's workflow and its advance activity.
+    """A Temporal ``Worker`` running execgraph's workflows and activities.
 
-    ``graph_for(spec)`` gives the run's compiled graph (a :class:`SharedGraphs`, or any
-    function of yours building one on shared state). ``max_concurrent`` advances run at
-    once, each on a thread of its own. ``heartbeat_s``: how often a running advance
-    heartbeats (default: a third of the workflow's heartbeat timeout).
+    ``graphs(spec)`` gives the run's compiled graph: a :class:`SharedGraphs` over the
+    tool sets you registered, or a function of yours building one on shared state (it
+    decides alone what a spec may run). ``max_concurrent`` advances run at once, each on
+    a thread of its own. ``heartbeat_s``: how often a running advance heartbeats
+    (default: a third of the workflow's heartbeat timeout).
     """
     beat = heartbeat_s if heartbeat_s is not None else Timing.heartbeat.total_seconds() / 3
-    advancer = Advancer(graph_for, heartbeat_s=beat, threads=max_concurrent)
+    advancer = Advancer(graphs, heartbeat_s=beat, threads=max_concurrent)
     return Worker(
         client,
         task_queue=task_queue,
-        workflows=[ExecgraphRun],
-        activities=[advancer.advance],
+        workflows=[ExecgraphRun, ExecgraphLook],
+        activities=[advancer.advance, advancer.look],
         workflow_runner=sandbox_runner(),
         max_concurrent_activities=max_concurrent,
     )
@@ -126,6 +153,7 @@ def make_worker(
 async def serve(
     task_queue: str,
     *,
+    graphs: Graphs,
     address: str = "127.0.0.1:7233",
     namespace: str = "default",
     database: str | None = None,
@@ -134,15 +162,15 @@ async def serve(
     heartbeat_s: float | None = None,
     ready: Callable[[], None] | None = None,
 ) -> None:
-    """Run one worker until SIGINT/SIGTERM (or the task is cancelled).
+    """Run one worker serving ``graphs`` until SIGINT/SIGTERM (or the task is cancelled).
 
     ``ready`` is called once the worker polls its task queue.
     """
     client = await Client.connect(address, namespace=namespace)
     await _namespace_exists(client, namespace)  # before "ready", not after a failed poll
-    graphs = SharedGraphs(database=database, home=home)
+    shared = SharedGraphs(graphs, database=database, home=home)
     worker = make_worker(
-        client, task_queue, graphs, max_concurrent=max_concurrent, heartbeat_s=heartbeat_s
+        client, task_queue, shared, max_concurrent=max_concurrent, heartbeat_s=heartbeat_s
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from execgraph.temporal import RunSpec, TemporalRuns
+from execgraph.engines.temporal import RunSpec, TemporalRuns
 from tests.reliability.crash_worker import LEDGER_TASK
 from tests.reliability.torture import Records, TrialResult, analyze, lock_held
 from tests.support.temporal_worker import graphs_on

@@ -15,12 +15,13 @@ import pytest
 from temporalio.worker import Replayer
 
 from execgraph.demo.build import demo_task
+from execgraph.engines.temporal import RunSpec, TemporalRuns
+from execgraph.engines.temporal.worker import sandbox_runner
+from execgraph.engines.temporal.workflow import ExecgraphRun
 from execgraph.state.errors import StoreError, UsageError
-from execgraph.temporal import RunSpec, SharedGraphs, TemporalRuns
-from execgraph.temporal.worker import sandbox_runner
-from execgraph.temporal.workflow import ExecgraphRun
 from tests.support.temporal_runs import (
     asking_graphs,
+    demo_graphs,
     in_another_process,
     until,
     waiting_graphs,
@@ -48,14 +49,14 @@ def test_an_approval_from_another_process_completes_the_run(
 ) -> None:
     async def scenario() -> tuple[Any, Any, Any]:
         runs = await _runs(temporal_address)
-        async with worker_running(runs, SharedGraphs(home=tmp_path)):
+        async with worker_running(runs, demo_graphs(tmp_path)):
             await runs.start(RunSpec("demo-1", task=demo_task()))
             paused = await until(runs, "demo-1", _waiting)
             # the worker runs on this loop: wait for the other process off it
             approver = await asyncio.to_thread(
                 in_another_process,
                 "import asyncio\n"
-                "from execgraph.temporal import TemporalRuns\n"
+                "from execgraph.engines.temporal import TemporalRuns\n"
                 "async def main():\n"
                 f"    runs = await TemporalRuns.connect({temporal_address!r}, "
                 f"task_queue={runs.task_queue!r})\n"
@@ -85,7 +86,7 @@ def test_a_rejection_is_told_to_the_model_and_the_call_never_runs(
 ) -> None:
     async def scenario() -> tuple[Any, Any, Any]:
         runs = await _runs(temporal_address)
-        async with worker_running(runs, SharedGraphs(home=tmp_path)):
+        async with worker_running(runs, demo_graphs(tmp_path)):
             await runs.start(RunSpec("demo-2", task=demo_task()))
             first = await until(runs, "demo-2", _waiting)
             await runs.reject("demo-2", reason="not today")
@@ -106,7 +107,7 @@ def test_answers_must_name_what_the_run_waits_for(temporal_address: str, tmp_pat
     async def scenario() -> list[str]:
         runs = await _runs(temporal_address)
         refused: list[str] = []
-        async with worker_running(runs, SharedGraphs(home=tmp_path)):
+        async with worker_running(runs, demo_graphs(tmp_path)):
             await runs.start(RunSpec("demo-3", task=demo_task()))
             await until(runs, "demo-3", _waiting)
             for answers in ({"no-such-interrupt": {"action": "approve"}}, {}):
@@ -151,7 +152,7 @@ def test_a_cancel_while_waiting_refuses_the_pending_call(
 ) -> None:
     async def scenario() -> Any:
         runs = await _runs(temporal_address)
-        async with worker_running(runs, SharedGraphs(home=tmp_path)):
+        async with worker_running(runs, demo_graphs(tmp_path)):
             await runs.start(RunSpec("demo-4", task=demo_task()))
             await until(runs, "demo-4", _waiting)
             await runs.cancel("demo-4")
@@ -182,7 +183,7 @@ def test_a_tools_reference_no_worker_can_import_fails_the_run_at_once(
 ) -> None:
     async def scenario() -> Any:
         runs = await _runs(temporal_address)
-        async with worker_running(runs, SharedGraphs(home=tmp_path)):
+        async with worker_running(runs, demo_graphs(tmp_path)):
             spec = RunSpec("bad-1", task={"goal": "x"}, tools="no_such_module:TOOLS")
             await runs.start(spec)
             return await asyncio.wait_for(runs.result("bad-1"), 60)
@@ -199,7 +200,7 @@ def test_the_workflow_replays_its_recorded_histories(temporal_address: str, tmp_
 
     async def scenario() -> None:
         runs = await _runs(temporal_address)
-        async with worker_running(runs, SharedGraphs(home=tmp_path)):
+        async with worker_running(runs, demo_graphs(tmp_path)):
             await runs.start(RunSpec("demo-5", task=demo_task()))
             first = await until(runs, "demo-5", _waiting)
             await runs.reject("demo-5", reason="once more")
@@ -224,7 +225,7 @@ def test_a_busy_store_is_tried_again_and_the_run_goes_on(
 ) -> None:
     """A ``StoreError`` (another worker still holds the run's lease, a database briefly
     away) fails only that attempt: Temporal runs the advance again after a backoff."""
-    graphs = SharedGraphs(home=tmp_path)
+    graphs = demo_graphs(tmp_path)
     attempts: list[str] = []
 
     def flaky(spec: RunSpec) -> Any:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from execgraph.temporal.messages import TERMINAL
-from tests.temporal.kill_harness import run_harness
+from execgraph.engines.temporal.messages import TERMINAL
+from tests.engines.temporal.kill_harness import run_harness
 
 
 @pytest.mark.timeout(900)
