@@ -8,16 +8,17 @@
 - ``system``: the torture runs, the kill harness, the crash matrices, the benchmark's smoke
   runs.
 
-A test's tier is, first match wins: a tier marker of its own (on the test, a parameter,
-its class or its module); the tier of a fixture it uses (:data:`FIXTURE_TIERS`); the tier
-of its file or folder (:data:`PATH_TIERS`); else ``unit``. Collection fails when a test
-has two tier markers. A unit test is held to its tier: collection fails when its module
-imports an optional extra at import time (directly or through the modules it imports),
-and the test fails when it starts a process, connects a socket, listens on one or imports
-an extra. So a new test that needs a server is told to say so, instead of slowing down or
-breaking the unit run. Where an extra is not installed (a venv with only the ``dev``
-extra), the modules that need it are not collected: by the rule above they hold no unit
-test.
+A test's tier is its own tier marker (on the test, a parameter, its class or its module)
+where it has one; else the highest of the tiers of the fixtures it uses
+(:data:`FIXTURE_TIERS`) and of its file or closest folder (:data:`PATH_TIERS`); else
+``unit``. Collection fails when a test has two tier markers.
+
+A unit test is held to its tier: collection fails when its module imports an optional
+extra at import time (directly or through the modules it imports), and the test fails
+when it starts a process, connects a socket, listens on one or imports an extra. So a new
+test that needs a server is told to say so, instead of slowing down or breaking the unit
+run. Where an extra is not installed (a venv with only the ``dev`` extra), the modules
+that need it are not collected: by the rule above they hold no unit test.
 """
 
 from __future__ import annotations
@@ -115,14 +116,14 @@ def _tier(item: pytest.Item) -> str:
         raise pytest.UsageError(f"{item.nodeid} has {len(marked)} tier markers: {sorted(marked)}")
     if marked:
         return marked.pop()
-    for name in getattr(item, "fixturenames", ()):
-        if name in FIXTURE_TIERS:
-            return FIXTURE_TIERS[name]
+    found = ["unit"]
+    found.extend(FIXTURE_TIERS[n] for n in getattr(item, "fixturenames", ()) if n in FIXTURE_TIERS)
     relative = item.path.relative_to(_REPO).as_posix()
-    for prefix in sorted(PATH_TIERS, key=len, reverse=True):
+    for prefix in sorted(PATH_TIERS, key=len, reverse=True):  # the closest folder decides
         if relative == prefix or relative.startswith(prefix.rstrip("/") + "/"):
-            return PATH_TIERS[prefix]
-    return "unit"
+            found.append(PATH_TIERS[prefix])
+            break
+    return max(found, key=TIERS.index)
 
 
 @pytest.hookimpl(tryfirst=True)  # before ``-m`` selects by the markers added here
@@ -301,7 +302,8 @@ def _unit_only(item: pytest.Item) -> Iterator[list[str]]:
 
 
 def _loaded_extras() -> set[str]:
-    return {extra for extra in EXTRAS if extra in sys.modules}
+    """The extras imported in this process (a test may set one to None: "not installed")."""
+    return {extra for extra in EXTRAS if sys.modules.get(extra) is not None}
 
 
 def _guarded(item: pytest.Item) -> Iterator[None]:
