@@ -1,18 +1,31 @@
-# execgraph — two entry points: `make demo` and `make test`. Each sets up what it needs.
+# execgraph — entry points: `make demo`, `make check` (the fast gate) and `make test`
+# (everything CI runs). Each sets up what it needs.
 SHELL := /bin/bash
 PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
 EXTRAS := dev,postgres,browser,openai,mcp,temporal,docs
+# pytest-xdist workers for the whole suite (each has its own servers, ports and folders).
+JOBS ?= auto
 
-.PHONY: demo temporal-demo test lint typecheck unit eval-quick docs system-deps clean
+.PHONY: demo temporal-demo check check-types check-unit test lint typecheck suite eval-quick docs system-deps clean
 
+# Only the dev extra: what `make check` needs (no PostgreSQL driver, browser, OpenAI, MCP
+# or Temporal).
+$(DEV_STAMP): pyproject.toml requirements.lock
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -c requirements.lock -e ".[dev]"
+	@touch $(DEV_STAMP)
+
+# Every extra: what `make test` and the demos need.
 $(STAMP): pyproject.toml requirements.lock
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -c requirements.lock -e ".[$(EXTRAS)]"
-	@touch $(STAMP)
+	@touch $(STAMP) $(DEV_STAMP)
 
 # Debian packages the real-adapter tests drive (Chromium for the browser adapter,
 # PostgreSQL server binaries for the Postgres store and database adapter).
@@ -29,6 +42,20 @@ demo: $(STAMP)
 temporal-demo: $(STAMP)
 	bash scripts/temporal-demo.sh $(BIN)
 
+# The fast gate for every change: lint, types, import layers and the unit tier (no
+# process, no server), with only the dev extra installed. Types and tests run side by side.
+check: $(DEV_STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
+	@$(MAKE) --no-print-directory -j2 --output-sync=target check-types check-unit
+
+check-types: $(DEV_STAMP)
+	$(BIN)/mypy
+
+check-unit: $(DEV_STAMP)
+	$(BIN)/python -m pytest -q -m unit -n 2
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -37,8 +64,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP) system-deps
-	$(BIN)/python -m pytest -q
+# Every tier: unit, integration (real servers and processes) and system (torture, kill
+# harness, crash matrices, benchmark smoke runs).
+suite: $(STAMP) system-deps
+	$(BIN)/python -m pytest -q -n $(JOBS) --dist loadscope
 
 # The evaluation's CI subset, end to end through the CLI (output under build/, git-ignored).
 eval-quick: $(STAMP)
@@ -50,7 +79,7 @@ eval-quick: $(STAMP)
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
-test: lint typecheck docs unit eval-quick
+test: lint typecheck docs suite eval-quick
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

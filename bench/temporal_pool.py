@@ -38,8 +38,10 @@ def worker_processes(
     directory: Path,
     workload: Workload,
     max_concurrent: int,
+    connect_timeout_s: float = 30.0,
 ) -> Iterator[list[subprocess.Popen[str]]]:
-    """Start ``count`` workers on ``task_queue``; yield them once all are ready."""
+    """Start ``count`` workers on ``task_queue``; yield them once all are ready (a worker
+    waits up to ``connect_timeout_s`` for the database)."""
     env = {**os.environ, "PYTHONPATH": str(_ROOT)}
     procs: list[subprocess.Popen[str]] = []
     logs: list[Path] = []
@@ -53,7 +55,8 @@ def worker_processes(
                         [sys.executable, "-m", "bench.temporal_worker", address, task_queue,
                          dsn, str(directory / "home"), "--steps", str(workload.steps),
                          "--sleep", str(workload.sleep_s),
-                         "--max-concurrent", str(max_concurrent)],
+                         "--max-concurrent", str(max_concurrent),
+                         "--connect-timeout", str(connect_timeout_s)],
                         cwd=_ROOT, env=env, stdout=subprocess.PIPE, stderr=stderr, text=True,
                     )
                 )  # fmt: skip

@@ -37,12 +37,13 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--steps", type=int, default=4)
     parser.add_argument("--sleep", type=float, default=0.1)
     parser.add_argument("--max-concurrent", type=int, default=4)
+    parser.add_argument("--connect-timeout", type=float, default=30.0)
     return parser.parse_args(argv)
 
 
 async def _serve(opts: argparse.Namespace) -> None:
     workload = Workload(steps=opts.steps, sleep_s=opts.sleep)
-    graphs = WorkloadGraphs(opts.dsn, opts.home, workload)
+    graphs = WorkloadGraphs(opts.dsn, opts.home, workload, connect_timeout_s=opts.connect_timeout)
     try:
         warm = await asyncio.to_thread(
             graphs.run_embedded, run_spec(f"warm-{os.getpid()}", workload)

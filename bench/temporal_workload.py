@@ -78,12 +78,16 @@ class WorkloadGraphs:
     run from many workers at once); graphs are kept for the last 256 runs.
     """
 
-    def __init__(self, dsn: str, home: Path, workload: Workload) -> None:
+    def __init__(
+        self, dsn: str, home: Path, workload: Workload, *, connect_timeout_s: float = 30.0
+    ) -> None:
         from execgraph.persistence.postgres import open_database
 
         self.workload = workload
         self.home = home
-        self.store, self.saver = open_database(dsn, max_connections=16)
+        self.store, self.saver = open_database(
+            dsn, max_connections=16, connect_timeout_s=connect_timeout_s
+        )
         self._graphs: OrderedDict[str, RunGraph] = OrderedDict()
         self._lock = threading.Lock()
 

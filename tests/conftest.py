@@ -1,3 +1,12 @@
-"""Session-wide pytest plugins (register new ones here, via the lead)."""
+"""Session-wide pytest plugins (register new ones here, via the lead).
 
-pytest_plugins = ["tests.support.postgres", "tests.support.openai_server", "tests.support.temporal"]
+``tests.support.tiers`` puts every test in one tier (unit, integration, system); the
+others give the tests their real servers, each started only when a test asks for it.
+"""
+
+pytest_plugins = [
+    "tests.support.tiers",
+    "tests.support.postgres",
+    "tests.support.openai_server",
+    "tests.support.temporal",
+]

@@ -60,7 +60,17 @@ def test_all_is_the_pinned_public_surface_and_sorted() -> None:
     assert execgraph.__all__ == sorted(execgraph.__all__)
 
 
-@pytest.mark.parametrize("name", [n for n in PUBLIC if n != "__version__"])
+NEEDS_EXTRA = {"PostgresExecutionStore"}  # its module imports psycopg (the postgres extra)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.integration) if n in NEEDS_EXTRA else n
+        for n in PUBLIC
+        if n != "__version__"
+    ],
+)
 def test_every_public_name_is_the_object_of_its_home_module(name: str) -> None:
     value = getattr(execgraph, name)
     home = import_module(execgraph._WHERE[name])
@@ -90,12 +100,14 @@ def _loaded_after(statement: str) -> set[str]:
     return set(out.split())
 
 
+@pytest.mark.integration
 def test_importing_execgraph_loads_no_layer_and_no_driver() -> None:
     loaded = _loaded_after("import execgraph")
     assert not {m for m in loaded if m.startswith("execgraph.")}
     assert not {m for m in loaded if m.split(".")[0] in ("langgraph", "playwright", "psycopg")}
 
 
+@pytest.mark.integration
 def test_building_graphs_loads_no_adapter_until_a_tool_needs_it() -> None:
     loaded = _loaded_after("from execgraph import build_graph, tool_spec, TaskSpec")
     assert "execgraph.graph.build" in loaded

@@ -55,7 +55,7 @@ class SharedPostgresSaver(AsyncOverSync, PostgresSaver):
     def __init__(
         self, pool: ConnectionPool[psycopg.Connection[DictRow]], *, dsn: str, where: str
     ) -> None:
-        super().__init__(pool)
+        super().__init__(pool)  # type: ignore[call-arg,unused-ignore]  # without the extra: Any
         self.pool = pool
         self.dsn = dsn
         self.where = where

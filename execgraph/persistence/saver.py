@@ -47,8 +47,11 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from execgraph.persistence.async_over_sync import AsyncOverSync
 from execgraph.persistence.shared_strings import SharingSerializer
 from execgraph.state.errors import StoreError
+from execgraph.state.store.wal import use_wal
 
 __all__ = ["EmbeddedSqliteSaver", "open_embedded_saver"]
+
+_BUSY_TIMEOUT_S = 30.0  # as the execution store's: another process's write is waited for
 
 
 class EmbeddedSqliteSaver(AsyncOverSync, SqliteSaver):
@@ -142,19 +145,26 @@ class EmbeddedSqliteSaver(AsyncOverSync, SqliteSaver):
 def open_embedded_saver(path: Path) -> EmbeddedSqliteSaver:
     """The saver over ``path`` (created with its directory), in WAL mode so another
     process can read checkpoints while a run writes them. Its tables are made here, so a
-    full disk or an unwritable home is a :class:`StoreError` at build time, not mid-run."""
+    full disk or an unwritable home is a :class:`StoreError` at build time, not mid-run.
+    Another process writing the file, or making it at the same moment, is waited for up
+    to the same busy timeout as the execution store's."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise _store_error(path, exc) from exc
     try:
-        conn = sqlite3.connect(path, check_same_thread=False)
+        conn = sqlite3.connect(path, check_same_thread=False, timeout=_BUSY_TIMEOUT_S)
     except sqlite3.Error as exc:
+        raise _store_error(path, exc) from exc
+    try:
+        use_wal(conn, _BUSY_TIMEOUT_S)  # before SqliteSaver's own switch, which cannot wait
+    except sqlite3.Error as exc:
+        conn.close()
         raise _store_error(path, exc) from exc
     saver = EmbeddedSqliteSaver(conn, path=path)
     try:
-        with saver.cursor():  # WAL, then SqliteSaver.setup(): the tables before the first run
-            conn.execute("PRAGMA journal_mode=WAL")
+        with saver.cursor():  # SqliteSaver.setup(): the tables before the first run
+            pass
     except StoreError:
         conn.close()
         raise

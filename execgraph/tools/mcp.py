@@ -79,7 +79,7 @@ async def amcp_tools(
     except ImportError:
         raise ImportError(f"MCP tools need langchain-mcp-adapters: {_MCP_HINT}") from None
     client = MultiServerMCPClient(
-        {name: dict(c) for name, c in connections.items()},  # type: ignore[misc]
+        {name: dict(c) for name, c in connections.items()},  # type: ignore[misc,unused-ignore]
         tool_name_prefix=tool_name_prefix,
     )
     overrides = declare or {}

@@ -10,7 +10,10 @@ import pytest
 from tests.support.workers import Worker, start_pair
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+# Both start two worker processes: integration on either backend.
+@pytest.fixture(
+    params=[pytest.param(b, marks=pytest.mark.integration) for b in ("sqlite", "postgres")]
+)
 def pair(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Worker, Worker, str]]:
     """Two workers on one store and checkpointer of each backend, and the store's URL."""
     if request.param == "sqlite":

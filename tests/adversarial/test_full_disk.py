@@ -95,6 +95,7 @@ def _only(which: str, tmp_path: Path) -> dict[str, Any]:
 WHICH = ["all_defaults", "default_checkpointer", "approval_key"]
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("which", WHICH)
 def test_full_home_before_the_first_run_is_a_typed_store_error(
     full_home: Path, tmp_path: Path, which: str
@@ -105,6 +106,7 @@ def test_full_home_before_the_first_run_is_a_typed_store_error(
     assert str(full_home) in info.value.message, info.value.message
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("which", WHICH)
 def test_read_only_home_before_the_first_run_is_a_typed_store_error(
     readonly_home: Path, tmp_path: Path, which: str
@@ -116,6 +118,7 @@ def test_read_only_home_before_the_first_run_is_a_typed_store_error(
     assert os.listdir(readonly_home) == []
 
 
+@pytest.mark.integration
 def test_a_checkpoint_write_on_a_disk_that_filled_later_is_a_store_error(
     tmp_path: Path, mounts: list[Path]
 ) -> None:

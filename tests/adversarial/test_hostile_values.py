@@ -29,7 +29,7 @@ def _call(name: str, args: dict[str, Any], id_: str) -> AIMessage:
     return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": id_}])
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.integration)])
 def where(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, Any]:
     if request.param == "sqlite":
         return {"home": tmp_path}

@@ -79,6 +79,7 @@ def _in_thread(fn: Any) -> tuple[threading.Thread, dict[str, BaseException]]:
 # ---------------------------------------------------------------------- item 7: total deadline
 
 
+@pytest.mark.integration
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("own_client", [True, False], ids=["own-client", "given-client"])
 def test_dripping_headers_end_at_the_total_deadline(
@@ -98,6 +99,7 @@ def test_dripping_headers_end_at_the_total_deadline(
     adapter.close()
 
 
+@pytest.mark.integration
 @pytest.mark.timeout(60)
 def test_dripping_write_at_the_deadline_is_unknown(
     drip: HostileServer, transport: LoopbackOnly, tmp_path: Path
@@ -111,6 +113,7 @@ def test_dripping_write_at_the_deadline_is_unknown(
     assert isinstance(outcome.get("error"), ResponseLostError)  # it was sent: never "not done"
 
 
+@pytest.mark.integration
 @pytest.mark.timeout(60)
 def test_cancel_ends_a_dripping_request_promptly(
     drip: HostileServer, transport: LoopbackOnly, tmp_path: Path
@@ -152,6 +155,7 @@ def test_a_hung_name_lookup_ends_at_the_deadline(transport: LoopbackOnly, tmp_pa
 # ---------------------------------------------------------------------- item 8: bomb
 
 
+@pytest.mark.integration
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("own_client", [True, False], ids=["own-client", "given-client"])
 def test_gzip_gzip_bomb_is_refused_at_the_decoded_cap_with_bounded_memory(
@@ -173,6 +177,7 @@ def test_gzip_gzip_bomb_is_refused_at_the_decoded_cap_with_bounded_memory(
     assert peak < 32 * 1024 * 1024, f"peak {peak} bytes while decoding a {BOMB_DECODED} bomb"
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("mode", ["gzip", "deflate-raw", "deflate-zlib"])
 def test_honest_encoded_bodies_are_decoded(
     mode: str, transport: LoopbackOnly, tmp_path: Path
@@ -187,6 +192,7 @@ def test_honest_encoded_bodies_are_decoded(
     assert not out.truncated
 
 
+@pytest.mark.integration
 def test_an_encoding_the_adapter_cannot_decode_is_refused(
     transport: LoopbackOnly, tmp_path: Path
 ) -> None:
@@ -201,6 +207,7 @@ def test_an_encoding_the_adapter_cannot_decode_is_refused(
 # ---------------------------------------------------------------------- item 13: redirects
 
 
+@pytest.mark.integration
 def test_unparseable_redirect_location_is_a_typed_redirect_error(
     bad_redirect: HostileServer, transport: LoopbackOnly, tmp_path: Path
 ) -> None:
@@ -214,6 +221,7 @@ def test_unparseable_redirect_location_is_a_typed_redirect_error(
 @pytest.mark.parametrize(
     ("tool", "error"), [("http_get", PermanentError), ("http_post", ResponseLostError)]
 )
+@pytest.mark.integration
 def test_a_redirect_to_a_host_only_the_http_client_refuses_is_typed(
     tool: str, error: type[Exception], transport: LoopbackOnly, tmp_path: Path
 ) -> None:
@@ -226,6 +234,7 @@ def test_a_redirect_to_a_host_only_the_http_client_refuses_is_typed(
         srv.close()
 
 
+@pytest.mark.integration
 def test_unparseable_redirect_after_a_write_is_unknown_not_failed(
     bad_redirect: HostileServer, transport: LoopbackOnly, tmp_path: Path
 ) -> None:

@@ -73,6 +73,7 @@ def _calls(*calls: tuple[str, dict[str, object], str]) -> AIMessage:
     return AIMessage(content="", tool_calls=[{"name": n, "args": a, "id": i} for n, a, i in calls])
 
 
+@pytest.mark.integration
 @pytest.mark.timeout(120)
 def test_header_file_name_and_document_title_stay_inside_the_wrapper(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"

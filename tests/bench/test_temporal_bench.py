@@ -129,6 +129,7 @@ def test_a_worker_that_cannot_start_fails_loudly(tmp_path: Path) -> None:
             directory=tmp_path,
             workload=Workload(1, 0.0),
             max_concurrent=1,
+            connect_timeout_s=1.0,  # how long it tries does not matter, only that it fails
         ),
     ):
         pytest.fail("the pool yielded without a ready worker")

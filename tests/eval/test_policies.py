@@ -40,6 +40,7 @@ def test_noise_zero_is_the_oracle_and_noise_above_it_the_noisy_policy() -> None:
     assert isinstance(noisy, NoisyPolicy) and noisy.noise == 0.3
 
 
+@pytest.mark.integration
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("arch", ["react", "plan_execute"])
 def test_the_same_seed_gives_the_same_trajectory(arch: str, tmp_path: Path) -> None:
@@ -58,6 +59,7 @@ def test_the_noisy_policy_does_not_depend_on_the_global_generator(tmp_path: Path
     assert runs[0].model.injected  # type: ignore[attr-defined]  # it did err
 
 
+@pytest.mark.integration
 @pytest.mark.timeout(180)
 def test_different_seeds_differ_and_noise_costs_acceptance(tmp_path: Path) -> None:
     one = _suite_runs(tmp_path, "react", seed=1, noise=0.3)
@@ -72,6 +74,7 @@ def test_different_seeds_differ_and_noise_costs_acceptance(tmp_path: Path) -> No
     assert rate["noisy"] < rate["oracle"]
 
 
+@pytest.mark.integration
 @pytest.mark.timeout(240)
 def test_every_decision_error_occurs_at_noise_0_3(tmp_path: Path) -> None:
     made: set[str] = set()

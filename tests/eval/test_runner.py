@@ -37,6 +37,7 @@ def test_same_seed_same_json_and_timing_kept_apart() -> None:
     assert first["schema"] == report.SCHEMA and first["schema_version"] == report.SCHEMA_VERSION
 
 
+@pytest.mark.integration
 @pytest.mark.timeout(300)
 def test_one_worker_and_two_workers_give_the_same_json() -> None:
     one = report.to_json(evaluate(small(workers=1)))
@@ -45,6 +46,7 @@ def test_one_worker_and_two_workers_give_the_same_json() -> None:
     assert report.comparable(one) == report.comparable(two)
 
 
+@pytest.mark.integration
 def test_different_seeds_give_different_trajectories() -> None:
     tasks = tuple(t.id for t in SUITE[::3])
     rep = evaluate(small(tasks=tasks, seeds=3, architectures=("react",), faults=False))

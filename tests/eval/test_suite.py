@@ -20,7 +20,7 @@ from execgraph.eval.suite import (
     prepare,
     task_def,
 )
-from execgraph.eval.tasks.common import output_of, stages_of
+from execgraph.eval.tasks.common import EvalTask, output_of, stages_of
 from execgraph.state.errors import UsageError
 from tests.support.eval_runs import run_task
 
@@ -28,7 +28,17 @@ ARCHS = ("react", "workflow", "plan_execute", "hybrid")
 WORKFLOW_CANNOT = {"read_timeout", "verification_fails"}
 """A fixed path gives each stage one turn and never loops back: a timed-out read or a
 rejected result stays lost there (the run ends FAILED or PARTIAL, and says so)."""
-PAIRS = [(t, f) for t in SUITE for f in t.faults]
+
+
+def _tier(task: EvalTask) -> tuple[pytest.MarkDecorator, ...]:
+    """A task whose tools reach a server (``http_*``) or start a process is integration."""
+    tools = {step.tool for step in task_def(task).script.steps}
+    servers = any(tool.startswith("http_") or tool == "run_process" for tool in tools)
+    return (pytest.mark.integration,) if servers else ()
+
+
+TASKS = [pytest.param(t, id=t.id, marks=_tier(t)) for t in SUITE]
+PAIRS = [pytest.param(t, f, id=f"{t.id}-{f}", marks=_tier(t)) for t in SUITE for f in t.faults]
 
 
 def test_the_suite_has_24_tasks_five_per_class_and_covers_every_fault() -> None:
@@ -49,6 +59,7 @@ def test_every_script_starts_with_a_step_that_needs_nothing() -> None:
         assert task_def(task).script.steps[0].after == ()
 
 
+@pytest.mark.integration
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("arch", ARCHS)
 def test_the_oracle_is_accepted_on_every_task(arch: str, tmp_path: Path) -> None:
@@ -60,7 +71,7 @@ def test_the_oracle_is_accepted_on_every_task(arch: str, tmp_path: Path) -> None
             assert run.interrupts >= 1, task.id  # a person was asked
 
 
-@pytest.mark.parametrize("task", SUITE, ids=lambda t: t.id)
+@pytest.mark.parametrize("task", TASKS)
 def test_each_checker_rejects_a_world_where_nothing_was_done(task, tmp_path: Path) -> None:
     p = prepare(task, tmp_path)
     try:
@@ -70,6 +81,7 @@ def test_each_checker_rejects_a_world_where_nothing_was_done(task, tmp_path: Pat
         p.close()
 
 
+@pytest.mark.integration
 @pytest.mark.timeout(120)
 def test_each_checker_rejects_a_run_whose_actions_were_all_refused(tmp_path: Path) -> None:
     """The same policy, every call denied: the world is untouched, nothing is accepted,
@@ -83,7 +95,7 @@ def test_each_checker_rejects_a_run_whose_actions_were_all_refused(tmp_path: Pat
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize(("task", "fault"), PAIRS, ids=[f"{t.id}-{f}" for t, f in PAIRS])
+@pytest.mark.parametrize(("task", "fault"), PAIRS)
 def test_each_fault_run_ends_as_recovered_says(task, fault: str, tmp_path: Path) -> None:
     for arch in ARCHS:
         run = run_task(task, arch, tmp_path / arch, fault=fault)
@@ -107,6 +119,7 @@ def test_prepare_refuses_a_fault_the_task_does_not_run_under(tmp_path: Path) -> 
         task_def("no-such-task")
 
 
+@pytest.mark.integration
 def test_close_stops_the_tasks_server(tmp_path: Path) -> None:
     task = next(t for t in SUITE if t.id == "http-service-version")
     p = prepare(task, tmp_path)

@@ -32,6 +32,7 @@ def _run(
     return ToolResult.model_validate(out["results"]["call-1"])
 
 
+@pytest.mark.integration
 def test_process_through_executor_streams_events_and_hashes(tmp_path: Path) -> None:
     adapter = ProcessAdapter([sys.executable])
     deps = make_deps(tmp_path, [adapter])
@@ -56,6 +57,7 @@ def test_process_outside_allow_list_is_denied_through_executor(tmp_path: Path) -
     assert result.status == "DENIED" and result.side_effect.committed is False
 
 
+@pytest.mark.integration
 def test_http_get_and_write_through_executor(tmp_path: Path, server: Server) -> None:
     adapter = HttpAdapter(["127.0.0.1"], allow_private=True)
     got = _run(tmp_path, [adapter], "http_get", {"url": server.url("/ok")})
@@ -97,6 +99,7 @@ def test_database_tools_through_executor(tmp_path: Path) -> None:
     assert found.outcome == "succeeded" and hostile in str(found.data)
 
 
+@pytest.mark.integration
 def test_tool_output_streams_live_through_the_parent_graph(tmp_path: Path) -> None:
     from langgraph.graph import END, START, StateGraph
     from langgraph.types import Send

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +13,11 @@ import pytest
 from langgraph.types import Command
 
 from execgraph.graph import build_graph
-from execgraph.persistence.postgres import SharedPostgresSaver
+from execgraph.persistence.postgres import SharedPostgresSaver, open_database
 from execgraph.state.errors import StoreError, UsageError
 from execgraph.state.store.postgres import PostgresExecutionStore
 from execgraph.testing import ScriptedChatModel
-from tests.support.pg_runs import answer, build_app, cfg, effects, spawn, task
+from tests.support.pg_runs import answer, build_app, cfg, effects, release, spawn, task
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -106,8 +105,9 @@ def test_state_history_is_read_from_postgres(postgres_database: str, tmp_path: P
 def test_six_processes_opening_a_fresh_database_at_once_all_succeed(
     postgres_database: str, tmp_path: Path
 ) -> None:
-    at = time.time() + 8.0  # the barrier: every process is started and waiting by then
-    procs = [spawn(postgres_database, tmp_path, f"open-{n}", "open", at) for n in range(6)]
+    threads = [f"open-{n}" for n in range(6)]
+    procs = [spawn(postgres_database, tmp_path, thread, "open") for thread in threads]
+    release(tmp_path, threads)  # the barrier: every process started, then one instant
     replies = [answer(p, 300.0) for p in procs]
     assert replies == [{"status": "COMPLETED"}] * 6
     assert [effects(tmp_path, f"open-{n}") for n in range(6)] == [1] * 6
@@ -136,8 +136,10 @@ def test_database_with_store_or_checkpointer_is_a_usage_error(
 
 
 def test_an_unreachable_database_is_a_store_error_naming_it_without_password(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # How long opening keeps trying does not matter here, only what it says when it gives up.
+    monkeypatch.setitem(open_database.__kwdefaults__, "connect_timeout_s", 1.0)
     with socket_free_port() as port:
         dsn = f"postgresql://alice:s3cret@127.0.0.1:{port}/ledgerdb?connect_timeout=2"
     with pytest.raises(StoreError) as info:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from langchain_openai import ChatOpenAI
 
 from tests.support.openai_server import OpenAIServer, isolate_from_network
+
+if TYPE_CHECKING:
+    from langchain_openai import ChatOpenAI
 
 __all__ = ["chat_model", "home", "openai_server"]
 
@@ -30,6 +32,7 @@ def openai_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[OpenAIServer]:
 @pytest.fixture
 def chat_model(openai_server: OpenAIServer) -> Callable[..., ChatOpenAI]:
     """``ChatOpenAI`` as a user configures it, against the scripted server."""
+    from langchain_openai import ChatOpenAI  # the openai extra: only where a journey runs
 
     def make(**kwargs: Any) -> ChatOpenAI:
         return ChatOpenAI(

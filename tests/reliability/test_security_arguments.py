@@ -110,6 +110,7 @@ def test_symlink_read_does_not_leak_outside_content(
 INJECTIONS = ["; touch pwned", "$(touch pwned)", "`touch pwned`", "| touch pwned", "&& touch pwned"]
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("payload", INJECTIONS)
 def test_shell_metacharacters_in_arguments_are_inert(tmp_path: Path, payload: str) -> None:
     args = {"program": "echo", "args": [payload]}
@@ -129,6 +130,7 @@ def test_program_outside_allow_list_is_denied(tmp_path: Path, program: str) -> N
     assert not (tmp_path / "pwned").exists()
 
 
+@pytest.mark.integration
 def test_child_environment_is_scrubbed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("EXECGRAPH_TEST_SECRET", "hunter2")
     args = {"program": "python", "args": ["-c", "import os; print(sorted(os.environ))"]}
@@ -163,6 +165,7 @@ SSRF = """
 """.split()  # noqa: SIM905 - a table reads better than one URL per line
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("url", SSRF)
 def test_ssrf_targets_are_refused_before_any_traffic(
     tmp_path: Path, server: Server, url: str
@@ -173,6 +176,7 @@ def test_ssrf_targets_are_refused_before_any_traffic(
     assert transport.seen == [] and server.state.hits == []
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("hop", ["http://10.1.2.3/x", "http://127.0.0.1:{other}/ok", "file:///etc"])
 def test_redirect_to_a_disallowed_host_is_not_followed(
     tmp_path: Path, server: Server, hop: str

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
@@ -99,6 +100,7 @@ def test_giant_output_is_bounded_and_kept_as_an_artifact(tmp_path: Path) -> None
     assert len(deps.store.get_artifact(ref)) >= 5_000_000  # nothing lost: all of it is stored
 
 
+@pytest.mark.integration
 def test_giant_process_output_is_bounded(tmp_path: Path) -> None:
     deps = make_deps(tmp_path, [ProcessAdapter({"python": sys.executable}, effect="read")])
     code = "import sys; sys.stdout.write('y' * 20_000_000)"

@@ -130,6 +130,7 @@ def test_renew_now_renews_at_once() -> None:
     assert store.wait_renewals(1) == [["a"]]
 
 
+@pytest.mark.integration  # it forks a process
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 def test_a_forked_child_holds_none_of_its_parents_leases() -> None:
     keeper, store = LeaseKeeper(), _Store(held={"a", "b"})

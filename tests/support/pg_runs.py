@@ -15,7 +15,9 @@ same graph and runs one operation, printing one JSON line:
 * ``approve`` — wait for wall time ``AT`` (the barrier racing processes are given), then
   ``invoke(Command(resume="approve"))``: ``{"status": ...}``, or ``{"error": class,
   "message": ...}`` for an execgraph error;
-* ``open`` — wait for ``AT``, build the graph (its migrations) and run a whole trial.
+* ``open`` — wait for ``AT``, build the graph (its migrations) and run a whole trial;
+  without ``AT``, touch ``BASE/ready-THREAD`` once imported and take ``AT`` from the file
+  ``BASE/go`` (:func:`release` writes it once every process is ready).
 """
 
 from __future__ import annotations
@@ -39,7 +41,18 @@ from execgraph.state.errors import ExecGraphError
 from execgraph.testing import ScriptedChatModel
 from execgraph.tools import tool_spec
 
-__all__ = ["Server", "answer", "app_op", "build_app", "cfg", "effects", "run_op", "spawn", "task"]
+__all__ = [
+    "Server",
+    "answer",
+    "app_op",
+    "build_app",
+    "cfg",
+    "effects",
+    "release",
+    "run_op",
+    "spawn",
+    "task",
+]
 
 _ROOT = Path(__file__).resolve().parents[2]
 
@@ -109,10 +122,33 @@ def _wait_until(at: float) -> None:
         time.sleep(min(left, 0.05))
 
 
+def _agreed_instant(base: Path, thread: str) -> float:
+    """Say this process is ready, then wait for the instant :func:`release` agrees on."""
+    (base / f"ready-{thread}").touch()
+    go = base / "go"
+    deadline = time.monotonic() + 300.0
+    while not go.exists() and time.monotonic() < deadline:
+        time.sleep(0.005)
+    return float(go.read_text())
+
+
+def release(base: Path, threads: list[str], *, timeout_s: float = 300.0) -> None:
+    """Once every process :func:`spawn` started for ``threads`` (``open`` without an
+    instant) is ready, give them one instant a moment away, so they open together."""
+    deadline = time.monotonic() + timeout_s
+    while not all((base / f"ready-{t}").exists() for t in threads):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not every process was ready within {timeout_s}s")
+        time.sleep(0.01)
+    aside = base / "go.tmp"
+    aside.write_text(repr(time.time() + 0.1))
+    aside.replace(base / "go")  # whole, at once
+
+
 def run_op(where: str, base: Path, thread: str, op: str, at: float = 0.0) -> dict[str, Any]:
     """One operation (see the module docstring), as its JSON answer."""
     if op == "open":
-        _wait_until(at)
+        _wait_until(at or _agreed_instant(base, thread))
     return app_op(build_app(where, base), thread, op, at)
 
 

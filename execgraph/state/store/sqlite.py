@@ -23,6 +23,7 @@ from execgraph.state.errors import StoreError
 from execgraph.state.store.dialect import Cursor, Dialect
 from execgraph.state.store.layout import upgrade_layout
 from execgraph.state.store.sql import SqlExecutionStore
+from execgraph.state.store.wal import use_wal
 
 __all__ = ["SCHEMA_VERSION", "SqliteExecutionStore"]
 
@@ -152,7 +153,7 @@ class SqliteExecutionStore(SqlExecutionStore):
             )
             self._conn = conn
             conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
-            conn.execute("PRAGMA journal_mode = WAL")
+            use_wal(conn, _BUSY_TIMEOUT_MS / 1000)
             conn.execute("PRAGMA synchronous = FULL")
         except (sqlite3.Error, OSError) as exc:
             self.close()

@@ -9,6 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
+import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import ToolException, tool
 from langgraph.checkpoint.memory import InMemorySaver
@@ -186,6 +187,7 @@ def test_evidence_values_and_ids_are_untrusted_tool_output_never_system_text() -
     assert evidence_message({}) is None
 
 
+@pytest.mark.integration
 def test_no_tool_derived_evidence_field_reaches_a_system_message(tmp_path: Path) -> None:
     """An injection in every field an adapter fills from the outside world: a document's
     title (corpus), a search query (corpus source id), a file name (files source id), an

@@ -97,6 +97,7 @@ def test_model_provider_kwarg_allows_a_bare_model_name(openai_server: OpenAIServ
     assert getattr(model, "model_name", None) == "gpt-4o-mini"
 
 
+@pytest.mark.integration
 def test_provider_names_are_normalized() -> None:
     model = resolve_model(" OpenAI:gpt-4o-mini ", api_key="t", base_url="http://127.0.0.1:9/v1")
     assert getattr(model, "model_name", None) == "gpt-4o-mini"
@@ -179,6 +180,7 @@ def test_install_hints() -> None:
     assert install_hint("somethingnew") == "pip install langchain-somethingnew"
 
 
+@pytest.mark.integration
 def test_a_configuration_the_provider_rejects_is_a_config_error(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

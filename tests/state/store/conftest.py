@@ -11,7 +11,7 @@ from execgraph.state.store import ExecutionStore, open_store
 from tests.state.store.store_helpers import Opener
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.integration)])
 def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """A URL naming an empty store of each backend."""
     if request.param == "sqlite":

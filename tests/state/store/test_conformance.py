@@ -316,6 +316,7 @@ store.close()
 """
 
 
+@pytest.mark.integration
 def test_processes_racing_to_reserve_one_fresh(store_url: str, tmp_path: Path) -> None:
     open_store(store_url).close()  # create the layout once, as a deployment would
     go = tmp_path / "go"
@@ -342,6 +343,7 @@ def test_processes_racing_to_reserve_one_fresh(store_url: str, tmp_path: Path) -
     assert len({line[1] for line in lines}) == 1
 
 
+@pytest.mark.integration
 def test_postgres_unreachable_is_a_store_error_without_the_dsn() -> None:
     from execgraph.state.store.postgres import PostgresExecutionStore
 

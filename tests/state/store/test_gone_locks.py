@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
+
 from execgraph.state.errors import LockTimeout
 from execgraph.state.store import ExecutionStore
 from execgraph.state.store.worker import worker_id
@@ -34,6 +36,7 @@ def _held(store: ExecutionStore, key: str) -> bool:
     return False
 
 
+@pytest.mark.integration
 def test_only_the_gone_owners_locks_are_released(store: ExecutionStore) -> None:
     mine = f"{worker_id()}|run-1:c1"
     store.acquire_locks(["ledger"], _dead_owner("run-1:c1"), lease_s=600.0, timeout_s=1.0)

@@ -51,6 +51,7 @@ def _crash(db: Path) -> None:
     assert proc.returncode == 1, proc.stderr
 
 
+@pytest.mark.integration
 def test_reserved_record_survives_a_crashed_process(tmp_path: Path) -> None:
     db = tmp_path / "execgraph.db"
     _crash(db)

@@ -50,7 +50,7 @@ def tree(root: Path, tmp_path: Path) -> Path:
     return root
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.integration)])
 def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
     if request.param == "sqlite":
         path = tmp_path / "shop.db"

@@ -77,6 +77,7 @@ def test_missing_psycopg_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> Non
         DatabaseAdapter("postgresql://user:secret@127.0.0.1:1/none")
 
 
+@pytest.mark.integration
 def test_url_secrets_never_reach_messages(tmp_path: Path) -> None:
     url = "postgresql://user:hunter2@127.0.0.1:1/none"
     spec = DatabaseAdapter(url).query_tool(name="q", sql="SELECT 1 AS one")

@@ -192,6 +192,7 @@ def test_write_read_timeout_after_sending_is_unknown(
     assert server.state.orders == {"key-123": b"x"}
 
 
+@pytest.mark.integration
 def test_connect_failure_before_sending_is_transient(
     transport: LoopbackOnly, tmp_path: Path
 ) -> None:

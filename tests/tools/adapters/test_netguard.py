@@ -113,6 +113,7 @@ def test_other_schemes_and_credentials_refused(
     assert transport.seen == []
 
 
+@pytest.mark.integration
 def test_numeric_host_forms_connect_to_the_canonical_address(
     server: Server, transport: LoopbackOnly, tmp_path: Path
 ) -> None:
