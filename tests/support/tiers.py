@@ -78,6 +78,7 @@ PATH_TIERS = {
     "tests/tools/adapters/test_http.py": "integration",  # HTTP servers
     "tests/eval/test_directions.py": "integration",  # the suite's task servers
     "tests/notebooks/test_notebook.py": "integration",  # a Jupyter kernel
+    "tests/docs/test_site_build.py": "integration",  # mkdocs, every generator and extra
     # integration: processes
     "tests/cli/test_commands.py": "integration",  # the CLI in subprocesses
     "tests/cli/test_startup.py": "integration",  # what a fresh CLI process imports
