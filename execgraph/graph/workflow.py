@@ -49,7 +49,8 @@ def build_workflow(
     builder.add_node("admit", partial(admit, deps=deps))
     for node, stage in zip(names, steps, strict=True):
         builder.add_node(node, partial(stage_step, deps=deps, stage=stage))
-        builder.add_conditional_edges(node, route_after_stage, ["dispatch", "advance"])
+        exits = ["dispatch", "advance", "verify_finish"]
+        builder.add_conditional_edges(node, route_after_stage, exits)
     builder.add_node("dispatch", partial(dispatch, deps=deps))
     builder.add_node("executor", executor(deps.executor))
     builder.add_node("observe", observe)
