@@ -203,10 +203,10 @@ def verify(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[st
             )
         if d.kind is DecisionKind.ABORT:
             return stop_update(state, contract, deps, RunStatus.FAILED, f"aborted: {d.content}")
-    view = fold(state, update) if update else state
-    halt = stop_condition(view, contract, deps, cancel_checked=True)
+    now: Mapping[str, Any] = fold(state, update) if update else state
+    halt = stop_condition(now, contract, deps, cancel_checked=True)
     if halt is not None:
-        stopped = stop_update(view, contract, deps, *halt)
+        stopped = stop_update(now, contract, deps, *halt)
         judged = update.get("events", {}).get("recent", [])
         recent = [*judged, *stopped["events"]["recent"]]
         return {**update, **stopped, "events": {"recent": recent}}

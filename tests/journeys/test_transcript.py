@@ -33,7 +33,7 @@ def _readme_show() -> Callable[[Any], None]:
     found = re.search(r"^def show\(stream\):\n(?:    .*\n|\n)+", README.read_text(), re.M)
     assert found is not None, "the README's quickstart has no show() helper"
     scope: dict[str, Any] = {"ToolMessage": ToolMessage}
-    exec(found.group(0), scope)  # noqa: S102 - the README's own code
+    exec(found.group(0), scope)  # the README's own code
     return scope["show"]  # type: ignore[no-any-return]
 
 
@@ -84,12 +84,13 @@ def test_every_call_is_answered_and_control_tools_say_what_they_are(
     assert not openai_server.unexpected
 
 
-def test_an_abort_and_a_plan_are_answered_too(
+def test_a_plan_a_request_for_a_new_one_and_an_abort_are_answered_too(
     home: Path, openai_server: OpenAIServer, chat_model: Callable[..., ChatOpenAI]
 ) -> None:
     step = {"id": "w", "tool": "get_weather", "arguments": {"city": "Paris"}}
     openai_server.add(
         tool_calls(tool_call("submit_plan", {"steps": [step]}, id="p")),
+        tool_calls(tool_call("revise_plan", {"reason": "Rome, not Paris"}, id="r")),
         tool_calls(tool_call("abort", {"reason": "changed my mind"}, id="a")),
     )
     app = build_graph("plan_execute", model=chat_model(), tools=TOOLS)
@@ -97,11 +98,13 @@ def test_an_abort_and_a_plan_are_answered_too(
     assert out["status"] == "FAILED" and unanswered_calls(out["messages"]) == []
     answers = _names(out["messages"])
     assert answers["p"][0] == "submit_plan" and answers["a"][0] == "abort"
+    assert answers["r"][0] == "revise_plan"
+    assert answers["r"][1]["data"] == "the model asked for a new plan: Rome, not Paris"
     assert answers["a"][1] == {
         "tool_name": "abort",
         "tool_call_id": "a",
         "outcome": "succeeded",
-        "data": "the run ended FAILED: aborted: changed my mind",
+        "data": "the run ended FAILED: the planner aborted: changed my mind",
         "control": True,
     }
 

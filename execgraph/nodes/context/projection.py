@@ -216,6 +216,9 @@ def project(
     uncut, every evidence item whole (:mod:`execgraph.nodes.context.whole_transcript`).
     """
     task = f"Task: {contract.goal}" + (f"\n\nCurrent step: {instruction}" if instruction else "")
+    records: Sequence[Mapping[str, Any]]
+    results: Mapping[str, Mapping[str, Any]]
+    feedback: Sequence[Mapping[str, Any]]
     if deps.context == "full":
         evidence = full_view(state, contract.run_id, deps).get("evidence") or {}
         records, results, feedback = whole_record(state, contract.run_id, deps)

@@ -34,8 +34,14 @@ def current_request(state: Mapping[str, Any]) -> str:
 
 
 def recent_records(records: Sequence[Mapping[str, Any]], turns: int) -> list[Mapping[str, Any]]:
-    """The newest ``turns`` model turns, with the requests among them."""
+    """The newest ``turns`` model turns, with the requests among them and the request
+    that asked for the first of them."""
     model = [i for i, r in enumerate(records) if not is_request(r)]
     if len(model) <= turns:
         return list(records)
-    return list(records[model[-turns] :]) if turns > 0 else []
+    if turns <= 0:
+        return []
+    start = model[-turns]
+    while start > 0 and is_request(records[start - 1]):
+        start -= 1
+    return list(records[start:])

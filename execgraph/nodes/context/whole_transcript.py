@@ -64,8 +64,8 @@ def whole_record(state: Mapping[str, Any], run_id: str, deps: RunDeps) -> WholeR
         if event.type is EventType.MODEL_CALLED and turn_id:
             last_turn = max(last_turn, _turn_number(turn_id))
         if event.type is EventType.RUN_ADMITTED and payload.get("seq"):
-            record = request_record(int(payload["seq"]), last_turn, str(payload.get("goal")))
-            requests[record["id"]] = record
+            asked = request_record(int(payload["seq"]), last_turn, str(payload.get("goal")))
+            requests[asked["id"]] = asked
         elif event.type is EventType.MODEL_CALLED and turn_id and not payload.get("refused"):
             replies[turn_id] = payload["message"]
         elif event.type is EventType.DECISION_RECORDED and turn_id:

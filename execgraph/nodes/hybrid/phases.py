@@ -128,6 +128,25 @@ def _later_phase(
     return owner if later and owner in active_phases(state, deps) else None
 
 
+def _closed(
+    state: Mapping[str, Any], deps: RunDeps, phase: str, update: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """The runtime's answer to a ``finish`` that closes ``phase`` for the next one (a
+    ``finish`` of the last phase is the verifier's to answer), or None."""
+    finish = next((d for d in update.get("decisions") or [] if d["kind"] == "finish"), None)
+    after = _after(state, deps, phase)
+    if finish is None or after is None:
+        return None
+    turn = int(update.get("turn", 0))
+    text = f"phase {phase} closed; next: {after}"
+    return {
+        "id": f"t{turn}:phase",
+        "turn": turn,
+        "text": text,
+        "tool_call_id": finish["tool_call_id"],
+    }
+
+
 def phase_step(
     state: RunState, config: RunnableConfig, *, deps: RunDeps, phase: str
 ) -> dict[str, Any]:
@@ -147,8 +166,13 @@ def phase_step(
         controls=("finish", "abort"),
         instruction=lambda view, run_deps: phase_instruction(view, run_deps, phase=phase),
     )
+    if is_terminal(update):
+        return update
+    closed = _closed(state, deps, phase, update)
+    if closed is not None:
+        return {**update, "feedback": [closed]}
     calls = tool_calls(update)  # type: ignore[arg-type]
-    if not calls or is_terminal(update):
+    if not calls:
         return update
     later = _later_phase(state, deps, phase, [c.tool_name or "" for c in calls])
     if later is not None and deps.tools_enabled:

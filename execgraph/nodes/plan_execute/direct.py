@@ -33,7 +33,7 @@ DIRECT = "the model called tools directly"
 
 def direct_steps(calls: Sequence[Decision], version: int) -> list[dict[str, Any]]:
     """One plan step per tool-call decision, for plan ``version`` (step ids ``v<n>.<i>``)."""
-    steps = []
+    steps: list[dict[str, Any]] = []
     for index, call in enumerate(c for c in calls if c.kind is DecisionKind.TOOL_CALL):
         step_id = f"v{version}.{index}"
         steps.append(

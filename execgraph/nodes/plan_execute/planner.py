@@ -36,7 +36,7 @@ from execgraph.nodes.plan_execute.triggers import causes, stale_steps, staleness
 from execgraph.nodes.verify import is_terminal, stop_update
 from execgraph.state.contracts import BudgetKind, Decision, DecisionKind, RunStatus, TaskContract
 from execgraph.state.schema import RunState
-from execgraph.state.updates import merge
+from execgraph.state.updates import fold, merge
 
 __all__ = ["plan", "route_planned"]
 
@@ -109,14 +109,20 @@ def plan(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str,
         return merge([update, model_failure(result, left, run_id, turn_id, deps)])
     deps.executor.store.append_events(result.events)
     update["events"] = {"recent": [e.event_id for e in result.events]}
-    if result.parsed == "abort":
-        stop = stop_update(state, contract, deps, RunStatus.FAILED, "the planner aborted")
-        return merge([update, stop])  # the planner's events and the stop's both counted
     earlier = [*unanswered(state, deps.observation_chars), ai_message(result.ai, run_id, turn_id)]
+    if result.parsed == "abort":  # the stop answers the planner's abort call
+        said = {"messages": earlier}
+        given = next(
+            str(c["args"].get("reason", "")) for c in result.ai.tool_calls if c["name"] == "abort"
+        )
+        reason = f"the planner aborted: {given}" if given else "the planner aborted"
+        stop = stop_update(fold(state, said), contract, deps, RunStatus.FAILED, reason)
+        return merge([update, said, stop])  # the planner's events and the stop's both counted
     if isinstance(result.parsed, Decision):  # a plain answer: the verifier judges it
-        said = {"decisions": [result.parsed.model_dump(mode="json")], "messages": earlier}
-        return {**update, **said}
+        answer_update = {"decisions": [result.parsed.model_dump(mode="json")]}
+        return {**update, **answer_update, "messages": earlier}
     version = int(old["version"]) + 1
+    why: str | None
     if isinstance(result.parsed, tuple):  # direct tool calls: they are the plan
         added, why = direct_steps(result.parsed, version), trigger or DIRECT
     else:
