@@ -1,5 +1,8 @@
 """Fixed workflow: stage 1 → … → stage n → conclude → verify, each stage through the executor.
 
+A stage's reply that answers without tools, in a task without success checks, is the
+run's answer: it goes to the verifier (``verify_finish``) at once.
+
 Each node's function has the node's name in :mod:`execgraph.nodes.workflow`; a stage's
 node (``stage_<name>``) is :func:`~execgraph.nodes.workflow.stage_step` of that stage.
 """
