@@ -93,13 +93,15 @@ def build_graph(
 
     - A task with ``success_checks`` is ``COMPLETED`` only when the verifier finds every
       check holding on the run's record; a rejected answer goes back to the model.
-    - A bare goal (no checks; every ``{"messages": [...]}`` input) ends with the model's
-      first answer — a reply without tool calls, or ``finish`` — so a chat turn costs one
-      model call. It is ``COMPLETED`` when every tool the model called in the run
-      succeeded at least once; if one never did (refused by a policy, rejected by a
-      person, failed), ``PARTIAL`` when another tool succeeded and ``FAILED`` when none
-      did, with each unmet action named in ``verification["failed"]`` and
-      ``open_items``.
+    - A bare goal (a task without checks, such as a ``{"messages": [...]}`` request) ends
+      with the model's first answer — a reply without tool calls, or ``finish`` — so a
+      chat turn costs one model call. It is ``COMPLETED`` when every action the model
+      asked for (a call of a tool that is not a declared read) succeeded at least once in
+      the run; if one never did (refused by a policy, rejected by a person, failed), the
+      run is ``PARTIAL`` when another call succeeded and ``FAILED`` when none did, each
+      unmet action named in ``verification["failed"]`` and ``open_items``. A read that
+      failed is no unmet action (the answer says what was not found); a task that needs
+      it declares ``{"kind": "tool_succeeded", "target": ...}``.
     - ``FAILED`` also ends an abort, a task refused at admission, a stop condition, and a
       run without progress (the loop guard: ``loop_threshold`` turns repeating the same
       calls with the same observations, or the same rejected answer). ``BUDGET_EXHAUSTED``
