@@ -128,3 +128,16 @@ def test_the_users_request_stays_in_a_long_runs_window(
         assert isinstance(messages[-1], AIMessage) and messages[-1].content == "All sunny."
         assert not isinstance(messages[1], ToolMessage)  # no answer without its call
     assert not openai_server.unexpected
+
+
+def test_a_run_the_models_output_ends_answers_the_calls_it_left_open(
+    home: Path, openai_server: OpenAIServer, chat_model: Callable[..., ChatOpenAI]
+) -> None:
+    broken = tool_calls(tool_call("get_weather", '{"city": "Par'))  # arguments not JSON
+    openai_server.add(tool_calls(tool_call("finish", {"output": "?"}, id="early")), *[broken] * 3)
+    app = build_graph("react", model=chat_model(), tools=TOOLS)
+    out = app.invoke({"task": TASK}, cfg("broken"))
+    assert out["status"] == "FAILED" and out["error"]["type"] == "ModelOutputError"
+    assert unanswered_calls(out["messages"]) == []
+    assert _names(out["messages"])["early"][1]["data"].startswith("finish rejected")
+    assert not openai_server.unexpected

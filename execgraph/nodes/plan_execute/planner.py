@@ -106,7 +106,7 @@ def plan(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str,
     )
     update: dict[str, Any] = {"turn": turn, "budget": result.charge(f"{turn_id}:plan")}
     if result.problem is not None or result.parsed is None:
-        return merge([update, model_failure(result, left, run_id, turn_id, deps)])
+        return merge([update, model_failure(result, left, run_id, turn_id, deps, state)])
     deps.executor.store.append_events(result.events)
     update["events"] = {"recent": [e.event_id for e in result.events]}
     earlier = [*unanswered(state, deps.observation_chars), ai_message(result.ai, run_id, turn_id)]
