@@ -236,10 +236,13 @@ def _stable_id(anchor: str, index: int, message: BaseMessage) -> str:
 
 def _pinned(messages: Sequence[BaseMessage]) -> set[int]:
     """Positions of the newest ``PINNED_MESSAGES`` human and system messages each."""
+    left = {HumanMessage: PINNED_MESSAGES, SystemMessage: PINNED_MESSAGES}
     pinned: set[int] = set()
-    for kind in (HumanMessage, SystemMessage):
-        found = [i for i, m in enumerate(messages) if isinstance(m, kind)]
-        pinned.update(found[-PINNED_MESSAGES:])
+    for index in range(len(messages) - 1, -1, -1):
+        kind = type(messages[index])
+        if left.get(kind):
+            left[kind] -= 1
+            pinned.add(index)
     return pinned
 
 
@@ -252,7 +255,9 @@ def _cut(messages: list[Any], window: int) -> list[Any]:
     """
     pinned = _pinned(messages)
     start = len(messages) - window
-    while sum(1 for i in pinned if i < start) + len(messages) - start > window:
+    older = sum(1 for i in pinned if i < start)
+    while older + len(messages) - start > window:
+        older += start in pinned  # the tail's first message leaves it, kept if pinned
         start += 1
     while start < len(messages) and isinstance(messages[start], ToolMessage):
         start += 1
