@@ -80,9 +80,42 @@ def build_graph(
     model_kwargs: Mapping[str, Any] | None = None,
     prices: Mapping[str, Mapping[str, float]] | None = None,
     database: str | None = None,
+    system_prompt: str = "",
     **settings: Any,
 ) -> RunGraph:
     """Compile one of the four architectures over the same executor and state.
+
+    The compiled graph takes ``{"messages": [...]}`` as ``create_agent`` does (the last
+    human message is the request; a ``SystemMessage`` among them is the developer's
+    instructions), or ``{"task": {...}}`` (a goal, success checks, budgets, ...).
+
+    When a run ends, and with what status:
+
+    - A task with ``success_checks`` is ``COMPLETED`` only when the verifier finds every
+      check holding on the run's record; a rejected answer goes back to the model.
+    - A bare goal (a task without checks, such as a ``{"messages": [...]}`` request) ends
+      with the model's first answer — a reply without tool calls, or ``finish`` — so a
+      chat turn costs one model call. It is ``COMPLETED`` when every action the model
+      asked for (a call of a tool that is not a declared read) succeeded at least once in
+      the run; if one never did (refused by a policy, rejected by a person, failed), the
+      run is ``PARTIAL`` when another call succeeded and ``FAILED`` when none did, each
+      unmet action named in ``verification["failed"]`` and ``open_items``. A read that
+      failed is no unmet action (the answer says what was not found); a task that needs
+      it declares ``{"kind": "tool_succeeded", "target": ...}``.
+    - ``FAILED`` also ends an abort, a task refused at admission, a stop condition, and a
+      run without progress (the loop guard: ``loop_threshold`` turns repeating the same
+      calls with the same observations, or the same rejected answer). ``BUDGET_EXHAUSTED``
+      ends a run past a budget, ``CANCELLED`` a cancelled one; ``WAITING`` is a pause for
+      a person, not an end.
+
+    Default budgets: a task that sets none gets 50 model calls and 100 tool calls
+    (``TaskSpec.budgets`` overrides them per kind: ``tokens_in``, ``tokens_out``,
+    ``wall_time_s`` and ``cost_usd`` have no default cap).
+
+    A thread holds one run at a time; once it has finished, every ``invoke`` with an input
+    starts the thread's next run, as ``create_agent`` runs again: a new human message is
+    the conversation's next turn, the same input again is asked again (a fresh budget; the
+    model is called anew). ``get_state`` reads a finished run without running it.
 
     Args:
         arch: ``"workflow"``, ``"react"``, ``"plan_execute"`` or ``"hybrid"``.
@@ -112,6 +145,11 @@ def build_graph(
             of a model without a price is counted in
             ``budget["used"]["unpriced_model_calls"]`` and ends a ``cost_usd`` budget.
             Tools declare their own cost (``tool_spec(cost_usd=...)``).
+        database: A ``postgresql://`` DSN for the execution store and the checkpointer
+            both (instead of the embedded SQLite under ``home``).
+        system_prompt: The developer's instructions to the model, trusted: they go into
+            the system message in a section of their own, beside the runtime's rules
+            (which they never replace), with any ``SystemMessage`` of the conversation.
         **settings: RunDeps settings (max_repairs, loop_threshold, history_turns, ...), and
             the ablations, each turning one mechanism off so a run can measure what it
             buys on the same task (:class:`~execgraph.nodes.deps.RunDeps`):
@@ -133,11 +171,14 @@ def build_graph(
     Raises:
         UsageError: unknown architecture, a malformed price table (also a ValueError),
             an ablation setting that is not a bool (``context``: not ``"projected"`` or
-            ``"full"``), or ``database=`` with ``store=`` or ``checkpointer=``.
+            ``"full"``), a ``system_prompt`` that is not text, or ``database=`` with
+            ``store=`` or ``checkpointer=``.
         StoreError: ``database=`` names a database that cannot be reached or set up.
     """
     if arch not in ARCHITECTURES:
         raise UsageError(f"unknown architecture {arch!r}; choose one of {', '.join(ARCHITECTURES)}")
+    if not isinstance(system_prompt, str):
+        raise UsageError(f"system_prompt takes text, got {type(system_prompt).__name__}")
     table = price_table(prices or {})
     if database is not None:
         store, checkpointer = _shared_state(database, store, checkpointer)
@@ -156,6 +197,7 @@ def build_graph(
         executor=executor,
         workspace_root=str(root.resolve()),
         checks=dict(checks or {}),
+        system_prompt=system_prompt,
         **settings,
     )
     if checkpointer is None:

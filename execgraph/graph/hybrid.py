@@ -1,6 +1,8 @@
 """Hybrid: fixed phases (scope → collect → analyze → publish → accept), ReAct inside collect.
 
-Phases without tools the task may use are skipped (see :mod:`execgraph.nodes.hybrid`). Each
+Phases without tools the task may use are skipped (see :mod:`execgraph.nodes.hybrid`); a
+reply calling only a later phase's tools moves the run there (``collect``/``analyze`` to
+``approve`` for a publish), and a bare goal's answer goes to ``verify_finish``. Each
 node's function has the node's name there; the phase nodes (collect, analyze, publish)
 are :func:`~execgraph.nodes.hybrid.phases.phase_step` of their phase.
 """

@@ -1,6 +1,9 @@
 """Plan-and-execute: plan → parallel waves of ready steps → answer → verify; replan on triggers.
 
-Each node's function has the node's name in :mod:`execgraph.nodes.plan_execute`.
+Each node's function has the node's name in :mod:`execgraph.nodes.plan_execute`. A model
+that does not plan still drives it (:mod:`execgraph.nodes.plan_execute.direct`): a plain
+answer from the planner goes to ``verify_finish``, tool calls from ``respond`` run as the
+next wave (``schedule``).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from execgraph.nodes.admission import admit, route_admitted
 from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.dispatch import fan_out
 from execgraph.nodes.plan_execute.answer import respond, route_respond
-from execgraph.nodes.plan_execute.planner import plan
+from execgraph.nodes.plan_execute.planner import plan, route_planned
 from execgraph.nodes.plan_execute.replan import assess, rejected, route_assess
 from execgraph.nodes.plan_execute.waves import schedule
 from execgraph.nodes.turn_progress import observe
@@ -45,7 +48,12 @@ def build_plan_execute(
     builder.add_node("rejected", partial(rejected, deps=deps))
     builder.add_edge(START, "admit")
     builder.add_conditional_edges("admit", route_admitted, {"run": "plan", "end": END})
-    builder.add_conditional_edges("plan", route_verify, {"continue": "schedule", "end": END})
+    planned: dict[Hashable, str] = {
+        "schedule": "schedule",
+        "verify_finish": "verify_finish",
+        "end": END,
+    }
+    builder.add_conditional_edges("plan", route_planned, planned)
     builder.add_conditional_edges("schedule", partial(fan_out, deps=deps), ["executor", "observe"])
     builder.add_edge("executor", "observe")
     builder.add_edge("observe", "check_stop")
@@ -57,7 +65,9 @@ def build_plan_execute(
         "end": END,
     }
     builder.add_conditional_edges("assess", route_assess, after_assess)
-    builder.add_conditional_edges("respond", route_respond, ["rejected", "verify_finish"])
+    builder.add_conditional_edges(
+        "respond", route_respond, ["rejected", "verify_finish", "schedule"]
+    )
     builder.add_conditional_edges(
         "verify_finish", route_verify, {"continue": "rejected", "end": END}
     )

@@ -1,5 +1,8 @@
 """Fixed workflow: stage 1 → … → stage n → conclude → verify, each stage through the executor.
 
+A stage's reply that answers without tools, in a task without success checks, is the
+run's answer: it goes to the verifier (``verify_finish``) at once.
+
 Each node's function has the node's name in :mod:`execgraph.nodes.workflow`; a stage's
 node (``stage_<name>``) is :func:`~execgraph.nodes.workflow.stage_step` of that stage.
 """
@@ -49,7 +52,8 @@ def build_workflow(
     builder.add_node("admit", partial(admit, deps=deps))
     for node, stage in zip(names, steps, strict=True):
         builder.add_node(node, partial(stage_step, deps=deps, stage=stage))
-        builder.add_conditional_edges(node, route_after_stage, ["dispatch", "advance"])
+        exits = ["dispatch", "advance", "verify_finish"]
+        builder.add_conditional_edges(node, route_after_stage, exits)
     builder.add_node("dispatch", partial(dispatch, deps=deps))
     builder.add_node("executor", executor(deps.executor))
     builder.add_node("observe", observe)

@@ -12,9 +12,15 @@ starts the thread's next run: a new contract (the same run id, the thread's), a 
 budget, loop guard and plan, while the thread's record stays (its events, results and
 evidence in the store, the bounded windows in state, the conversation and the turns the
 model sees). Turn and call ids keep counting, so nothing of the earlier run is replayed
-or mistaken for the new one's. The same input again brings nothing new: the finished
-state is returned as it is. A thread whose run was cancelled takes no new request: a
+or mistaken for the new one's. The same input again is asked again, as a ``create_agent``
+graph runs again on every ``invoke``: a fresh run of the thread's task (to read a
+finished run's result, use ``get_state``; to continue a paused one, ``invoke(None, ...)``
+or ``Command(resume=...)``). A thread whose run was cancelled takes no new request: a
 cancel request stands for the thread, so the caller is told to use a new ``thread_id``.
+
+Each admitted request is also a record in the turns the model sees (``history``: the
+request's text, after the turns before it), so a thread's next run shows the model the
+earlier requests beside the earlier replies (:mod:`execgraph.nodes.context.projection`).
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from pydantic import ValidationError
 
 from execgraph.nodes.cancel import cancel_requested
 from execgraph.nodes.checks import BUILTIN_CHECKS
+from execgraph.nodes.context.requests import request_record
 from execgraph.nodes.deps import CONTROL_TOOLS, RunDeps
 from execgraph.nodes.executor import schema_message
 from execgraph.nodes.model.prices import prices_of
@@ -163,7 +170,7 @@ def admit(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str
             return {}  # a resumed or continued run keeps its contract
         request = new_request(state)
         if request is None:
-            return {}  # nothing new asked: the finished run stands
+            return {}  # a thread admitted before requests were recorded keeps its run
         return _next_run(state, request, run_id_of(config), deps, config)
     return _admit(state, read_request(state), run_id_of(config), deps, config)
 
@@ -217,7 +224,8 @@ def _admit(
             "admitted": request.admitted,
             "events": {"recent": [event.event_id]},
         }
-    event = _event(EventType.RUN_ADMITTED, run_id, request, {"goal": contract.goal})
+    payload = {"goal": contract.goal, "seq": request.seq}
+    event = _event(EventType.RUN_ADMITTED, run_id, request, payload)
     deps.executor.store.append_events([event])
     update: dict[str, Any] = {
         "contract": contract.model_dump(mode="json"),
@@ -225,6 +233,7 @@ def _admit(
         "started_at": now,
         "admitted": request.admitted,
         "events": {"recent": [event.event_id]},
+        "history": [request_record(request.seq, int(state.get("turn", 0)), contract.goal)],
     }
     if "turn" not in state:
         update["turn"] = 0  # a thread's next run keeps counting turns: ids stay unique
@@ -239,5 +248,5 @@ def _admit(
 
 def route_admitted(state: RunState) -> str:
     """Run when a contract is admitted and its run is not over; else end at once (a
-    rejected task, or a finished thread given nothing new)."""
+    rejected task, a new request on a cancelled thread)."""
     return "run" if state.get("contract") and not _finished(state) else "end"

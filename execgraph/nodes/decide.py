@@ -16,7 +16,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from execgraph.nodes.admission import run_id_of
 from execgraph.nodes.budget import remaining
 from execgraph.nodes.context.projection import project
-from execgraph.nodes.conversation import ai_message, unanswered
+from execgraph.nodes.conversation import ai_message, closing, unanswered
 from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.executor import argument_bytes, oversized
 from execgraph.nodes.model.call import (
@@ -87,9 +87,15 @@ CONTROL_SCHEMAS = {
 
 
 def model_failure(
-    result: ModelTurn[Any], left: float | None, run_id: str, turn_id: str, deps: RunDeps
+    result: ModelTurn[Any],
+    left: float | None,
+    run_id: str,
+    turn_id: str,
+    deps: RunDeps,
+    state: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Stop the run after a turn whose output could not be used (or no call was allowed)."""
+    """Stop the run after a turn whose output could not be used (or no call was allowed);
+    the calls ``state``'s last reply left open are answered with how the run ended."""
     out_of_budget = left is not None and result.calls >= left
     status = RunStatus.BUDGET_EXHAUSTED if out_of_budget else RunStatus.FAILED
     reason = f"after {result.calls} model call(s): {result.problem}"
@@ -100,11 +106,13 @@ def model_failure(
         payload={"status": status.value, "reason": reason},
     )
     deps.executor.store.append_events([*result.events, finished])
-    return {
+    update: dict[str, Any] = {
         "status": status.value,
         "error": {"type": "ModelOutputError", "message": reason},
         "events": {"recent": [e.event_id for e in [*result.events, finished]]},
     }
+    answers = closing(state or {}, deps.observation_chars, status, reason)
+    return {**update, "messages": answers} if answers else update
 
 
 def unusable_reply(ai: AIMessage, max_argument_bytes: int) -> str | None:
@@ -268,7 +276,7 @@ def decide(
         **({"phase": phase} if phase else {}),
     }
     if result.problem is not None or result.parsed is None:
-        return merge([update, model_failure(result, left, run_id, turn_id, deps)])
+        return merge([update, model_failure(result, left, run_id, turn_id, deps, state)])
     decisions, ai = result.parsed, distinct_call_ids(result.ai, turn_id)
     for index, d in enumerate(decisions):
         events.append(

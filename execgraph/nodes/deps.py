@@ -49,7 +49,8 @@ class RunDeps:
         observation_chars: Bound on one observation's text in the model input.
         loop_threshold: Turns without progress before the run stops.
         max_replans: Replans allowed to plan-and-execute before it gives up.
-        system_prompt: Extra instructions prepended to the projected context.
+        system_prompt: The developer's instructions (trusted), in the system message in a
+            section of their own beside the runtime's rules.
         tools_enabled: False offers the model only the control tools (``finish``,
             ``ask_user``, ``abort``; plan-and-execute's ``submit_plan`` and
             ``revise_plan``): it must answer from what it knows. A tool it calls anyway is

@@ -4,6 +4,11 @@ An action's signature is its tool and canonical arguments; its observation hash 
 hash of what came back. A turn makes progress when it does something not done before
 (a new cursor, a new query), sees something not seen before (polling that finally
 changes), or adds evidence. After ``threshold`` turns without progress the run stops.
+
+A reply is judged too: an answer (a ``finish``, or a reply without tool calls) the
+verifier rejected for the same reasons as the same answer before is a turn without
+progress, so a model repeating one rejected answer is stopped as one repeating a call
+is. A new answer records itself without resetting the count.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from typing import Any
 
 from execgraph.nodes.executor import stable_hash
 
-__all__ = ["action_signature", "update_progress"]
+__all__ = ["action_signature", "reply_progress", "update_progress"]
 
 
 def action_signature(tool: str, arguments: Mapping[str, Any]) -> str:
@@ -64,3 +69,18 @@ def update_progress(
         "facts": new_facts,
         "moved": bool(new_seen or new_facts),
     }
+
+
+def reply_progress(
+    progress: Mapping[str, Any] | None, content: str, failed: Iterable[str], turn: str
+) -> dict[str, Any]:
+    """A rejected answer as an update of the guard's memory.
+
+    Its signature is the answer's text with the reasons it was rejected; seen before, the
+    turn moved nothing (``moved`` False); new, it is only remembered (no ``moved``: the
+    count of turns without progress stays as it was).
+    """
+    pair = f"reply:{stable_hash({'answer': content, 'failed': list(failed)})[:16]}"
+    if pair in set((progress or {}).get("seen", [])):
+        return {"turn": turn, "seen": [], "facts": [], "moved": False}
+    return {"turn": turn, "seen": [pair], "facts": []}

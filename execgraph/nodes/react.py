@@ -90,7 +90,11 @@ def react_turn(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> Com
         if update.get("status") not in _TERMINAL:
             here, _ = split_pausable(queued.get("pending") or [], deps.executor)
         else:  # the batch did not fit the budget: none of it runs, and each call says so
-            unrun = [answer(str(d.tool_call_id), NOT_EXECUTED) for d in calls if d.tool_call_id]
+            unrun = [
+                answer(str(d.tool_call_id), NOT_EXECUTED, d.tool_name or "")
+                for d in calls
+                if d.tool_call_id
+            ]
             update = merge([update, {"messages": unrun}])
     if here:
         # ``pending`` keeps every queued call: the next turn's loop guard observes them all.

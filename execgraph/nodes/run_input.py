@@ -5,12 +5,13 @@ what the last human message says: it becomes the goal of a task with the default
 A ``task`` is still accepted, and its own ``goal`` wins; a task without a goal takes the
 last human message's.
 
-A thread holds one run at a time. Once its run has finished, an input that brings a new
-request — a new human message (the next turn of the conversation) or a different task —
-starts the thread's next run (:func:`execgraph.nodes.admission.admit`); the same input
-again asks for nothing new. Which request the current run answers is kept in state
-(``admitted``: a digest of the task, the id of the human message, the run's number on
-the thread), so "new" is decided exactly, without re-reading the log.
+A thread holds one run at a time. Once its run has finished, every input starts the
+thread's next run (:func:`execgraph.nodes.admission.admit`), as every ``invoke`` of a
+``create_agent`` graph runs it: a new human message is the next turn of the
+conversation, a different task is the next request, and the same input again asks the
+same thing again (a fresh run, its own budget; the model is asked anew). Which request
+the current run answers is kept in state (``admitted``: a digest of the task, the id of
+the human message, the run's number on the thread).
 """
 
 from __future__ import annotations
@@ -96,13 +97,14 @@ def read_request(state: Mapping[str, Any], seq: int = 1) -> Request:
 
 
 def new_request(state: Mapping[str, Any]) -> Request | None:
-    """The request an input brings to a thread whose run has finished, or None when it
-    brings nothing new (the same task again, no new human message).
+    """The request an input brings to a thread whose run has finished (None only for a
+    thread admitted before requests were recorded, which keeps its contract).
 
     A changed task is the request (its goal, or the last human message's when it names
     none). A new human message alone is the next turn of the conversation: its text is
     the goal, in the frame of the thread's task (what the thread may do and spend; the
-    last goal's deliverables and checks are not the new goal's).
+    last goal's deliverables and checks are not the new goal's). The same input again is
+    the thread's task again, asked anew.
     """
     admitted = state.get("admitted")
     if admitted is None:  # admitted before requests were recorded: keep its contract
@@ -110,12 +112,11 @@ def new_request(state: Mapping[str, Any]) -> Request | None:
     seq = int(admitted.get("seq") or 1) + 1
     task = state.get("task")
     human = last_human(state.get("messages"))
-    if _digest(task) != admitted.get("task"):  # the input brought a task: it frames the request
-        return read_request(state, seq)
-    if human is not None and human.id != admitted.get("message"):
+    same_task = _digest(task) == admitted.get("task")  # no task came with it: the frame
+    if human is not None and human.id != admitted.get("message") and same_task:
         spec = _from_message(human, task)
         return Request(spec, _key(spec, human), seq, from_message=True)
-    return None
+    return read_request(state, seq)
 
 
 def run_seq(state: Mapping[str, Any]) -> int | None:

@@ -1,24 +1,35 @@
 """The verifier and stop controller: the only place a run becomes COMPLETED.
 
 Every turn ends here. A cancel request (logged by anyone, from any process) stops the run
-CANCELLED first. A model's ``finish`` (or plain answer) is a candidate: it is accepted
-only when every success check holds on evidence; otherwise the rejection and its reasons
-go back to the model. Every judgement is logged as a ``verifier.verdict`` event with
-``"gated": true``; with the gate off (``RunDeps.verifier_gate``, an ablation) a finish is
-accepted unjudged, no check runs, and its verdict says ``"gated": false``. Then, in
-order: abort, loop guard, budgets and deadline, and the task's stop conditions decide
+CANCELLED first. A model's ``finish`` or plain answer (a reply without tool calls) is a
+candidate, judged on the run's record. Every judgement is logged as a ``verifier.verdict``
+event with ``"gated": true``; with the gate off (``RunDeps.verifier_gate``, an ablation) a
+finish is accepted unjudged, no check runs, and its verdict says ``"gated": false``. Then,
+in order: abort, loop guard, budgets and deadline, and the task's stop conditions decide
 whether the run stops (FAILED, BUDGET_EXHAUSTED with the confirmed partial result and the
 open items) or goes on.
 
-What a finish is accepted on. With success checks, on every one of them holding over the
-run's whole record. With none (a bare goal, ``{"messages": [...]}`` as with
-``create_agent``), on *some* evidence: at least one item in the run's record, verified or
-not. Every successful tool call leaves one (an ordinary ``@tool_spec`` function or
-LangChain tool an unverified ``observation``, see :mod:`execgraph.nodes.executor.stages.evidence`),
-so a result the run looked something up for is accepted, and a finish with nothing
-observed behind it is not. That is a floor, not a judgement of the answer: a task that
-needs more says so with checks — ``min_evidence`` (at least N items, optionally verified
-ones, seed 002 §13), ``evidence`` of a kind, ``output_contains``, its own kinds.
+What an answer is judged on:
+
+* A task with success checks: every check must hold over the run's whole record. Then
+  the run is ``COMPLETED``; otherwise the answer is rejected, the reasons go back to the
+  model, and the run goes on (the same answer rejected for the same reasons again is a
+  turn without progress for the loop guard).
+* A bare goal (no checks, e.g. ``{"messages": [...]}`` as with ``create_agent``): the
+  answer ends the run, and the run's own actions are its checks
+  (:mod:`execgraph.nodes.run_actions`). A reply that answers without tools (a chat turn),
+  or after actions that all succeeded, is ``COMPLETED``. If an action the model asked for
+  (a call of a tool that is not a declared read) never succeeded in this run (refused by
+  a policy, rejected by a person, failed), the answer still ends the run, as ``PARTIAL``
+  when some other tool succeeded and ``FAILED`` when none did; the verification lists
+  what succeeded (``passed``) and each unmet action with why (``failed``), so a program
+  that reads ``status`` is not told COMPLETED for a goal whose actions did not happen.
+
+Statuses in short: ``COMPLETED`` (accepted on its checks, or a bare goal whose actions
+all succeeded), ``PARTIAL`` (ended with some of what it needed: a bare goal with an unmet
+action, a fixed workflow short of some checks), ``FAILED`` (aborted, refused at
+admission, no progress, a stop condition, nothing it tried worked), ``BUDGET_EXHAUSTED``,
+``CANCELLED``, and ``WAITING`` (paused for a person; not an end).
 """
 
 from __future__ import annotations
@@ -31,12 +42,16 @@ from langchain_core.runnables import RunnableConfig
 from execgraph.nodes.budget import exhausted
 from execgraph.nodes.cancel import cancel_requested
 from execgraph.nodes.checks import BUILTIN_CHECKS
+from execgraph.nodes.conversation import closing
 from execgraph.nodes.deps import RunDeps
+from execgraph.nodes.loop_guard import reply_progress
+from execgraph.nodes.run_actions import met_actions, unmet_actions
 from execgraph.nodes.run_input import run_seq
 from execgraph.nodes.run_record import full_view
 from execgraph.state.contracts import Decision, DecisionKind, RunStatus, TaskContract
 from execgraph.state.events import EventType, make_event
 from execgraph.state.schema import RunState
+from execgraph.state.updates import fold
 
 __all__ = [
     "evaluate",
@@ -46,8 +61,6 @@ __all__ = [
     "stop_update",
     "verify",
 ]
-
-_NO_EVIDENCE = "no evidence supports the result: act with tools before finishing"
 
 
 def is_terminal(state: Mapping[str, Any]) -> bool:
@@ -61,13 +74,15 @@ def evaluate(
 ) -> tuple[list[str], list[str]]:
     """Success checks on ``view`` -> (passed descriptions, failure reasons).
 
-    With no checks in the contract, a result still needs some evidence behind it (one
-    item, verified or not). The checks see the run's whole record
+    With no checks in the contract, the run's own actions are the checks: the tools it
+    called that succeeded pass, each one that never did fails, but for a read
+    (:mod:`execgraph.nodes.run_actions`). The checks see the run's whole record
     (:func:`execgraph.nodes.run_record.full_view`), not state's window.
     """
     view = full_view(view, contract.run_id, deps)
     if not contract.success_checks:
-        return ([], []) if view.get("evidence") else ([], [_NO_EVIDENCE])
+        reads = {s.name for s in deps.executor.registry.latest() if s.effect == "read"}
+        return met_actions(view), unmet_actions(view, reads)
     passed, failed = [], []
     checks = {**BUILTIN_CHECKS, **deps.checks}
     for check in contract.success_checks:
@@ -100,7 +115,9 @@ def stop_update(
     *,
     output: str | None = None,
 ) -> dict[str, Any]:
-    """A terminal update: status, reason, the confirmed partial result and the open items."""
+    """A terminal update: status, reason, the confirmed partial result and the open items,
+    and the answers to the last reply's open calls
+    (:func:`~execgraph.nodes.conversation.closing`)."""
     view = full_view(state, contract.run_id, deps)
     open_items: list[str] = []
     if status is not RunStatus.COMPLETED:  # a completed run has no open items to list
@@ -119,13 +136,16 @@ def stop_update(
         "open_items": open_items,
         "events": {"recent": [event.event_id]},
     }
+    answers = closing(state, deps.observation_chars, status, reason)
+    if answers:
+        update["messages"] = answers
     if status is not RunStatus.COMPLETED:
         update["error"] = {"type": status.value, "message": reason}
     return update
 
 
 def verify(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str, Any]:
-    """Gate a finish on evidence, then decide: stop, or go on."""
+    """Judge an answer (see the module docstring), then decide: stop, or go on."""
     if is_terminal(state):
         return {}
     contract = TaskContract.model_validate(state["contract"])
@@ -157,10 +177,14 @@ def verify(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[st
                 payload={**report, "gated": deps.verifier_gate},
             )
             deps.executor.store.append_events([verdict])
-            if not failed:
-                done = stop_update(
-                    view, contract, deps, RunStatus.COMPLETED, "verified", output=d.content
-                )
+            if not failed or not contract.success_checks:
+                # Accepted; or a bare goal's answer, which ends the run whatever its
+                # actions came to: the status says what they came to.
+                status, reason = RunStatus.COMPLETED, "verified"
+                if failed:
+                    status = RunStatus.PARTIAL if passed else RunStatus.FAILED
+                    reason = "answered, but not every action succeeded: " + "; ".join(failed)
+                done = stop_update(view, contract, deps, status, reason, output=d.content)
                 recent = [verdict.event_id, *done["events"]["recent"]]
                 return {**done, "events": {"recent": recent}, "verification": report}
             update["events"] = {"recent": [verdict.event_id]}
@@ -174,11 +198,15 @@ def verify(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[st
                     "tool_call_id": d.tool_call_id,
                 }
             ]
+            update["progress"] = reply_progress(
+                state.get("progress"), d.content, failed, f"t{turn}:reply"
+            )
         if d.kind is DecisionKind.ABORT:
             return stop_update(state, contract, deps, RunStatus.FAILED, f"aborted: {d.content}")
-    halt = stop_condition(state, contract, deps, cancel_checked=True)
+    now: Mapping[str, Any] = fold(state, update) if update else state
+    halt = stop_condition(now, contract, deps, cancel_checked=True)
     if halt is not None:
-        stopped = stop_update(state, contract, deps, *halt)
+        stopped = stop_update(now, contract, deps, *halt)
         judged = update.get("events", {}).get("recent", [])
         recent = [*judged, *stopped["events"]["recent"]]
         return {**update, **stopped, "events": {"recent": recent}}
@@ -205,7 +233,8 @@ def stop_condition(
     progress = state.get("progress") or {}
     if deps.loop_guard and int(progress.get("stale", 0)) >= deps.loop_threshold:
         reason = (
-            f"no progress: the last {progress['stale']} turns repeated actions without new evidence"
+            f"no progress: the last {progress['stale']} turns repeated actions or replies "
+            "without new evidence"
         )
         return RunStatus.FAILED, reason
     spent = exhausted(contract, state)

@@ -21,7 +21,7 @@ from execgraph.nodes.decide import decide
 from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.toolset import declaration_order
 from execgraph.nodes.verify import evaluate, is_terminal, stop_update
-from execgraph.state.contracts import RunStatus, TaskContract
+from execgraph.state.contracts import DecisionKind, RunStatus, TaskContract
 from execgraph.state.schema import RunState
 
 __all__ = [
@@ -85,9 +85,14 @@ def advance(state: RunState) -> dict[str, Any]:
 
 
 def route_after_stage(state: Mapping[str, Any]) -> str:
-    """A stage's tool calls go to the executor; a stage without any moves straight on."""
+    """A stage's tool calls go to the executor; a stage without any moves straight on,
+    unless its reply is a bare goal's answer (no success checks), which the verifier
+    judges at once (``verify_finish``)."""
     kinds = {d["kind"] for d in state.get("decisions") or []}
-    return "dispatch" if "tool_call" in kinds else "advance"
+    if "tool_call" in kinds:
+        return "dispatch"
+    bare = not (state.get("contract") or {}).get("success_checks")
+    return "verify_finish" if bare and DecisionKind.ANSWER.value in kinds else "advance"
 
 
 def route_stage(state: Mapping[str, Any], names: list[str]) -> str:

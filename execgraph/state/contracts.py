@@ -46,7 +46,22 @@ class _Frozen(BaseModel):
 
 
 class RunStatus(StrEnum):
-    """Where a run stands. Only the verifier may set COMPLETED."""
+    """Where a run stands. Only the verifier may set COMPLETED.
+
+    * ``RUNNING``: under way. ``WAITING``: paused for a person (an approval, a question);
+      neither is an end.
+    * ``COMPLETED``: the verifier accepted the answer: every success check holds; for a
+      task without checks, the model answered and every action it asked for (a call of
+      a tool that is not a read) succeeded.
+    * ``PARTIAL``: ended with some of what was needed, named in the verification and
+      ``open_items``: a task without checks whose answer came after an action that never
+      succeeded while another call did; a fixed workflow that passed some of its checks.
+    * ``FAILED``: ended without the goal: aborted, refused at admission, stopped by the
+      loop guard or a stop condition, an unusable model reply, or a task without checks
+      with an action that never succeeded and no call that did.
+    * ``BUDGET_EXHAUSTED``: a budget or the deadline ran out (the confirmed partial result
+      and the open items are reported). ``CANCELLED``: cancelled on request.
+    """
 
     RUNNING = "RUNNING"
     COMPLETED = "COMPLETED"

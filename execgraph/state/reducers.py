@@ -13,7 +13,14 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from langchain_core.messages import AnyMessage, BaseMessage, RemoveMessage, ToolMessage
+from langchain_core.messages import (
+    AnyMessage,
+    BaseMessage,
+    HumanMessage,
+    RemoveMessage,
+    SystemMessage,
+    ToolMessage,
+)
 from langchain_core.messages.utils import convert_to_messages
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
@@ -21,6 +28,7 @@ __all__ = [
     "EVIDENCE_WINDOW",
     "HISTORY_WINDOW",
     "MESSAGES_WINDOW",
+    "PINNED_MESSAGES",
     "PROGRESS_MEMORY",
     "REPLAY_WINDOW",
     "RESULTS_WINDOW",
@@ -206,6 +214,11 @@ def append_window(
 #: (``HISTORY_WINDOW``) as AI and tool messages. The event log keeps the whole run.
 MESSAGES_WINDOW = 32
 
+#: Human messages, and system messages, the window keeps however many turns follow them
+#: (the newest of each kind): the request a long run answers and the developer's
+#: instructions stay in the conversation. They count against ``MESSAGES_WINDOW``.
+PINNED_MESSAGES = 4
+
 _Messages = BaseMessage | Sequence[Any] | Mapping[str, Any] | str
 
 
@@ -221,6 +234,36 @@ def _stable_id(anchor: str, index: int, message: BaseMessage) -> str:
     return f"{message.type}-{digest[:20]}"
 
 
+def _pinned(messages: Sequence[BaseMessage]) -> set[int]:
+    """Positions of the newest ``PINNED_MESSAGES`` human and system messages each."""
+    left = {HumanMessage: PINNED_MESSAGES, SystemMessage: PINNED_MESSAGES}
+    pinned: set[int] = set()
+    for index in range(len(messages) - 1, -1, -1):
+        kind = type(messages[index])
+        if left.get(kind):
+            left[kind] -= 1
+            pinned.add(index)
+    return pinned
+
+
+def _cut(messages: list[Any], window: int) -> list[Any]:
+    """The newest messages that fit ``window`` with the pinned ones kept before them.
+
+    The tail starts where the pinned messages older than it and the tail together fit;
+    tool messages left at its start (their AI message cut away) are dropped, so a window
+    never starts with an answer to a call it does not show.
+    """
+    pinned = _pinned(messages)
+    start = len(messages) - window
+    older = sum(1 for i in pinned if i < start)
+    while older + len(messages) - start > window:
+        older += start in pinned  # the tail's first message leaves it, kept if pinned
+        start += 1
+    while start < len(messages) and isinstance(messages[start], ToolMessage):
+        start += 1
+    return [messages[i] for i in sorted(pinned) if i < start] + messages[start:]
+
+
 def add_messages_window(
     left: Sequence[BaseMessage] | None,
     right: _Messages | None,
@@ -233,9 +276,10 @@ def add_messages_window(
     deletes its id (``REMOVE_ALL_MESSAGES`` clears the channel), anything else is
     appended; dicts, tuples and strings are converted as ``add_messages`` converts them.
     A message without an id gets a deterministic one (see :func:`_stable_id`), so a
-    replayed write folds to the same value. After the window is cut, tool messages left
-    at its start (their AI message cut away) are dropped too: a window never starts with
-    an answer to a call it does not show.
+    replayed write folds to the same value. The window keeps the newest messages and,
+    however old, the newest ``PINNED_MESSAGES`` human and system messages (the user's
+    request and the developer's instructions); tool messages left at the start of the
+    newest part (their AI message cut away) are dropped too.
     """
     merged: list[BaseMessage | None] = list(left or [])
     if not all(isinstance(m, BaseMessage) for m in merged):
@@ -264,15 +308,24 @@ def add_messages_window(
             merged.append(message)
     kept: list[Any] = [m for m in merged if m is not None]
     if window is not None and len(kept) > window:
-        kept = kept[-window:]
-        while kept and isinstance(kept[0], ToolMessage):
-            kept.pop(0)
+        kept = _cut(kept, window)
     return kept
 
 
 #: Action/observation pairs and evidence facts the loop guard remembers: enough to catch
 #: a loop (which repeats recent actions), O(1) in run length.
 PROGRESS_MEMORY = 32
+
+
+def _fold_tools(
+    left: Mapping[str, Mapping[str, Any]] | None, right: Mapping[str, Mapping[str, Any]] | None
+) -> dict[str, dict[str, Any]]:
+    """What the run's calls came to per tool: a success sticks, else the newest failure."""
+    tools = {name: dict(entry) for name, entry in (left or {}).items()}
+    for name, entry in (right or {}).items():
+        if not tools.get(name, {}).get("ok"):
+            tools[name] = dict(entry)
+    return tools
 
 
 def fold_progress(
@@ -282,19 +335,30 @@ def fold_progress(
 
     An update is ``{"turn": id, "seen": [new pairs], "facts": [new facts], "moved": bool}``;
     the value keeps the newest pairs and facts and ``stale``, the count of consecutive
-    turns that moved nothing. An update for the turn already folded is a replay.
+    turns that moved nothing. An update for the turn already folded is a replay; one
+    without ``moved`` judges no turn (it only records, see below) and leaves ``stale``.
+
+    An update may also carry ``tools``: per tool name, what this turn's calls of it came
+    to (``{"ok": True}``, or ``{"ok": False, "why": ...}``). The value keeps one entry per
+    tool the run called: a success sticks, a failure is replaced by a newer one (see
+    :mod:`execgraph.nodes.run_actions`).
     """
     value = {"turn": None, "seen": [], "facts": [], "stale": 0, **(left or {})}
     if not right or right.get("turn") == value["turn"]:
         return value
     seen = list(value["seen"]) + [p for p in right.get("seen", []) if p not in value["seen"]]
     facts = list(value["facts"]) + [f for f in right.get("facts", []) if f not in value["facts"]]
-    return {
+    folded: dict[str, Any] = {
         "turn": right.get("turn"),
         "seen": seen[-PROGRESS_MEMORY:],
         "facts": facts[-PROGRESS_MEMORY:],
-        "stale": 0 if right.get("moved") else int(value["stale"]) + 1,
+        "stale": int(value["stale"]),
     }
+    if "moved" in right:
+        folded["stale"] = 0 if right["moved"] else int(value["stale"]) + 1
+    if value.get("tools") or right.get("tools"):
+        folded["tools"] = _fold_tools(value.get("tools"), right.get("tools"))
+    return folded
 
 
 def _batched(reducer: Callable[[Any, Any], Any], name: str) -> Callable[[Any, Sequence[Any]], Any]:

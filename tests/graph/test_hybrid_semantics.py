@@ -185,3 +185,32 @@ def test_a_task_that_may_not_use_the_write_tools_skips_analyze(tmp_path: Path) -
     model.assert_consumed()
     shown = " ".join(str(m.content) for m in model.calls[-1])
     assert "This is the last phase" in shown and "final result" in shown
+
+
+def test_calls_of_a_later_phase_move_the_run_there_on_that_phases_path(tmp_path: Path) -> None:
+    """A model that skips the phases' finish: its post while collecting closes collect and
+    analyze and runs in publish, through the approval node; a reply mixing phases stays."""
+    posted = Counter()
+    replies = [LOOK, calls(("post", {"item": "a"})), finish("posted a")]
+    app, model = build(tmp_path, "hybrid", replies, toolkit(posted))
+    cfg = {"configurable": {"thread_id": "jump"}}
+    out = app.invoke({"task": TASK}, cfg)
+    [pause] = out["__interrupt__"]
+    assert pause.value["tool"] == "post" and app.get_state(cfg).values["phase"] == "publish"
+    assert app.get_state(cfg).values["status"] == "WAITING" and posted.effects == []
+    out = app.invoke(Command(resume={pause.id: {"action": "approve"}}), cfg)
+    model.assert_consumed()
+    assert out["status"] == "COMPLETED" and posted.effects == ["a"]
+
+    mixed = [calls(("look", {"item": "a"}), ("post", {"item": "b"})), finish("looked")]
+    task = {**READ_ONLY, "allowed_actions": ["look", "post"], "budgets": {"tool_calls": 4}}
+    app, model = build(
+        tmp_path / "mixed", "hybrid", [*mixed, finish("a was found")], toolkit(posted)
+    )
+    out = app.invoke({"task": task}, {"configurable": {"thread_id": "mixed"}})
+    model.assert_consumed()
+    refused = [r for r in out["results"].values() if r["tool_name"] == "post"]
+    assert [r["status"] for r in refused] == ["DENIED"] and posted.effects == ["a"]
+    # collect's finish closed the phase: the model is told so, not "not executed"
+    shown = " ".join(str(m.content) for m in model.calls[-1])
+    assert "phase collect closed" in shown and "not executed" not in shown

@@ -114,11 +114,12 @@ def test_tool_messages_stream_from_the_node_that_ran_the_call(tmp_path: Path) ->
         for m, meta in first + resumed
         if isinstance(m, ToolMessage)
     ]
-    assert tools == [("m1", "decide"), ("m2", "executor")]  # the approved call: its own node
+    # the approved call: its own node; the accepted finish: the verifier's answer
+    assert tools == [("m1", "decide"), ("m2", "executor"), ("m3", "verify")]
     ids = [m.id for m, _ in first + resumed]
     assert len(ids) == len(set(ids))  # each message once
     final = app.get_state(CFG).values["messages"]
-    assert [m.tool_call_id for m in final if isinstance(m, ToolMessage)] == ["m1", "m2"]
+    assert [m.tool_call_id for m in final if isinstance(m, ToolMessage)] == ["m1", "m2", "m3"]
 
 
 def test_a_running_call_shows_its_tool_and_elapsed_time_while_it_runs(

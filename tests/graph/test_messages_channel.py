@@ -11,7 +11,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from execgraph.graph import build_graph
@@ -53,8 +53,11 @@ def _run(tmp_path: Path, n: int) -> tuple[dict[str, Any], sqlite3.Connection]:
 def test_the_window_is_bounded_and_rebuilt_exactly_by_a_new_process(tmp_path: Path) -> None:
     out, conn = _run(tmp_path, 70)  # past two snapshots of the channel
     messages = out["messages"]
-    assert len(messages) <= MESSAGES_WINDOW and isinstance(messages[-1], AIMessage)
-    assert not isinstance(messages[0], ToolMessage)
+    assert len(messages) <= MESSAGES_WINDOW and isinstance(messages[-2], AIMessage)
+    # every call answered: the accepted finish too, the last message
+    assert isinstance(messages[-1], ToolMessage) and messages[-1].name == "finish"
+    assert not isinstance(messages[1], ToolMessage)
+    assert isinstance(messages[0], HumanMessage) and messages[0].content == "go"  # kept
     conn.close()
     conn = sqlite3.connect(tmp_path / "checkpoints.db", check_same_thread=False)
     again = build_graph(

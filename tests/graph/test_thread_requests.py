@@ -3,7 +3,8 @@
 ``invoke({"messages": [HumanMessage(...)]})`` asks what the message says, as with
 ``create_agent``; the output carries the conversation: the request, each model reply with
 its tool calls, one ToolMessage per call. A new human message (or a new task) on a
-finished thread starts the thread's next run; the same input again runs nothing.
+finished thread starts the thread's next run; so does the same input again, as a
+``create_agent`` graph runs again on every ``invoke``.
 """
 
 from __future__ import annotations
@@ -130,13 +131,15 @@ def test_a_new_task_on_a_finished_thread_is_its_next_run(tmp_path: Path) -> None
     assert out["output"] == "beta"
 
 
-def test_the_same_input_again_runs_nothing(tmp_path: Path) -> None:
-    app, store = _app(tmp_path, [_read("a.txt", "c1"), AIMessage("alpha")])
+def test_the_same_input_again_runs_again(tmp_path: Path) -> None:
+    replies = [_read("a.txt", "c1"), AIMessage("alpha"), _read("a.txt", "c2"), AIMessage("again")]
+    app, store = _app(tmp_path, replies)
     first = app.invoke({"task": {"goal": "Read a.txt"}}, CFG)
-    events = len(store.events("chat"))
-    again = app.invoke({"task": {"goal": "Read a.txt"}}, CFG)  # a model call would fail
-    assert again["status"] == "COMPLETED" and again["turn"] == first["turn"]
-    assert len(store.events("chat")) == events
+    again = app.invoke({"task": {"goal": "Read a.txt"}}, CFG)
+    assert again["status"] == "COMPLETED" and again["output"] == "again"
+    assert again["turn"] == first["turn"] + 2 and again["budget"]["used"]["model_calls"] == 2
+    admitted = [e for e in store.events("chat") if e.type == "run.admitted"]
+    assert [e.payload["seq"] for e in admitted] == [1, 2]
 
 
 def test_a_new_request_on_a_cancelled_thread_is_refused_clearly(tmp_path: Path) -> None:

@@ -6,7 +6,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from execgraph.nodes.conversation import NOT_EXECUTED, ai_message, unanswered
+from execgraph.nodes.conversation import NOT_EXECUTED, ai_message, closing, unanswered
+from execgraph.state.contracts import RunStatus
 
 
 def _reply(*names: str) -> AIMessage:
@@ -60,3 +61,41 @@ def test_answered_calls_and_a_reply_before_a_new_request_are_left_alone() -> Non
     assert unanswered(_state(_reply("finish"), HumanMessage("next")), 2000) == []
     assert unanswered(_state(HumanMessage("first")), 2000) == []
     assert unanswered(_state(), 2000) == []
+
+
+def test_every_answer_names_its_tool_and_says_whether_it_is_a_control() -> None:
+    [answer] = unanswered(_state(_reply("ask_user"), feedback=[_answered("id-ask_user")]), 2000)
+    assert answer.name == "ask_user" and answer.artifact == {
+        "tool_name": "ask_user",
+        "tool_call_id": "id-ask_user",
+        "outcome": "succeeded",
+        "data": "The user answered: yes",
+        "control": True,
+    }
+    [unrun] = unanswered(_state(_reply("look")), 2000)
+    assert unrun.name == "look" and unrun.artifact["control"] is False
+    assert unrun.artifact["outcome"] == "failed" and unrun.status == "error"
+
+
+def test_a_runs_end_answers_every_open_call_of_its_last_reply() -> None:
+    done = closing(_state(_reply("finish")), 2000, RunStatus.COMPLETED, "verified")
+    assert [(m.name, m.content, m.status) for m in done] == [
+        ("finish", "accepted: the run is COMPLETED", "success")
+    ]
+    [aborted] = closing(_state(_reply("abort")), 2000, RunStatus.FAILED, "aborted: no")
+    assert aborted.content == "the run ended FAILED: aborted: no" and aborted.status == "success"
+    stopped = closing(_state(_reply("finish", "look")), 2000, RunStatus.BUDGET_EXHAUSTED, "out")
+    assert [(m.name, m.content, m.status) for m in stopped] == [
+        ("finish", "the run ended BUDGET_EXHAUSTED: out", "error"),
+        ("look", NOT_EXECUTED, "error"),
+    ]
+    note = {"id": "n", "turn": 1, "text": "finish rejected: x", "tool_call_id": "id-finish"}
+    [rejected] = closing(_state(_reply("finish"), feedback=[note]), 2000, RunStatus.FAILED, "-")
+    assert rejected.content == "finish rejected: x"
+    assert (
+        closing(_state(_reply("finish"), HumanMessage("next")), 2000, RunStatus.FAILED, "-") == []
+    )
+
+
+def _answered(tool_call_id: str) -> dict[str, Any]:
+    return {"id": "a", "turn": 1, "text": "The user answered: yes", "tool_call_id": tool_call_id}

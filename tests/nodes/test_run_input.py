@@ -35,9 +35,11 @@ def _finished(task: dict[str, Any], *messages: Any) -> dict[str, Any]:
     return state
 
 
-def test_the_same_input_again_asks_nothing_new() -> None:
-    assert new_request(_finished({"goal": "g"})) is None
-    assert new_request(_finished(FRAME, HumanMessage("q", id="h"))) is None
+def test_the_same_input_again_asks_the_same_again() -> None:
+    again = new_request(_finished({"goal": "g"}))
+    assert again is not None and again.spec == {"goal": "g"} and again.seq == 2
+    again = new_request(_finished(FRAME, HumanMessage("q", id="h")))
+    assert again is not None and again.spec == {**FRAME, "goal": "q"} and again.seq == 2
 
 
 def test_a_new_human_message_is_the_next_goal_in_the_threads_frame() -> None:

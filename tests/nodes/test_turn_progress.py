@@ -15,7 +15,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from execgraph.graph import build_graph
 from execgraph.nodes.executor.stages.evidence import observation_evidence
-from execgraph.nodes.loop_guard import update_progress
+from execgraph.nodes.loop_guard import reply_progress, update_progress
 from execgraph.state.reducers import fold_progress
 from execgraph.testing import ScriptedChatModel
 from execgraph.tools import InvokeContext, ToolSpec, tool_spec
@@ -80,3 +80,15 @@ def test_polling_that_sees_new_data_is_progress(tmp_path: Path) -> None:
     assert out["status"] == "COMPLETED", out.get("error")
     [item] = out["evidence"].values()
     assert item["value"] == "75%" and "conflict" not in item  # the newest observation
+
+
+def test_the_same_rejected_answer_again_is_no_progress_a_new_one_is_only_remembered() -> None:
+    progress: dict[str, Any] = {"stale": 2}
+    first = reply_progress(progress, "I do not know.", ["no output"], "t1:reply")
+    assert "moved" not in first  # a new answer: remembered, the count left alone
+    progress = fold_progress(progress, first)
+    assert progress["stale"] == 2
+    again = reply_progress(progress, "I do not know.", ["no output"], "t2:reply")
+    assert fold_progress(progress, again)["stale"] == 3
+    other = reply_progress(progress, "I do not know.", ["another reason"], "t3:reply")
+    assert "moved" not in other  # judged anew: not the same rejection

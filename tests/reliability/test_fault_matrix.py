@@ -17,7 +17,7 @@ import pytest
 
 from execgraph.state.events import EventType, make_event
 from tests.reliability.matrix import ARCHS, FAULTS, CellReport, log_problems, render, run_cell
-from tests.reliability.replies import call, finish, hybrid, lookup, save
+from tests.reliability.replies import call, calls, finish, hybrid, lookup, save
 from tests.reliability.scenarios import STAGES, Cell
 
 
@@ -93,7 +93,11 @@ def _off_phase(arch: str) -> Cell:
     if arch == "workflow":
         replies = [save(), save("b"), finish()]  # stage "collect" offers only lookup
         return Cell("off_phase", arch, replies, "PARTIAL", {"save": 1}, 2, first=("save", "DENIED"))
-    replies = hybrid([save(), lookup()], [save("b")], finish())  # collect offers reads only
+    # collect offers reads only; a reply whose calls all belong to a later phase would move
+    # the run there, so the write comes beside a read: the reply stays in collect
+    replies = hybrid(
+        [calls(("save", {"item": "a"}), ("lookup", {"item": "a"}))], [save("b")], finish()
+    )
     executions = {"save": 1, "lookup": 1}
     return Cell("off_phase", arch, replies, "COMPLETED", executions, 3, first=("save", "DENIED"))
 

@@ -12,11 +12,17 @@ from langchain_core.messages import (
     AIMessage,
     HumanMessage,
     RemoveMessage,
+    SystemMessage,
     ToolMessage,
 )
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-from execgraph.state.reducers import MESSAGES_WINDOW, add_messages_window, messages_batch
+from execgraph.state.reducers import (
+    MESSAGES_WINDOW,
+    PINNED_MESSAGES,
+    add_messages_window,
+    messages_batch,
+)
 
 
 def _ai(i: int) -> AIMessage:
@@ -74,6 +80,23 @@ def test_the_window_keeps_the_newest_and_never_starts_with_an_orphan_answer() ->
     value = add_messages_window(value, [HumanMessage("next", id="h")])
     assert isinstance(value[0], AIMessage) and len(value) == MESSAGES_WINDOW - 1
     assert len(add_messages_window([], [_ai(i) for i in range(99)], window=None)) == 99
+
+
+def test_the_window_keeps_the_users_request_and_the_developers_instructions() -> None:
+    value = add_messages_window([], [SystemMessage("be brief", id="s"), HumanMessage("q", id="h")])
+    for i in range(MESSAGES_WINDOW):
+        value = add_messages_window(value, [_ai(i), _tool(i)])
+    assert len(value) == MESSAGES_WINDOW
+    assert [m.id for m in value[:3]] == ["s", "h", f"ai{MESSAGES_WINDOW // 2 + 1}"]
+    assert value[-1].id == f"tool{MESSAGES_WINDOW - 1}"
+    humans = [HumanMessage(f"q{i}", id=f"h{i}") for i in range(PINNED_MESSAGES + 2)]
+    for i, human in enumerate(humans):  # only the newest requests are kept however old
+        turns = [m for j in range(8) for m in (_ai(100 * i + j), _tool(100 * i + j))]
+        value = add_messages_window(value, [human, *turns])
+    kept = [m.id for m in value if isinstance(m, HumanMessage)]
+    assert kept == [h.id for h in humans[-PINNED_MESSAGES:]] and value[0].id == "s"
+    first = next(m for m in value if not isinstance(m, SystemMessage | HumanMessage))
+    assert len(value) <= MESSAGES_WINDOW and not isinstance(first, ToolMessage)
 
 
 def test_a_message_without_an_id_gets_one_that_a_replay_reproduces() -> None:

@@ -68,6 +68,12 @@ class TestFoldProgress:
         assert value is not None and len(value["seen"]) == PROGRESS_MEMORY
         assert value["seen"][-1] == f"p{PROGRESS_MEMORY + 9}"
 
+    def test_a_record_without_moved_keeps_stale_and_a_tool_success_sticks(self) -> None:
+        value = fold_progress(None, {"turn": "a", "seen": [], "moved": False})
+        value = fold_progress(value, {"turn": "b", "tools": {"t": {"ok": True}}})
+        value = fold_progress(value, {"turn": "c", "tools": {"t": {"ok": False, "why": "x"}}})
+        assert value["stale"] == 1 and value["tools"] == {"t": {"ok": True}}
+
     def test_does_not_mutate_inputs(self) -> None:
         left = {"turn": "a", "seen": ["p1"], "facts": ["f1"], "stale": 1}
         update = {"turn": "b", "seen": ["p2"], "facts": [], "moved": True}

@@ -19,6 +19,13 @@ message holds only what the runtime itself knows — how many items, how many ve
 and the items themselves come after the task, as a ``<tool_output kind="evidence">``
 block under the same untrusted wrapper (seed 002 §3.2: task data may change what the
 model believes, never the rules). An item is called verified only when it is.
+
+The developer's instructions are trusted and go into the system message, in a section
+of their own beside the runtime's (which they never replace): ``build_graph(...,
+system_prompt=...)`` and the ``SystemMessage``s of the thread's conversation (a leading
+``SystemMessage`` in ``invoke``'s messages, as ``create_agent`` takes one). A thread's
+earlier requests are shown in their place among the turns, the current one as the task
+(:mod:`.requests`).
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from langchain_core.messages import (
 )
 
 from execgraph.nodes.budget import used
+from execgraph.nodes.context.requests import current_request, is_request, recent_records
 from execgraph.nodes.context.whole_transcript import whole_record
 from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.executor import observation_text
@@ -45,6 +53,7 @@ from execgraph.nodes.untrusted import wrap_untrusted
 from execgraph.state.contracts import SuccessCheck, TaskContract
 
 __all__ = [
+    "developer_instructions",
     "evidence_message",
     "observation_text",
     "project",
@@ -113,6 +122,14 @@ def _check_line(check: SuccessCheck) -> str:
     return f"- {check.description or check.kind}: {words}".rstrip()
 
 
+def developer_instructions(state: Mapping[str, Any], deps: RunDeps) -> str:
+    """The developer's instructions: the graph's ``system_prompt`` and the conversation's
+    system messages, in that order."""
+    given = [m for m in state.get("messages") or [] if isinstance(m, SystemMessage)]
+    parts = [deps.system_prompt.strip(), *(str(m.text).strip() for m in given)]
+    return "\n\n".join(p for p in parts if p)
+
+
 def _system(
     contract: TaskContract,
     state: Mapping[str, Any],
@@ -120,14 +137,15 @@ def _system(
     evidence: Mapping[str, Mapping[str, Any]],
 ) -> SystemMessage:
     usage = used(state)
+    developer = developer_instructions(state, deps)
     budget = ", ".join(
         f"{kind.value} {usage.get(kind.value, 0):g}/{limit:g}"
         for kind, limit in contract.budgets.items()
     )
     checks = "\n".join(_check_line(c) for c in contract.success_checks)
     parts = [
-        deps.system_prompt.strip(),
         "You are an agent whose actions are executed by a controlled runtime.",
+        f"Instructions from the developer:\n{developer}" if developer else "",
         f"Goal: {contract.goal}",
         "Deliverables:\n" + "\n".join(f"- {d}" for d in contract.deliverables)
         if contract.deliverables
@@ -148,8 +166,9 @@ def _note_for(feedback: Sequence[Mapping[str, Any]], tool_call_id: str) -> str |
 
 
 def transcript(state: Mapping[str, Any], deps: RunDeps) -> list[BaseMessage]:
-    """Recent turns: each model message followed by one ToolMessage per tool call."""
-    turns = (state.get("history") or [])[-deps.history_turns :]
+    """Recent turns: each model message followed by one ToolMessage per tool call, and
+    the thread's requests among them."""
+    turns = recent_records(state.get("history") or [], deps.history_turns)
     return render_turns(
         turns, state.get("results") or {}, state.get("feedback") or [], deps.observation_chars
     )
@@ -162,9 +181,13 @@ def render_turns(
     limit: int,
 ) -> list[BaseMessage]:
     """Turn records as messages: each reply, then one ToolMessage per call it made (its
-    result's observation cut at ``limit``, the runtime's note for it, or ``not executed``)."""
+    result's observation cut at ``limit``, the runtime's note for it, or ``not executed``);
+    a request's record as the human message it was."""
     out: list[BaseMessage] = []
     for turn in turns:
+        if is_request(turn):
+            out.append(HumanMessage(str(turn["human"])))
+            continue
         [ai] = messages_from_dict([turn["ai"]])
         assert isinstance(ai, AIMessage)
         out.append(ai)
@@ -186,23 +209,37 @@ def project(
 ) -> list[BaseMessage]:
     """The whole model input for one turn.
 
-    With ``deps.context == "full"`` (an ablation) the same parts carry the run's whole
-    record instead of state's windows: every turn, every observation uncut, every
-    evidence item whole (:mod:`execgraph.nodes.context.whole_transcript`).
+    The system message, then the turns shown (the current request among them as the task,
+    with the evidence after it; the task first when its turn is not shown), then the
+    runtime's notes. With ``deps.context == "full"`` (an ablation) the same parts carry
+    the run's whole record instead of state's windows: every turn, every observation
+    uncut, every evidence item whole (:mod:`execgraph.nodes.context.whole_transcript`).
     """
     task = f"Task: {contract.goal}" + (f"\n\nCurrent step: {instruction}" if instruction else "")
+    records: Sequence[Mapping[str, Any]]
+    results: Mapping[str, Mapping[str, Any]]
+    feedback: Sequence[Mapping[str, Any]]
     if deps.context == "full":
         evidence = full_view(state, contract.run_id, deps).get("evidence") or {}
-        turns, results, feedback = whole_record(state, contract.run_id, deps)
-        past = render_turns(turns, results, feedback, deps.observation_limit)
+        records, results, feedback = whole_record(state, contract.run_id, deps)
+        limit = deps.observation_limit
     else:
         evidence = state.get("evidence") or {}
-        past = transcript(state, deps)
-    messages: list[BaseMessage] = [_system(contract, state, deps, evidence), HumanMessage(task)]
+        records = recent_records(state.get("history") or [], deps.history_turns)
+        results, feedback = state.get("results") or {}, state.get("feedback") or []
+        limit = deps.observation_chars
+    current = current_request(state)
+    at = next((i for i, r in enumerate(records) if r.get("id") == current), -1)
+    asked: list[BaseMessage] = [HumanMessage(task)]
     shown = evidence_message(evidence, whole=deps.context == "full")
     if shown is not None:
-        messages.append(shown)
-    messages.extend(past)
+        asked.append(shown)
+    messages: list[BaseMessage] = [
+        _system(contract, state, deps, evidence),
+        *render_turns(records[: max(at, 0)], results, feedback, limit),
+        *asked,
+        *render_turns(records[at + 1 :], results, feedback, limit),
+    ]
     turn = state.get("turn", 0)
     notes = [
         n["text"]

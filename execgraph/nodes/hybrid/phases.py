@@ -11,6 +11,14 @@ for more evidence (``reopen``).
 Publish calls pass the fixed approval node (:mod:`.approval`). While it waits for a
 person, the run's status is ``WAITING``: :func:`phase_step` sets it, since an interrupt
 discards the update of the node that raises it.
+
+A model that does not follow the phases is still driven through them. A reply whose
+calls all name tools of one later phase (an ordinary tool-calling model sending the email
+while "collecting") closes the phases before it and runs in that phase, on that phase's
+path (a publish call through the approval node), as if the model had called ``finish``
+first. A reply that answers without tools, in a task without success checks, is the
+run's answer and goes to the verifier at once (:mod:`execgraph.nodes.verify`); with
+checks, it closes the phase as ``finish`` does.
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ from execgraph.nodes.decide import decide
 from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.dispatch import tool_calls
 from execgraph.nodes.verify import is_terminal
-from execgraph.state.contracts import RunStatus, TaskContract
+from execgraph.state.contracts import DecisionKind, RunStatus, TaskContract
 from execgraph.state.schema import RunState
 
 __all__ = [
@@ -107,14 +115,47 @@ def route_opened(state: Mapping[str, Any]) -> str:
     return str(state.get("phase"))
 
 
+def _later_phase(
+    state: Mapping[str, Any], deps: RunDeps, phase: str, tools: list[str]
+) -> str | None:
+    """The later active phase every one of ``tools`` belongs to, if there is one."""
+    effects = {s.name: s.effect for s in deps.executor.registry.latest()}
+    owners = {p for p, effect in PHASES.items() for t in tools if effects.get(t) == effect}
+    if len(owners) != 1 or not all(t in effects for t in tools):
+        return None
+    [owner] = owners
+    later = list(PHASES).index(owner) > list(PHASES).index(phase)
+    return owner if later and owner in active_phases(state, deps) else None
+
+
+def _closed(
+    state: Mapping[str, Any], deps: RunDeps, phase: str, update: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """The runtime's answer to a ``finish`` that closes ``phase`` for the next one (a
+    ``finish`` of the last phase is the verifier's to answer), or None."""
+    finish = next((d for d in update.get("decisions") or [] if d["kind"] == "finish"), None)
+    after = _after(state, deps, phase)
+    if finish is None or after is None:
+        return None
+    turn = int(update.get("turn", 0))
+    text = f"phase {phase} closed; next: {after}"
+    return {
+        "id": f"t{turn}:phase",
+        "turn": turn,
+        "text": text,
+        "tool_call_id": finish["tool_call_id"],
+    }
+
+
 def phase_step(
     state: RunState, config: RunnableConfig, *, deps: RunDeps, phase: str
 ) -> dict[str, Any]:
     """One model turn inside ``phase``, offered the phase's tools, finish and abort.
 
-    Publish calls go to the fixed approval node next, which pauses for a person: the run
-    is ``WAITING`` from here (an interrupt discards the update of the node that raises it,
-    so the status is set by the node before).
+    A reply whose calls all belong to a later phase moves the run there (see the module
+    docstring). Publish calls go to the fixed approval node next, which pauses for a
+    person: the run is ``WAITING`` from here (an interrupt discards the update of the
+    node that raises it, so the status is set by the node before).
     """
     update = decide(
         state,
@@ -125,7 +166,20 @@ def phase_step(
         controls=("finish", "abort"),
         instruction=lambda view, run_deps: phase_instruction(view, run_deps, phase=phase),
     )
-    if phase == "publish" and tool_calls(update) and not is_terminal(update):  # type: ignore[arg-type]
+    if is_terminal(update):
+        return update
+    closed = _closed(state, deps, phase, update)
+    if closed is not None:
+        return {**update, "feedback": [closed]}
+    calls = tool_calls(update)  # type: ignore[arg-type]
+    if not calls:
+        return update
+    later = _later_phase(state, deps, phase, [c.tool_name or "" for c in calls])
+    if later is not None and deps.tools_enabled:
+        allowed = set(TaskContract.model_validate(state["contract"]).allowed_actions)
+        offered = [t for t in phase_tools(deps, PHASES[later]) if t in allowed]
+        update = {**update, "phase": later, "offered": offered}
+    if update.get("phase") == "publish":
         update["status"] = RunStatus.WAITING.value
     return update
 
@@ -143,18 +197,20 @@ def accept(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[st
 
 
 PHASE_EXITS: dict[str, list[str]] = {
-    "collect": ["dispatch", "analyze", "publish", "verify_finish"],
-    "analyze": ["dispatch", "publish", "verify_finish"],
+    "collect": ["dispatch", "approve", "analyze", "publish", "verify_finish"],
+    "analyze": ["dispatch", "approve", "publish", "verify_finish"],
     "publish": ["approve", "verify_finish"],
 }
 """Where :func:`route_phase_decision` may send each phase: its tool calls on (publish's
-through ``approve``), its finish to a later phase with tools, or to the verifier."""
+through ``approve``, also a reply of an earlier phase that moved to publish), its finish
+to a later phase with tools, or to the verifier."""
 
 
 def route_phase_decision(state: Mapping[str, Any], *, deps: RunDeps) -> str:
     """Inside a phase: actions go to the executor (publish via approval); a finish goes to
-    the next phase with tools, or is the result the verifier judges; an abort or a
-    stopped run goes straight to the final verifier."""
+    the next phase with tools, or is the result the verifier judges; a bare goal's answer
+    (a reply without tools, no success checks), an abort or a stopped run goes straight
+    to the final verifier."""
     if is_terminal(state):
         return "verify_finish"
     phase = str(state.get("phase"))
@@ -163,6 +219,9 @@ def route_phase_decision(state: Mapping[str, Any], *, deps: RunDeps) -> str:
         return "verify_finish"
     if "tool_call" in kinds:
         return "approve" if phase == "publish" else "dispatch"
+    bare = not (state.get("contract") or {}).get("success_checks")
+    if bare and DecisionKind.ANSWER.value in kinds:
+        return "verify_finish"
     return _after(state, deps, phase) or "verify_finish"
 
 

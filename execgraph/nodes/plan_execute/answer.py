@@ -2,7 +2,9 @@
 
 The answer step offers no tools: the model gives the final output with ``finish`` (the
 verifier judges it next, in ``verify_finish``), asks for a new plan with
-``revise_plan`` (a replan trigger, handled by ``rejected``), or aborts.
+``revise_plan`` (a replan trigger, handled by ``rejected``), or aborts. A model that calls
+tools here instead (an ordinary tool-calling model) has its calls run as the plan's next
+wave (:mod:`.direct`), and is asked again once they are done.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from langchain_core.runnables import RunnableConfig
 from execgraph.nodes.context.projection import observation_text
 from execgraph.nodes.decide import decide
 from execgraph.nodes.deps import RunDeps
+from execgraph.nodes.dispatch import tool_calls
+from execgraph.nodes.plan_execute.direct import extended_plan
 from execgraph.nodes.verify import is_terminal
 from execgraph.state.contracts import DecisionKind
 from execgraph.state.schema import RunState
@@ -41,8 +45,9 @@ def respond_instruction(state: Mapping[str, Any], deps: RunDeps) -> str:
 
 
 def respond(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str, Any]:
-    """One model call offered only :data:`RESPOND_CONTROLS`, shown every step's observation."""
-    return decide(
+    """One model call offered only :data:`RESPOND_CONTROLS`, shown every step's observation;
+    tool calls in its reply extend the plan (:mod:`.direct`)."""
+    update = decide(
         state,
         config,
         deps=deps,
@@ -50,12 +55,18 @@ def respond(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[s
         controls=RESPOND_CONTROLS,
         instruction=respond_instruction,
     )
+    calls = tool_calls(update)  # type: ignore[arg-type]
+    if calls and not is_terminal(update):
+        update = {**update, "plan": extended_plan(state, calls), "phase": "execute"}
+    return update
 
 
 def route_respond(state: Mapping[str, Any]) -> str:
-    """A revise_plan decision is a replan trigger; anything else goes to the verifier
-    (``verify_finish``)."""
+    """A revise_plan decision is a replan trigger; tool calls run as the plan's next wave
+    (``schedule``); anything else goes to the verifier (``verify_finish``)."""
     if is_terminal(state):
         return "verify_finish"
     kinds = {d["kind"] for d in state.get("decisions") or []}
-    return "rejected" if DecisionKind.REVISE_PLAN.value in kinds else "verify_finish"
+    if DecisionKind.REVISE_PLAN.value in kinds:
+        return "rejected"
+    return "schedule" if DecisionKind.TOOL_CALL.value in kinds else "verify_finish"

@@ -5,6 +5,9 @@ optional success criterion (an evidence kind the step must produce). A new versi
 the steps already done, their facts and their side-effect records; it is told why it was
 asked (the trigger, and any other cause still open), which observations went out of date
 and what the finished steps observed, so it plans only what is left.
+
+A model that does not plan still drives it (:mod:`.direct`): its direct tool calls are
+the plan, its plain answer goes to the verifier.
 """
 
 from __future__ import annotations
@@ -19,9 +22,10 @@ from execgraph.nodes.admission import run_id_of
 from execgraph.nodes.budget import remaining, used
 from execgraph.nodes.context.projection import observation_text, project
 from execgraph.nodes.conversation import ai_message, answer, unanswered
-from execgraph.nodes.decide import CONTROL_SCHEMAS, model_failure, unusable_reply
+from execgraph.nodes.decide import CONTROL_SCHEMAS, model_failure, parse_reply, unusable_reply
 from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.model.call import call_model, recorded_replies
+from execgraph.nodes.plan_execute.direct import DIRECT, direct_steps
 from execgraph.nodes.plan_execute.steps import (
     NO_TOOLS_PLAN_SCHEMA,
     PLAN_SCHEMA,
@@ -29,12 +33,12 @@ from execgraph.nodes.plan_execute.steps import (
     step_status,
 )
 from execgraph.nodes.plan_execute.triggers import causes, stale_steps, staleness
-from execgraph.nodes.verify import stop_update
-from execgraph.state.contracts import BudgetKind, RunStatus, TaskContract
+from execgraph.nodes.verify import is_terminal, stop_update
+from execgraph.state.contracts import BudgetKind, Decision, DecisionKind, RunStatus, TaskContract
 from execgraph.state.schema import RunState
-from execgraph.state.updates import merge
+from execgraph.state.updates import fold, merge
 
-__all__ = ["plan"]
+__all__ = ["plan", "route_planned"]
 
 
 def _tool_catalog(contract: TaskContract, deps: RunDeps) -> str:
@@ -90,7 +94,9 @@ def plan(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str,
             [PLAN_SCHEMA if deps.tools_enabled else NO_TOOLS_PLAN_SCHEMA, CONTROL_SCHEMAS["abort"]]
         ),
         project(state, contract, deps, instruction),
-        lambda ai: _parse_or_abort(ai, done, contract.max_argument_bytes, deps.tools_enabled),
+        lambda ai: _parse_or_abort(
+            ai, done, contract.max_argument_bytes, deps.tools_enabled, turn_id
+        ),
         max_repairs=deps.max_repairs,
         left=left,
         run_id=run_id,
@@ -100,48 +106,84 @@ def plan(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str,
     )
     update: dict[str, Any] = {"turn": turn, "budget": result.charge(f"{turn_id}:plan")}
     if result.problem is not None or result.parsed is None:
-        return merge([update, model_failure(result, left, run_id, turn_id, deps)])
+        return merge([update, model_failure(result, left, run_id, turn_id, deps, state)])
     deps.executor.store.append_events(result.events)
     update["events"] = {"recent": [e.event_id for e in result.events]}
-    if result.parsed == "abort":
-        stop = stop_update(state, contract, deps, RunStatus.FAILED, "the planner aborted")
-        return merge([update, stop])  # the planner's events and the stop's both counted
+    earlier = [*unanswered(state, deps.observation_chars), ai_message(result.ai, run_id, turn_id)]
+    if result.parsed == "abort":  # the stop answers the planner's abort call
+        said = {"messages": earlier}
+        given = next(
+            str(c["args"].get("reason", "")) for c in result.ai.tool_calls if c["name"] == "abort"
+        )
+        reason = f"the planner aborted: {given}" if given else "the planner aborted"
+        stop = stop_update(fold(state, said), contract, deps, RunStatus.FAILED, reason)
+        return merge([update, said, stop])  # the planner's events and the stop's both counted
+    if isinstance(result.parsed, Decision):  # a plain answer: the verifier judges it
+        answer_update = {"decisions": [result.parsed.model_dump(mode="json")]}
+        return {**update, **answer_update, "messages": earlier}
     version = int(old["version"]) + 1
-    added = [{**s.model_dump(), "call_id": f"p{version}.{s.id}"} for s in result.parsed]
+    why: str | None
+    if isinstance(result.parsed, tuple):  # direct tool calls: they are the plan
+        added, why = direct_steps(result.parsed, version), trigger or DIRECT
+    else:
+        added = [{**s.model_dump(), "call_id": f"p{version}.{s.id}"} for s in result.parsed]
+        why = trigger
     new_plan = {
         "version": version,
         "steps": kept + added,
         "replans": int(old.get("replans", -1)) + 1,
-        "why": trigger,
+        "why": why,
         "answered": answered + [k for k, _ in open_causes],
         "planned_tool_calls": len(added),
         "tool_calls_before": used(state).get(BudgetKind.TOOL_CALLS.value, 0),
     }
-    # The conversation: the planner's reply, its submit_plan call answered by the plan made.
+    # The conversation: the planner's reply, its submit_plan call answered by the plan made
+    # (direct calls are answered by their results).
     steps = ", ".join(f"{s['id']} ({s['tool']})" for s in kept + added) or "none"
     accepted = f"plan version {version} accepted; steps: {steps}"
-    conversation = [
-        *unanswered(state, deps.observation_chars),
-        ai_message(result.ai, run_id, turn_id),
-        *(answer(str(c["id"]), accepted) for c in result.ai.tool_calls if c.get("id")),
-    ]
+    planned = [c for c in result.ai.tool_calls if c.get("id") and c["name"] == "submit_plan"]
+    conversation = [*earlier, *(answer(str(c["id"]), accepted, c["name"]) for c in planned)]
     return {
         **update,
         "plan": new_plan,
         "phase": "execute",
         "trigger": None,
+        "decisions": [],
         "messages": conversation,
     }
 
 
 def _parse_or_abort(
-    ai: AIMessage, done: set[str], max_argument_bytes: int, tools_enabled: bool = True
+    ai: AIMessage,
+    done: set[str],
+    max_argument_bytes: int,
+    tools_enabled: bool = True,
+    turn_id: str = "t0",
 ) -> tuple[Any, str | None]:
+    """The planner's reply read: ``"abort"``, a plan's steps, direct tool calls (a tuple
+    of decisions), or a plain answer (one decision), or a problem to repair."""
     # What no call may carry (a lone surrogate, arguments that are not an object or too
     # large) no plan may either: it would sit in the checkpoint until the executor refused it.
     problem = unusable_reply(ai, max_argument_bytes)
     if problem is not None:
         return None, problem
-    if any(c["name"] == "abort" for c in ai.tool_calls):
+    names = {c["name"] for c in ai.tool_calls}
+    if "abort" in names:
         return "abort", None
+    direct = names and not names & {"submit_plan", *CONTROL_SCHEMAS} and tools_enabled
+    if not names or direct:
+        decisions, problem = parse_reply(ai, turn_id, max_argument_bytes)
+        if problem is None and len(decisions) == 1 and decisions[0].kind is DecisionKind.ANSWER:
+            return decisions[0], None
+        if problem is None and direct:
+            return tuple(decisions), None
     return parse_plan(ai, done, tools_enabled=tools_enabled)
+
+
+def route_planned(state: RunState) -> str:
+    """After the planner: END once stopped; a plain answer to the verifier
+    (``verify_finish``); else the plan's first wave (``schedule``)."""
+    if is_terminal(state):
+        return "end"
+    kinds = {d["kind"] for d in state.get("decisions") or []}
+    return "verify_finish" if DecisionKind.ANSWER.value in kinds else "schedule"

@@ -60,9 +60,12 @@ def assess(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[st
 def rejected(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str, Any]:
     """The verifier rejected the answer (an evidence gap) or the model asked to replan."""
     contract = TaskContract.model_validate(state["contract"])
-    asked = [d["content"] for d in state.get("decisions") or [] if d["kind"] == "revise_plan"]
+    asked = [d for d in state.get("decisions") or [] if d["kind"] == "revise_plan"]
     if asked:
-        return _replan(state, contract, deps, f"the model asked for a new plan: {asked[0]}")
+        trigger = f"the model asked for a new plan: {asked[0]['content']}"
+        turn = int(state.get("turn", 0))
+        note = {"id": f"t{turn}:revise", "turn": turn, "tool_call_id": asked[0]["tool_call_id"]}
+        return {**_replan(state, contract, deps, trigger), "feedback": [{**note, "text": trigger}]}
     failed = (state.get("verification") or {}).get("failed") or ["the result was not accepted"]
     return _replan(state, contract, deps, "evidence gap: " + "; ".join(failed))
 

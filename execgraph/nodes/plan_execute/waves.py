@@ -41,6 +41,7 @@ def schedule(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[
             tool_name=s["tool"],
             arguments=s["arguments"],
             call_id=s["call_id"],
+            tool_call_id=s.get("tool_call_id"),  # a direct call's: its result answers it
         )
         for s in ready
     ]
