@@ -69,7 +69,8 @@ def _wrong(value: Any) -> Any:
 
 
 class NoisyPolicy(OraclePolicy):
-    """The oracle with seeded §5.3 decision errors at rate ``noise``."""
+    """The oracle with seeded decision errors (understanding, action, parameter, protocol,
+    timing, stop judgement) at rate ``noise``."""
 
     seed: int = 0
     noise: float = 0.0

@@ -48,7 +48,7 @@ def check_evidence(
 def check_min_evidence(
     check: SuccessCheck, view: Mapping[str, Any], contract: TaskContract
 ) -> str | None:
-    """At least ``count`` evidence items (one if unset): the seed's count check.
+    """At least ``count`` evidence items (one if unset).
 
     Only of kind ``target`` when it is given, only verified ones when ``value='verified'``.
     Items are sources (evidence is a set keyed by source id), so the same source read twice

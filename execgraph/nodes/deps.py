@@ -36,7 +36,7 @@ _FLAGS = ("tools_enabled", "verifier_gate", "loop_guard")
 class RunDeps:
     """Model, executor and settings shared by the nodes of one compiled graph.
 
-    The last four settings are ablations (seed 002 §15.1): each turns one mechanism off, so
+    The last four settings are ablations: each turns one mechanism off, so
     a run can measure what that mechanism buys on the same task; by default all are on.
 
     Attributes:

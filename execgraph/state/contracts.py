@@ -138,7 +138,7 @@ class SuccessCheck(_Frozen):
 
     Built-in kinds: ``tool_succeeded`` (a call of tool ``target`` succeeded), ``evidence``
     (evidence of kind ``target`` exists; ``value="verified"`` demands read-after-write),
-    ``min_evidence`` (the seed's count check: at least ``count`` evidence items, of kind
+    ``min_evidence`` (at least ``count`` evidence items, of kind
     ``target`` if given, verified ones if ``value="verified"``), ``file_contains``
     (workspace file ``target`` holds ``value``), ``output_contains`` (the final output
     holds ``value``). ``build_graph(checks=...)`` adds kinds; admission rejects a kind
@@ -156,7 +156,7 @@ class SuccessCheck(_Frozen):
 class StopCondition(_Frozen):
     """When a run must stop though it is not done; the stop controller checks it every turn.
 
-    Goal, success checks and stop conditions are separate (seed 002 §4.2): a stop condition
+    Goal, success checks and stop conditions are separate fields: a stop condition
     never makes a run COMPLETED, it ends it ``FAILED`` with its reason. Kinds:
 
     * ``tool_failed``: calls of tool ``target`` (of any tool when ``target`` is None)
@@ -186,7 +186,7 @@ class TaskSpec(_Frozen):
     data_scope: list[str] = Field(default_factory=list)
     actor: Actor = Field(default_factory=Actor)
     idempotency_key: str | None = Field(default=None, min_length=1, max_length=200)
-    """The logical request's stable identity (seed 000 §6): a task submitted again under
+    """The logical request's stable identity: a task submitted again under
     a new run id with the same key reuses the writes the first submission committed —
     within one key, a write of one tool with the same normalized arguments happens once."""
     max_argument_bytes: int = Field(default=DEFAULT_MAX_ARGUMENT_BYTES, gt=0)
@@ -295,7 +295,7 @@ class SideEffect(_Frozen):
 class Evidence(_Frozen):
     """What a tool observed about the world, keyed by ``source_id`` (newer version wins).
 
-    An observation is not the fact (seed 002 §7.2): ``verified`` is True only where the
+    An observation is not the fact: ``verified`` is True only where the
     runtime checked it (a read-after-write, a hash it computed itself). Its text fields
     (``source_id``, ``kind``, ``value``, ``ref``) are a tool's words, so the model sees
     evidence only as untrusted tool output, never in a system message.

@@ -17,8 +17,8 @@ Evidence is tool output too: its source ids, kinds, values and refs are what too
 returned (a document's title, an HTTP header, a search query, a file name). So the system
 message holds only what the runtime itself knows — how many items, how many verified —
 and the items themselves come after the task, as a ``<tool_output kind="evidence">``
-block under the same untrusted wrapper (seed 002 §3.2: task data may change what the
-model believes, never the rules). An item is called verified only when it is.
+block under the same untrusted wrapper (task data may change what the model believes,
+never the rules). An item is called verified only when it is.
 
 The developer's instructions are trusted and go into the system message, in a section
 of their own beside the runtime's (which they never replace): ``build_graph(...,

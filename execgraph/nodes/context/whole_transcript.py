@@ -1,7 +1,7 @@
 """The run's whole transcript, rebuilt from its record: the model input of ``context="full"``.
 
 State keeps windows (the newest turns, results and notes), so the projected context can
-never show more than they hold. The full-history ablation (seed 002 §15.1) must show every
+never show more than they hold. The full-history ablation (``context="full"``) must show every
 turn, so it reads the run's record instead: each turn's accepted reply is its
 ``model.called`` event, the calls it made are its ``decision.recorded`` events, their
 results are the committed execution records (a call refused before it was reserved has
