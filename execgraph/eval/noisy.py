@@ -69,8 +69,7 @@ def _wrong(value: Any) -> Any:
 
 
 class NoisyPolicy(OraclePolicy):
-    """The oracle with seeded decision errors (understanding, action, parameter, protocol,
-    timing, stop judgement) at rate ``noise``."""
+    """The oracle with the seeded decision errors above, each at rate ``noise``."""
 
     seed: int = 0
     noise: float = 0.0
