@@ -47,6 +47,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from execgraph.persistence.async_over_sync import AsyncOverSync
 from execgraph.persistence.shared_strings import SharingSerializer
 from execgraph.state.errors import StoreError
+from execgraph.state.home import private_file
 
 __all__ = ["EmbeddedSqliteSaver", "open_embedded_saver"]
 
@@ -144,7 +145,8 @@ def open_embedded_saver(path: Path) -> EmbeddedSqliteSaver:
     process can read checkpoints while a run writes them. Its tables are made here, so a
     full disk or an unwritable home is a :class:`StoreError` at build time, not mid-run."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        private_file(path)  # 0600, and so its WAL and shared memory
     except OSError as exc:
         raise _store_error(path, exc) from exc
     try:
