@@ -124,9 +124,11 @@ def raw_cli(*args: str, **env: str) -> tuple[int, str]:
 
 
 @contextmanager
-def worker_thread(address: str, graph_for: Any, *, heartbeat_s: float = 0.5) -> Iterator[str]:
-    """A worker serving ``graph_for`` on a task queue of its own, on a thread of this
-    process, while the block runs; yields the task queue."""
+def worker_thread(
+    address: str, graph_for: Any, *, heartbeat_s: float = 0.5, namespace: str = "default"
+) -> Iterator[str]:
+    """A worker serving ``graph_for`` on a task queue of its own (in ``namespace``), on a
+    thread of this process, while the block runs; yields the task queue."""
     from temporalio.client import Client
 
     from execgraph.engines.temporal import make_worker
@@ -137,7 +139,7 @@ def worker_thread(address: str, graph_for: Any, *, heartbeat_s: float = 0.5) -> 
     ready = threading.Event()
 
     async def serve() -> None:
-        client = await Client.connect(address)
+        client = await Client.connect(address, namespace=namespace)
         async with make_worker(client, queue, graph_for, heartbeat_s=heartbeat_s):
             ready.set()
             await stop.wait()
