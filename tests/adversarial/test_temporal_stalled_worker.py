@@ -47,22 +47,11 @@ KEY = "stalled-test-approval-key"
 @contextmanager
 def _workers(address: str, queue: str, home: Path, n: int = 2) -> Iterator[list[int]]:
     env = {**os.environ, "PYTHONPATH": str(REPO), "EXECGRAPH_APPROVAL_SECRET": KEY}
+    argv = [sys.executable, "-m", "tests.adversarial.stalled_temporal_worker"]
+    argv += [address, queue, str(home)]
+    out = subprocess.PIPE
     procs = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "tests.adversarial.stalled_temporal_worker",
-                address,
-                queue,
-                str(home),
-            ],
-            cwd=REPO,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )  # fmt: skip
+        subprocess.Popen(argv, cwd=REPO, env=env, stdout=out, stderr=subprocess.DEVNULL, text=True)
         for _ in range(n)
     ]
     try:
@@ -93,6 +82,10 @@ def _lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
+def _posted(home: Path, rid: str) -> int:
+    return sum(1 for line in _lines(home / "ledger.jsonl") if rid in line["key"])
+
+
 def _owner_in_tool(home: Path) -> tuple[int, str] | None:
     for mark in (home / "busy").glob("*"):
         with suppress(OSError):
@@ -110,9 +103,8 @@ async def _trial(runs: TemporalRuns, home: Path, rid: str, inside: bool) -> dict
     os.kill(pid, signal.SIGSTOP)
     try:
         # the other worker takes the run over and goes on, past the stopped one's post
-        posted = lambda: sum(1 for line in _lines(home / "ledger.jsonl") if rid in line["key"])  # noqa: E731
-        at_stop = posted()
-        await _wait(lambda: posted() > at_stop, 60, 0.05)
+        at_stop = _posted(home, rid)
+        await _wait(lambda: _posted(home, rid) > at_stop, 60, 0.05)
     finally:
         os.kill(pid, signal.SIGCONT)  # woken while the run may still run
     final = await asyncio.wait_for(runs.result(rid), 120)
