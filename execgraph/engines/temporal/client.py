@@ -237,10 +237,12 @@ class TemporalRuns:
         return answer
 
     async def list(self) -> list[RunRow]:
-        """Every run on this namespace, oldest first (Temporal's visibility lists them;
+        """Every run of this task queue, oldest first (Temporal's visibility lists them;
         a running run's status is its workflow's answer, an ended one's its result)."""
         rows: list[RunRow] = []
-        async for execution in self.client.list_workflows("WorkflowType = 'execgraph.run'"):
+        queue = self.task_queue.replace("\\", "\\\\").replace("'", "\\'")
+        query = f"WorkflowType = 'execgraph.run' AND TaskQueue = '{queue}'"
+        async for execution in self.client.list_workflows(query):
             memo = await execution.memo()
             started = execution.start_time.timestamp() if execution.start_time else 0.0
             status = await self._listed_status(execution.id, execution.status)

@@ -298,7 +298,7 @@ class TemporalEngine:
         return ToolResult.model_validate(found["result"])
 
     def runs(self) -> list[RunRow]:
-        """Every run of this namespace, oldest first."""
+        """Every run of this task queue, oldest first."""
         return self._call(lambda runs: self._ask(runs.list(), LOOK_S))
 
     def _look(self, run_id: str, what: str, **args: Any) -> dict[str, Any]:
