@@ -127,11 +127,9 @@ def advance(graph: RunGraph, thread: str, step: Step, *, watch: Watch | None = N
     ``watch`` sees the run as it goes (streamed); without it the graph is invoked.
     """
     config = config_of(thread)
-    state = graph.get_state(config)
-    check_task(thread, state.values, step.task)  # before a cancel is logged for the run
+    inp = next_input(graph.get_state(config), step, thread)  # refused before a cancel is logged
     if step.cancel is not None:
         request_cancel(graph.run_store, thread, step.cancel)  # type: ignore[attr-defined]
-    inp = next_input(state, step, thread)
     if inp is not _STAY:
         if watch is None:
             graph.invoke(inp, config)
