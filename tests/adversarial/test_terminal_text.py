@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -135,8 +136,12 @@ def test_every_command_prints_a_hostile_run_inert_on_temporal(
     assert code == 3, started
     _start_raw(temporal_address, pay_worker, "evil\x1b]0;pwned\x07-\u202eid")
     outputs = {"run": started, **_reads("tpay-1", flags, env)}
+    call = re.search(r"--call (\S+) --args-hash", outputs["status"])
+    assert call is not None, outputs["status"]
+    outputs["status --call"] = raw_cli("status", "tpay-1", "--call", call[1], *flags, **env)[1]
     _shown_inert(outputs)
     assert "ATTACKER-ACCT-666" in outputs["status"] and "alice-acct-001" in outputs["status"]
+    assert "ATTACKER-ACCT-666" in outputs["status --call"]  # read whole by a worker
     assert "evil" in outputs["runs"]  # the hostile workflow is listed, escaped
 
     code, outputs["approve"] = raw_cli("approve", "tpay-1", *flags, **env)
