@@ -32,9 +32,18 @@ $(STAMP): pyproject.toml requirements.lock
 system-deps:
 	@bash scripts/system-deps.sh
 
-# Exit 3 means the run is WAITING for an approval that no terminal could give: the
-# command to continue it has been printed, so that is not a failure of `make demo`.
-demo: $(STAMP)
+# The demo needs execgraph alone, no extra: its own stamp installs only that (a venv that
+# has everything already has it too). Exit 3 means the run is WAITING for an approval
+# that no terminal could give: the command to continue it has been printed, so that is
+# not a failure of `make demo`.
+DEMO_STAMP := $(VENV)/.demo-installed
+
+$(DEMO_STAMP): pyproject.toml requirements.lock
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q -c requirements.lock -e .
+	@touch $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
 	$(BIN)/execgraph demo || test $$? -eq 3
 
 # The demo on Temporal, on this machine: a local dev server, two workers, the demo run

@@ -8,6 +8,10 @@ WORK=$(mktemp -d -t execgraph-temporal-demo-XXXX)
 PORT=$("$BIN/python" -c 'from execgraph.engines.temporal.dev_server import free_port; print(free_port())')
 ADDRESS=127.0.0.1:$PORT
 QUEUE=demo
+# The workers accept only answers signed with their approval key: the workers and the
+# approving command share one (a fresh one per demo).
+EXECGRAPH_APPROVAL_SECRET=$("$BIN/python" -c 'import secrets; print(secrets.token_hex(32))')
+export EXECGRAPH_APPROVAL_SECRET
 pids=()
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done

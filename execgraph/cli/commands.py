@@ -26,6 +26,7 @@ from execgraph.cli.options import (
     EPILOG,
     AddressOpt,
     ArchOpt,
+    ArgsHashOpt,
     AutoOpt,
     CallOpt,
     DatabaseOpt,
@@ -123,15 +124,16 @@ def resume(
     from rich.text import Text
 
     from execgraph.cli.drive import Watcher, answerer, out, report
+    from execgraph.cli.inert import short
     from execgraph.engines.answers import reply
 
     watch = Watcher()
     runs = Target(engine, home, database, address, task_queue, namespace).runs(watch)
     this_run(run_id, runs.flags)
-    who = answerer("ask" if interactive(no_input) else "stop")
+    who = answerer("ask" if interactive(no_input) else "stop", runs.flags)
     if answer is not None:
         answers = reply(runs.status(run_id), answer)
-        out.print(Text(f"answered: {answer}", "cyan"), soft_wrap=True)
+        out.print(Text(f"answered: {short(answer, 2000)}", "cyan"), soft_wrap=True)
         view = runs.answer(run_id, answers, answerer=who)
     else:
         view = runs.resume(run_id, answerer=who)
@@ -146,11 +148,12 @@ def _answer(
     verb: str,
     choose: Any,
 ) -> int:
-    """Answer the pending approvals ``choose(view)`` picks, print them, continue the run."""
+    """Answer the pending approvals ``choose(view)`` picks (each bound to the call it
+    prints), print them, continue the run."""
     from rich.text import Text
 
+    from execgraph.cli.approvals import interrupt_summary
     from execgraph.cli.drive import Watcher, answerer, out, report
-    from execgraph.cli.render import interrupt_summary
 
     watch = Watcher()
     runs = target.runs(watch)
@@ -159,9 +162,9 @@ def _answer(
     answers = choose(view)
     for item in view.interrupts:
         if item["id"] in answers:
-            line = f"{verb}: {interrupt_summary(item['value'])}"
+            line = f"{verb}: {interrupt_summary(item['value'], runs.flags)}"
             out.print(Text(line, style="cyan"), soft_wrap=True)
-    who = answerer("ask" if interactive(no_input) else "stop")
+    who = answerer("ask" if interactive(no_input) else "stop", runs.flags)
     view = runs.answer(run_id, answers, answerer=who)
     watch.done()
     return report(runs, view)
@@ -172,6 +175,7 @@ def _answer(
 def approve(
     run_id: RunIdArg,
     call: CallOpt = None,
+    args_hash: ArgsHashOpt = None,
     home: HomeOpt = None,
     no_input: NoInputOpt = False,
     database: DatabaseOpt = None,
@@ -180,11 +184,18 @@ def approve(
     task_queue: TaskQueueOpt = DEFAULT_TASK_QUEUE,
     namespace: NamespaceOpt = DEFAULT_NAMESPACE,
 ) -> int:
-    """Approve pending approval requests and continue the run."""
+    """Approve pending approval requests and continue the run (with --args-hash: only
+    if the call's arguments are still the ones shown)."""
     from execgraph.engines import answers
 
     target = Target(engine, home, database, address, task_queue, namespace)
-    return _answer(target, run_id, no_input, "approved", lambda v: answers.approve(v, call, "cli"))
+    return _answer(
+        target,
+        run_id,
+        no_input,
+        "approved",
+        lambda v: answers.approve(v, call, "cli", args_hash),
+    )
 
 
 @app.command(epilog=EPILOG)
@@ -193,6 +204,7 @@ def reject(
     run_id: RunIdArg,
     reason: Annotated[str, typer.Option("--reason", help="Why (shown to the model).")] = "",
     call: CallOpt = None,
+    args_hash: ArgsHashOpt = None,
     home: HomeOpt = None,
     no_input: NoInputOpt = False,
     database: DatabaseOpt = None,
@@ -206,7 +218,11 @@ def reject(
 
     target = Target(engine, home, database, address, task_queue, namespace)
     return _answer(
-        target, run_id, no_input, "rejected", lambda v: answers.reject(v, reason, call, "cli")
+        target,
+        run_id,
+        no_input,
+        "rejected",
+        lambda v: answers.reject(v, reason, call, "cli", args_hash),
     )
 
 
@@ -216,6 +232,7 @@ def edit(
     run_id: RunIdArg,
     args: Annotated[str, typer.Option("--args", help="New arguments as a JSON object.")],
     call: CallOpt = None,
+    args_hash: ArgsHashOpt = None,
     home: HomeOpt = None,
     no_input: NoInputOpt = False,
     database: DatabaseOpt = None,
@@ -231,7 +248,11 @@ def edit(
     arguments = parse_json_object(args, "--args")
     target = Target(engine, home, database, address, task_queue, namespace)
     return _answer(
-        target, run_id, no_input, "edited", lambda v: answers.edit(v, arguments, call, "cli")
+        target,
+        run_id,
+        no_input,
+        "edited",
+        lambda v: answers.edit(v, arguments, call, "cli", args_hash),
     )
 
 
@@ -263,6 +284,7 @@ def reconcile(
     from rich.text import Text
 
     from execgraph.cli.drive import out
+    from execgraph.cli.inert import short
 
     if happened is None:
         raise CliError("say what you found out: --happened or --did-not-happen")
@@ -271,7 +293,8 @@ def reconcile(
         run_id, call_id, happened=happened, decided_by=by or getpass.getuser(), note=note
     )
     verdict = "took effect: committed" if happened else "took no effect: safe to run again"
-    out.print(Text(f"{call_id} of run {run_id} {verdict} ({result.side_effect.summary})"))
+    summary = short(result.side_effect.summary, 300)
+    out.print(Text(f"{short(call_id, 40)} of run {short(run_id, 200)} {verdict} ({summary})"))
     return 0
 
 
@@ -289,9 +312,11 @@ def cancel(
     """Ask a run to stop: a running run stops CANCELLED; a paused one is ended now."""
     from rich.text import Text
 
+    from execgraph.cli.approvals import interrupt_summary
     from execgraph.cli.drive import Watcher, out, report
+    from execgraph.cli.inert import short
     from execgraph.cli.options import exit_code
-    from execgraph.cli.render import STATUS_STYLE, interrupt_summary
+    from execgraph.cli.render import STATUS_STYLE
     from execgraph.engines.embedded.foreign import continue_in_python
 
     watch = Watcher()
@@ -299,10 +324,11 @@ def cancel(
     before = runs.status(run_id)
     this_run(run_id, runs.flags)
     ending = not (before.driver or before.ended or before.spec is None)
+    run = short(run_id, 200)
     if ending:
-        out.print(Text(f"cancel requested; ending run {run_id}", style="bold"))
+        out.print(Text(f"cancel requested; ending run {run}", style="bold"))
         for item in before.interrupts:  # worded as what it is: a cancel, not a person's no
-            shown = f"cancelled, not run: {interrupt_summary(item['value'])}"
+            shown = f"cancelled, not run: {interrupt_summary(item['value'], runs.flags)}"
             out.print(Text(shown, style=STATUS_STYLE["CANCELLED"]), soft_wrap=True)
     view = runs.cancel(run_id, reason="cancelled from the command line")
     watch.done()
@@ -310,17 +336,17 @@ def cancel(
         return report(runs, view)
     if before.driver:
         out.print(
-            Text(f"cancel requested; process {before.driver} stops run {run_id} at its next poll")
+            Text(f"cancel requested; process {before.driver} stops run {run} at its next poll")
         )
         return 0
     if before.ended:
-        style = STATUS_STYLE.get(before.status, "")
-        out.print(Text(f"run {run_id} already ended: ") + Text(before.status, style))
+        ended = short(before.status, 40)
+        out.print(Text(f"run {run} already ended: ") + Text(ended, STATUS_STYLE.get(ended, "")))
         return exit_code(before.status)
     out.print(
         Text(
-            f"cancel requested; run {run_id} was started from Python, so it stops "
-            f"CANCELLED when its graph runs next: {continue_in_python(run_id)}"
+            f"cancel requested; run {run} was started from Python, so it stops "
+            f"CANCELLED when its graph runs next: {short(continue_in_python(run_id), 400)}"
         ),
         soft_wrap=True,
     )

@@ -15,15 +15,11 @@ from typing import Any, Literal
 from rich.console import Console
 from rich.text import Text
 
+from execgraph.cli.approvals import interrupt_summary
+from execgraph.cli.inert import short
 from execgraph.cli.live import LiveOutput
 from execgraph.cli.options import exit_code
-from execgraph.cli.render import (
-    STATUS_STYLE,
-    interrupt_summary,
-    progress_lines,
-    render_final,
-    render_waiting,
-)
+from execgraph.cli.render import STATUS_STYLE, progress_lines, render_final, render_waiting
 from execgraph.engines.runs import Answerer, Runs
 from execgraph.engines.spec import RunView
 
@@ -47,7 +43,7 @@ class Watcher:
         if mode == "started":
             self._started(chunk)
         elif mode == "resuming":
-            out.print(Text(f"resuming run {chunk.run_id}", style="bold"))
+            out.print(Text(f"resuming run {short(chunk.run_id, 200)}", style="bold"))
         elif mode == "custom":
             self.live.add(chunk)
         elif mode == "updates":
@@ -58,16 +54,18 @@ class Watcher:
                     out.print(line, soft_wrap=True)
         elif mode == "status":
             text = Text(f"  {'temporal':<12} ", style="dim").append("status ", style="dim")
-            text.append(chunk.status, style=STATUS_STYLE.get(chunk.status, ""))
+            status = short(chunk.status, 40)
+            text.append(status, style=STATUS_STYLE.get(status, ""))
             out.print(text.append(f" (advance {chunk.advances})", style="dim"), soft_wrap=True)
 
     def _started(self, view: RunView) -> None:
         spec = view.spec
         assert spec is not None
-        where = f"workspace {view.workspace}" if view.workspace else "engine temporal"
+        where = f"workspace {short(view.workspace, 300)}" if view.workspace else "engine temporal"
+        about = f"· arch {short(spec.arch, 40)} · model {short(spec.model, 80)} · {where}"
         out.print(
-            Text(f"run {view.run_id}", style="bold"),
-            Text(f"· arch {spec.arch} · model {spec.model} · {where}", style="dim"),
+            Text(f"run {short(view.run_id, 200)}", style="bold"),
+            Text(about, style="dim"),
             soft_wrap=True,
         )
         if self.auto_approve:
@@ -78,13 +76,15 @@ class Watcher:
         self.live.finish()
 
 
-def answerer(who: Who) -> Answerer | None:
-    """Answers for every pause ``who`` can answer (None: nobody answers here)."""
+def answerer(who: Who, flags: str = "") -> Answerer | None:
+    """Answers for every pause ``who`` can answer (None: nobody answers here), each bound
+    to the call as it was shown; ``flags`` reach the run again in printed commands."""
     if who == "stop":
         return None
 
     def answer(view: RunView) -> dict[str, Any] | None:
         from execgraph.cli.prompts import prompt_answer
+        from execgraph.engines.answers import bound_to
 
         answers: dict[str, Any] = {}
         for item in view.interrupts:
@@ -92,13 +92,15 @@ def answerer(who: Who) -> Answerer | None:
             if who == "approve":
                 if value.get("kind") != "approval":
                     return None  # a question (or a batch) waits for a person
-                answers[item["id"]] = {"action": "approve", "approver": "auto-approve"}
-                out.print(Text(f"auto-approved: {interrupt_summary(value)}", style="cyan"))
+                approved = {"action": "approve", "approver": "auto-approve"}
+                answers[item["id"]] = bound_to(value, approved)  # what is printed next
+                shown = f"auto-approved: {interrupt_summary(value, flags)}"
+                out.print(Text(shown, style="cyan"), soft_wrap=True)
                 continue
             found = prompt_answer(out, value)
             if found is None:
                 return None
-            answers[item["id"]] = found
+            answers[item["id"]] = bound_to(value, found)  # what the person was shown
         return answers
 
     return answer
@@ -115,10 +117,10 @@ def report(runs: Runs, view: RunView) -> int:
         out.print(
             Text(
                 f"the run has not finished; continue with: execgraph resume "
-                f"{view.run_id}{runs.flags}"
+                f"{short(view.run_id, 200)}{runs.flags}"
                 if view.values is not None
-                else f"run {view.run_id} is still running on the workers; look again with: "
-                f"execgraph status {view.run_id}{runs.flags}"
+                else f"run {short(view.run_id, 200)} is still running on the workers; look "
+                f"again with: execgraph status {short(view.run_id, 200)}{runs.flags}"
             ),
             soft_wrap=True,
         )

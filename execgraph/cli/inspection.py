@@ -8,6 +8,10 @@ same on a home's SQLite files, on ``--database postgresql://...`` and on
 
 from __future__ import annotations
 
+from typing import Annotated
+
+import typer
+
 from execgraph.cli.options import (
     DEFAULT_ADDRESS,
     DEFAULT_NAMESPACE,
@@ -29,6 +33,14 @@ __all__ = ["COMMANDS", "replay", "runs", "status", "trace"]
 @handled
 def status(
     run_id: RunIdArg,
+    call: Annotated[
+        str | None,
+        typer.Option(
+            "--call",
+            help="Show the pending approval of this call in full: every argument, its "
+            "hash, reason and expiry.",
+        ),
+    ] = None,
     home: HomeOpt = None,
     database: DatabaseOpt = None,
     engine: EngineOpt = "embedded",
@@ -37,11 +49,15 @@ def status(
     namespace: NamespaceOpt = DEFAULT_NAMESPACE,
 ) -> int:
     """Show a run's status, pending interrupts and budget (also of a run started from
-    Python under the same home)."""
+    Python under the same home); with --call, one pending approval in full."""
+    from execgraph.cli.approvals import approval_detail
     from execgraph.cli.drive import out
     from execgraph.cli.render import render_status
 
     reached = Target(engine, home, database, address, task_queue, namespace).runs()
+    if call is not None:
+        approval_detail(out, reached.approval(run_id, call))
+        return 0
     render_status(out, reached.status(run_id), reached.flags)
     return 0
 
@@ -62,13 +78,14 @@ def runs(
     from rich.text import Text
 
     from execgraph.cli.drive import out
+    from execgraph.cli.inert import short
     from execgraph.cli.render import runs_table
     from execgraph.engines.embedded.foreign import PYTHON_ARCH
 
     reached = Target(engine, home, database, address, task_queue, namespace).runs()
     rows = reached.runs()
     if not rows:
-        out.print(Text(f"no runs {reached.where}"))
+        out.print(Text(f"no runs {short(reached.where, 400)}"))
         return 0
 
     def created(ts: float) -> str:
@@ -102,11 +119,12 @@ def trace(
     from rich.text import Text
 
     from execgraph.cli.drive import out
+    from execgraph.cli.inert import short
     from execgraph.cli.trace import trace_table
 
     events = Target(engine, home, database, address, task_queue, namespace).runs().events(run_id)
     if not events:
-        out.print(Text(f"run {run_id} has no events yet"))
+        out.print(Text(f"run {short(run_id, 200)} has no events yet"))
         return 0
     out.print(trace_table(events))
     return 0

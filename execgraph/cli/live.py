@@ -4,8 +4,9 @@ Tools stream through LangGraph's stream writer (``stream_mode="custom"``). The p
 adapter sends its pipes as ``{"call_id", "kind": "tool.output", "stream", "chunk"}``
 pieces cut wherever a read ended, so lines are reassembled per call and stream: a line
 split across two reads prints once. Output is untrusted text: it is printed as plain
-``Text`` (never rich markup), terminal escape sequences are dropped, other control
-characters shown escaped, and a line is cut at :data:`MAX_LINE` characters.
+``Text`` (never rich markup), terminal escape sequences are dropped, other control and
+format characters shown escaped (:func:`~execgraph.cli.inert.inert`), and a line is cut
+at :data:`MAX_LINE` characters.
 
 The executor also says which call is running and for how long (``"kind":
 "tool.running"`` with ``tool`` and ``elapsed_s``, every second): a call is shown when it
@@ -23,7 +24,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from execgraph.cli.render import short
+from execgraph.cli.inert import inert, short
 
 __all__ = ["MAX_LINE", "RUNNING", "LiveOutput", "printable"]
 
@@ -36,7 +37,6 @@ RUNNING = "tool.running"
 _FIRST_REPORT_S = 2.0  # then twice as long each time, at most a minute apart
 _REPORT_EVERY_S = 60.0
 _ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
 def printable(line: str) -> str:
@@ -47,7 +47,7 @@ def printable(line: str) -> str:
     line = _ESCAPES.sub("", line.rstrip("\r"))
     if "\r" in line:
         line = next((part for part in reversed(line.split("\r")) if part), "")
-    line = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", line)
+    line = inert(line, lines=True)
     return line if len(line) <= MAX_LINE else line[: MAX_LINE - 1] + "…"
 
 

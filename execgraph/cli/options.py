@@ -22,6 +22,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from execgraph.cli.inert import inert, short
 from execgraph.state.errors import CliError, UsageError
 from execgraph.state.home import default_home
 
@@ -33,6 +34,7 @@ __all__ = [
     "EXIT_CODES",
     "AddressOpt",
     "ArchOpt",
+    "ArgsHashOpt",
     "AutoOpt",
     "CallOpt",
     "DatabaseOpt",
@@ -58,7 +60,7 @@ __all__ = [
 
 EPILOG = (
     "Exit codes: 0 COMPLETED · 3 WAITING (approval or answer needed) · "
-    "4 FAILED, PARTIAL or BUDGET_EXHAUSTED · 5 CANCELLED · "
+    "4 FAILED, PARTIAL or BUDGET_EXHAUSTED · 5 CANCELLED (or TERMINATED on Temporal) · "
     "2 bad input (unknown run, bad task file, unknown architecture, bad model string) · "
     "1 internal error (EXECGRAPH_DEBUG=1 shows the traceback). "
     "EXECGRAPH_LOG=WARNING prints why tools failed (also: execgraph trace RUN_ID). "
@@ -72,6 +74,7 @@ EXIT_CODES: dict[str, int] = {
     "PARTIAL": 4,
     "BUDGET_EXHAUSTED": 4,
     "CANCELLED": 5,
+    "TERMINATED": 5,
 }
 """Process exit code per final status (2 = bad input, 1 = internal error)."""
 
@@ -118,6 +121,14 @@ ToolsOpt = Annotated[
 ]
 CallOpt = Annotated[
     str | None, typer.Option("--call", help="Answer only the approval of this call id.")
+]
+ArgsHashOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--args-hash",
+        help="The arguments' hash `execgraph status` showed (8+ hex digits): the answer "
+        "is refused if the call's arguments changed since.",
+    ),
 ]
 
 EngineOpt = Annotated[
@@ -183,10 +194,17 @@ def show_logs() -> None:
     if not level:
         return
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(_InertFormatter("%(levelname)s %(name)s: %(message)s"))
     handler._execgraph_cli = True  # type: ignore[attr-defined]
     root.addHandler(handler)
     root.setLevel(level.upper())
+
+
+class _InertFormatter(logging.Formatter):
+    """Log lines as the terminal may show them: a tool's exception text is inert."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return inert(super().format(record), lines=True)
 
 
 def handled(fn: Callable[..., int | None]) -> Callable[..., None]:
@@ -203,16 +221,17 @@ def handled(fn: Callable[..., int | None]) -> Callable[..., None]:
         except typer.Exit as exc:
             code = exc.exit_code
         except UsageError as exc:  # bad input of any kind: the CLI's, a model string, a call
-            err.print(Text(f"error: {exc}", style="bold red"), soft_wrap=True)
+            err.print(
+                Text(f"error: {inert(str(exc), lines=True)}", style="bold red"), soft_wrap=True
+            )
             code = getattr(exc, "code", 2)
         except KeyboardInterrupt:
             err.print(Text(_interrupted(), style="yellow"), soft_wrap=True)
             code = 130
         except Exception as exc:
             if os.environ.get("EXECGRAPH_DEBUG") == "1":
-                traceback.print_exc()
-            detail = " ".join(str(exc).split())
-            detail = detail if len(detail) <= 200 else detail[:199] + "…"
+                sys.stderr.write(inert(traceback.format_exc(), lines=True))
+            detail = short(str(exc), 200)
             err.print(
                 Text(f"internal error: {type(exc).__name__}: {detail}", style="bold red"),
                 Text("(set EXECGRAPH_DEBUG=1 for the traceback)", style="dim"),
@@ -284,8 +303,8 @@ def _interrupted() -> str:
     if current is None:
         return "interrupted"
     run_id, flags = current
-    resume = f"execgraph resume {run_id}{flags}"
-    return f"interrupted; run {run_id} is kept as it was; continue with: {resume}"
+    run = short(run_id, 200)
+    return f"interrupted; run {run} is kept as it was; continue with: execgraph resume {run}{flags}"
 
 
 def home_dir(home: Path | None) -> Path:

@@ -1,8 +1,9 @@
 """A person at the terminal answers a run's interrupts: approvals and questions.
 
-Approve, reject or edit an approval; answer a question. Every answer becomes a resume
-value the runtime validates again (an edit is a new request, validated and authorized
-anew); a closed stdin is "no answer", never a guess.
+Approve, reject or edit an approval (shown in full first: every argument, inert, and the
+hash the answer is bound to); answer a question. Every answer becomes a resume value the
+runtime validates again (an edit is a new request, validated and authorized anew); a
+closed stdin is "no answer", never a guess.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from execgraph.cli.render import short
+from execgraph.cli.approvals import approval_detail
+from execgraph.cli.inert import short
 
 __all__ = ["prompt_answer"]
 
@@ -27,7 +29,7 @@ def _read(console: Console, prompt: str) -> str | None:
 
 
 def _ask_edit(console: Console, value: Mapping[str, Any]) -> dict[str, Any] | None:
-    current = json.dumps(value.get("arguments") or {})
+    current = short(json.dumps(value.get("arguments") or {}, default=str), 2000)
     while True:
         raw = _read(console, f"new arguments as a JSON object (now {current}): ")
         if raw is None:
@@ -35,26 +37,15 @@ def _ask_edit(console: Console, value: Mapping[str, Any]) -> dict[str, Any] | No
         try:
             parsed = json.loads(raw)
         except json.JSONDecodeError as exc:
-            console.print(Text(f"not JSON: {exc.msg}", style="red"))
+            console.print(Text(f"not JSON: {short(exc.msg, 200)}", style="red"))
             continue
         if isinstance(parsed, dict):
             return parsed
         console.print(Text("the arguments must be a JSON object", style="red"))
 
 
-def _show_approval(console: Console, value: Mapping[str, Any]) -> None:
-    console.print(Text(f"approval needed · call {value.get('call_id')}", style="bold yellow"))
-    rows = [
-        ("tool", f"{value.get('tool')} {value.get('version')} ({value.get('effect')})"),
-        ("args", json.dumps(value.get("arguments") or {}, sort_keys=True)),
-        ("reason", str(value.get("reason") or "")),
-    ]
-    for label, text in rows:
-        console.print(Text(f"  {label:<7} ", style="dim") + Text(text), soft_wrap=True)
-
-
 def _ask_approval(console: Console, value: Mapping[str, Any]) -> dict[str, Any] | None:
-    _show_approval(console, value)
+    approval_detail(console, value)
     choices = "approve / reject / edit"
     while True:
         raw = _read(console, f"{choices}? [a/r/e] ")
@@ -77,7 +68,8 @@ def prompt_answer(console: Console, value: Any) -> dict[str, Any] | None:
     """Ask a person to answer one interrupt (None: no answer, e.g. stdin closed)."""
     kind = value.get("kind") if isinstance(value, Mapping) else None
     if kind == "question":
-        console.print(Text(f"question: {value.get('question', '')}", style="bold yellow"))
+        question = short(value.get("question", ""), 2000)
+        console.print(Text(f"question: {question}", style="bold yellow"), soft_wrap=True)
         answer = _read(console, "answer: ")
         return None if answer is None else {"answer": answer}
     if kind == "approval":

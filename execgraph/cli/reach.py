@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from execgraph.cli.options import closing, exit_without_teardown, home_dir
 from execgraph.state.errors import CliError
+from execgraph.state.home import Home
 
 if TYPE_CHECKING:
     from execgraph.engines.graphs import Graphs
@@ -56,7 +57,11 @@ class Target:
             # right after the command's output (see exit_without_teardown).
             exit_without_teardown()
             return TemporalEngine(
-                self.address, task_queue=self.task_queue, namespace=self.namespace, watch=watch
+                self.address,
+                task_queue=self.task_queue,
+                namespace=self.namespace,
+                watch=watch,
+                approval_key=Home.at(home_dir(self.home)).known_secret(),  # signs answers
             )
         from execgraph.engines.embedded.records import check_database
         from execgraph.engines.embedded.runs import EmbeddedRuns

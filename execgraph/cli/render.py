@@ -1,13 +1,14 @@
 """Rich rendering for the ``execgraph`` CLI: progress lines, final report, tables, trace.
 
 Presentation only. Everything shown comes from graph state or the event log, and every
-piece of text that a model or a tool produced is rendered as plain ``Text`` (never as rich
-markup), so a document containing ``[bold]`` or ``[doc-id]`` prints as written.
+piece of text that a model, a tool or a client produced is rendered as plain ``Text``
+(never as rich markup, so a document containing ``[bold]`` or ``[doc-id]`` prints as
+written) and inert (:mod:`execgraph.cli.inert`: no control sequence reaches the
+terminal). Pending calls are shown by :mod:`execgraph.cli.approvals`.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -17,16 +18,15 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from execgraph.cli.approvals import call_text, follow_ups, interrupt_summary
+from execgraph.cli.inert import inert, short
 from execgraph.engines.spec import CANCELLED, RunView
 from execgraph.state.contracts import BudgetKind
 
 __all__ = [
     "STATUS_STYLE",
     "budget_table",
-    "call_text",
     "evidence_table",
-    "follow_ups",
-    "interrupt_summary",
     "progress_lines",
     "raised_text",
     "render_final",
@@ -35,7 +35,6 @@ __all__ = [
     "replay_table",
     "report_files",
     "runs_table",
-    "short",
 ]
 
 STATUS_STYLE = {
@@ -46,24 +45,13 @@ STATUS_STYLE = {
     "PARTIAL": "bold red",
     "BUDGET_EXHAUSTED": "bold red",
     "CANCELLED": "bold magenta",
+    "TERMINATED": "bold magenta",
 }
 _OBS_STYLE = {"OK": "green", "DENIED": "red", "PERMANENT_ERROR": "red", "UNKNOWN": "yellow"}
 
 
-def short(value: Any, limit: int = 60) -> str:
-    """One line, at most ``limit`` characters."""
-    text = value if isinstance(value, str) else json.dumps(value, default=str, sort_keys=True)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def call_text(name: str | None, args: Mapping[str, Any] | None) -> str:
-    inner = ", ".join(f"{k}={short(v, 40)}" for k, v in (args or {}).items())
-    return f"{name}({inner})"
-
-
 def _line(node: str, *parts: tuple[str, str] | str) -> Text:
-    text = Text(f"  {node:<12} ", style="dim")
+    text = Text(f"  {short(node, 40):<12} ", style="dim")
     for part in parts:
         if isinstance(part, tuple):
             text.append(part[0], style=part[1])
@@ -76,10 +64,10 @@ def _decision(decision: Mapping[str, Any]) -> tuple[str, str]:
     kind = decision.get("kind")
     if kind == "tool_call":
         call = call_text(decision.get("tool_name"), decision.get("arguments"))
-        return f"→ {decision.get('call_id') or ''} {call}", "cyan"
+        return f"→ {short(decision.get('call_id') or '', 40)} {call}", "cyan"
     content = short(decision.get("content") or decision.get("reason_code") or "", 100)
     styles = {"finish": "bold", "abort": "red", "ask_user": "yellow"}
-    return f"{kind}: {content}", styles.get(str(kind), "")
+    return f"{short(kind, 40)}: {content}", styles.get(str(kind), "")
 
 
 def _cancelled_before_running(result: Mapping[str, Any]) -> bool:
@@ -96,18 +84,19 @@ def _result(result: Mapping[str, Any]) -> list[tuple[str, str] | str]:
     if _cancelled_before_running(result):
         return [
             ("✗ ", STATUS_STYLE["CANCELLED"]),
-            f"{result.get('call_id')} {result.get('tool_name')} ",
+            f"{short(result.get('call_id'), 40)} {short(result.get('tool_name'), 80)} ",
             (f"not run — {CANCELLED}", STATUS_STYLE["CANCELLED"]),
         ]
     parts: list[tuple[str, str] | str] = [
         (f"{'✓' if status == 'OK' else '✗'} ", _OBS_STYLE.get(status, "yellow")),
-        f"{result.get('call_id')} {result.get('tool_name')} ",
-        (f"{status}/{outcome}", _OBS_STYLE.get(status, "yellow")),
+        f"{short(result.get('call_id'), 40)} {short(result.get('tool_name'), 80)} ",
+        (short(f"{status}/{outcome}", 60), _OBS_STYLE.get(status, "yellow")),
     ]
     effect = result.get("side_effect") or {}
     error = result.get("error") or {}
     if error:
-        parts.append((f" — {error.get('phase')}: {short(error.get('message', ''), 100)}", "red"))
+        phase = short(error.get("phase"), 20)
+        parts.append((f" — {phase}: {short(error.get('message', ''), 100)}", "red"))
     elif effect.get("summary"):
         parts.append(f" — {short(effect['summary'], 80)}")
     return parts
@@ -118,7 +107,7 @@ def raised_text(payload: Mapping[str, Any]) -> str:
     traceback (already bounded by the executor), all as plain text."""
     head = f"{payload.get('stage')}: {payload.get('type')}: {payload.get('message', '')}"
     trace = str(payload.get("traceback") or "").rstrip()
-    return f"{head}\n{trace}" if trace else head
+    return inert(f"{head}\n{trace}" if trace else head, lines=True)
 
 
 def progress_lines(node: str, update: Mapping[str, Any] | None) -> list[Text]:
@@ -131,15 +120,18 @@ def progress_lines(node: str, update: Mapping[str, Any] | None) -> list[Text]:
     lines: list[Text] = []
     if update.get("contract"):
         contract = update["contract"]
-        budgets = ", ".join(f"{k} {v:g}" for k, v in (contract.get("budgets") or {}).items())
+        budgets = short(
+            ", ".join(f"{k} {v:g}" for k, v in (contract.get("budgets") or {}).items()), 300
+        )
         checks = len(contract.get("success_checks") or [])
         lines.append(_line(node, ("admitted", "green"), f": {checks} checks; budgets {budgets}"))
     if update.get("phase"):
-        lines.append(_line(node, ("phase → ", "dim"), (str(update["phase"]), "bold")))
+        lines.append(_line(node, ("phase → ", "dim"), (short(update["phase"], 60), "bold")))
     plan = update.get("plan")
     if isinstance(plan, Mapping) and plan.get("steps") is not None:
-        steps = ", ".join(str(s.get("id")) for s in plan["steps"])
-        lines.append(_line(node, (f"plan v{plan.get('version')}", "bold"), f": {steps}"))
+        steps = short(", ".join(str(s.get("id")) for s in plan["steps"]), 300)
+        version = short(plan.get("version"), 20)
+        lines.append(_line(node, (f"plan v{version}", "bold"), f": {steps}"))
     turn = update.get("turn")
     for decision in update.get("decisions") or []:
         text, style = _decision(decision)
@@ -155,30 +147,12 @@ def progress_lines(node: str, update: Mapping[str, Any] | None) -> list[Text]:
         lines.append(_line(node, ("verified", "green"), f": {passed} checks passed"))
     status = update.get("status")
     if status and status not in ("RUNNING", "WAITING"):
-        lines.append(_line(node, ("status ", "dim"), (str(status), STATUS_STYLE.get(status, ""))))
+        shown = (short(status, 40), STATUS_STYLE.get(str(status), ""))
+        lines.append(_line(node, ("status ", "dim"), shown))
     error = update.get("error")
     if isinstance(error, Mapping) and error.get("message"):
         lines.append(_line(node, (short(error["message"], 160), "red")))
     return lines
-
-
-def interrupt_summary(value: Any) -> str:
-    """One line naming what an interrupt waits for."""
-    if not isinstance(value, Mapping):
-        return short(value, 100)
-    kind = value.get("kind")
-    if kind == "approval":
-        args = call_text(value.get("tool"), value.get("arguments"))
-        return f"approval of {args} [call {value.get('call_id')}]"
-    if kind == "approval_batch":
-        calls = "; ".join(
-            f"{call_text(c.get('tool'), c.get('arguments'))} [call {c.get('call_id')}]"
-            for c in value.get("calls") or []
-        )
-        return f"approval of a batch: {calls}"
-    if kind == "question":
-        return f"an answer to: {short(value.get('question', ''), 120)}"
-    return short(value, 100)
 
 
 # --------------------------------------------------------------------------- final
@@ -201,8 +175,8 @@ def evidence_table(evidence: Mapping[str, Mapping[str, Any]]) -> Table:
     table.add_column("verified", justify="center")
     for key, item in evidence.items():
         table.add_row(
-            Text(str(item.get("source_id", key))),
-            Text(str(item.get("kind", ""))),
+            Text(short(item.get("source_id", key), 200)),
+            Text(short(item.get("kind", ""), 40)),
             Text(_value(item.get("value", ""))),
             Text("✓", style="green") if item.get("verified") else Text("–", style="dim"),
         )
@@ -254,23 +228,24 @@ def report_files(values: Mapping[str, Any], workspace: Path | None) -> list[Path
 
 def render_final(console: Console, values: Mapping[str, Any], workspace: Path | None) -> None:
     """Final status, output, evidence, budget and report files."""
-    status = str(values.get("status") or "UNKNOWN")
+    status = short(values.get("status") or "UNKNOWN", 40)
     console.print()
     console.print(Text("status: ", style="bold") + Text(status, STATUS_STYLE.get(status, "")))
     if values.get("output"):
         console.print(Text("output:", style="bold"))
-        console.print(Text(str(values["output"])), soft_wrap=True)
+        console.print(Text(inert(str(values["output"]), lines=True)), soft_wrap=True)
     error = values.get("error")
-    if isinstance(error, Mapping) and error.get("message") and status == "CANCELLED":
-        console.print(Text(f"why: {error['message']}", STATUS_STYLE[status]), soft_wrap=True)
-    elif isinstance(error, Mapping) and error.get("message") and status != "COMPLETED":
-        console.print(Text(f"error: {error['message']}", style="red"), soft_wrap=True)
+    message = inert(str(error.get("message")), lines=True) if isinstance(error, Mapping) else ""
+    if message and status == "CANCELLED":
+        console.print(Text(f"why: {message}", STATUS_STYLE[status]), soft_wrap=True)
+    elif message and status != "COMPLETED":
+        console.print(Text(f"error: {message}", style="red"), soft_wrap=True)
     output = str(values.get("output") or "")
     failed = [item for item in values.get("open_items") or [] if str(item) not in output]
     if failed and status != "COMPLETED":
         console.print(Text("open checks:", style="bold"))
         for item in failed:
-            console.print(Text(f"  - {item}", style="yellow"), soft_wrap=True)
+            console.print(Text(f"  - {short(item, 300)}", style="yellow"), soft_wrap=True)
     if values.get("evidence"):
         console.print(evidence_table(values["evidence"]))
     limits = (values.get("contract") or {}).get("budgets")
@@ -278,10 +253,11 @@ def render_final(console: Console, values: Mapping[str, Any], workspace: Path | 
     if table.row_count:
         console.print(table)
     for path in report_files(values, workspace):
-        console.print(Text("report file: ", style="bold") + Text(str(path)), soft_wrap=True)
+        shown = Text(inert(str(path)))
+        console.print(Text("report file: ", style="bold") + shown, soft_wrap=True)
 
 
-# --------------------------------------------------------------------------- runs, trace
+# --------------------------------------------------------------------------- runs, waits
 
 
 def runs_table(rows: Iterable[Sequence[str]]) -> Table:
@@ -290,7 +266,14 @@ def runs_table(rows: Iterable[Sequence[str]]) -> Table:
     for name in ("run id", "arch", "model", "created", "status"):
         table.add_column(name, overflow="fold")
     for run_id, arch, model, created, status in rows:
-        table.add_row(run_id, arch, model, created, Text(status, STATUS_STYLE.get(status, "")))
+        shown = short(status, 80)
+        table.add_row(
+            Text(short(run_id, 200)),
+            Text(short(arch, 40)),
+            Text(short(model, 80)),
+            Text(short(created, 40)),
+            Text(shown, STATUS_STYLE.get(shown, "")),
+        )
     return table
 
 
@@ -298,32 +281,16 @@ def render_waiting(console: Console, run_id: str, values: Sequence[Any], suffix:
     """A run paused on interrupts: what waits, and the exact commands that continue it."""
     console.print()
     console.print(Text("status: ", style="bold") + Text("WAITING", STATUS_STYLE["WAITING"]))
-    console.print(Text(f"run id: {run_id}"))
+    console.print(Text(f"run id: {short(run_id, 200)}"))
     console.print(Text("waiting for:", style="bold"))
     for value in values:
         reason = value.get("reason") if isinstance(value, Mapping) else None
-        line = f"  - {interrupt_summary(value)}" + (f" — {reason}" if reason else "")
+        line = f"  - {interrupt_summary(value, suffix)}"
+        line += f" — {short(reason, 300)}" if reason else ""
         console.print(Text(line, style="yellow"), soft_wrap=True)
     console.print(Text("continue with:", style="bold"))
     for command in follow_ups(run_id, values, suffix):
         console.print(Text(f"  {command}", style="cyan"), soft_wrap=True)
-
-
-def follow_ups(run_id: str, values: Sequence[Any], suffix: str = "") -> list[str]:
-    """The exact commands that continue a run waiting on ``values``."""
-    kinds = {v.get("kind") if isinstance(v, Mapping) else None for v in values}
-    commands = []
-    if kinds & {"approval", "approval_batch"}:
-        commands += [f"execgraph approve {run_id}", f"execgraph reject {run_id}"]
-        if "approval" in kinds:
-            commands.append(f"execgraph edit {run_id} --args '{{...}}'")
-    if "question" in kinds:
-        commands.append(f"execgraph resume {run_id} --answer '...'")
-    commands.append(f"execgraph cancel {run_id}")
-    return [command + suffix for command in commands]
-
-
-# --------------------------------------------------------------------------- prompts
 
 
 def render_status(console: Console, view: RunView, flags: str = "") -> None:
@@ -335,12 +302,13 @@ def render_status(console: Console, view: RunView, flags: str = "") -> None:
     from execgraph.engines.embedded.foreign import continue_in_python
 
     spec = view.spec
-    about = f"· arch {spec.arch} · model {spec.model}" if spec else "· started from Python"
-    console.print(Text(f"run {view.run_id}", style="bold"), about, soft_wrap=True)
-    current = view.status
+    about = f"· arch {short(spec.arch, 40)} · model {short(spec.model, 80)}" if spec else ""
+    about = about or "· started from Python"
+    console.print(Text(f"run {short(view.run_id, 200)}", style="bold"), about, soft_wrap=True)
+    current = short(view.status, 40)
     line = Text("status: ", style="bold") + Text(current, STATUS_STYLE.get(current, ""))
     if current == "RUNNING" and spec is not None and view.values is not None:
-        resume = f"execgraph resume {view.run_id}{flags}"
+        resume = f"execgraph resume {short(view.run_id, 200)}{flags}"
         driver = view.driver
         line += Text(
             f" (process {driver})" if driver else f" (no process; continue with: {resume})"
@@ -354,12 +322,13 @@ def render_status(console: Console, view: RunView, flags: str = "") -> None:
         console.print(Text(f"error: {short(view.error, 300)}", style="red"), soft_wrap=True)
     waiting = [item["value"] for item in view.interrupts]
     for value in waiting:
-        console.print(Text(f"  waiting for {interrupt_summary(value)}", style="yellow"))
+        shown = f"  waiting for {interrupt_summary(value, flags)}"
+        console.print(Text(shown, style="yellow"), soft_wrap=True)
     hints = follow_ups(view.run_id, waiting, flags) if waiting else []
     if spec is None:
         hints = [continue_in_python(view.run_id)] if current in ("RUNNING", "WAITING") else []
     for hint in hints:
-        console.print(Text(f"  {hint}", style="cyan"), soft_wrap=True)
+        console.print(Text(f"  {inert(hint)}", style="cyan"), soft_wrap=True)
     values = view.values or {}
     table = budget_table(values.get("budget"), (values.get("contract") or {}).get("budgets"))
     if table.row_count:
@@ -368,11 +337,12 @@ def render_status(console: Console, view: RunView, flags: str = "") -> None:
 
 def replay_table(report: Any) -> Table:
     """A replay's verdict: statuses, calls, model calls and replayed effects, and the diff."""
-    table = Table(title=f"Replay of {report.run_id}", title_justify="left", show_header=False)
+    title = f"Replay of {short(report.run_id, 200)}"
+    table = Table(title=title, title_justify="left", show_header=False)
     table.add_column("what")
     table.add_column("value", overflow="fold")
-    table.add_row("recorded status", str(report.recorded_status))
-    table.add_row("replayed status", str(report.replayed_status))
+    table.add_row("recorded status", short(report.recorded_status, 40))
+    table.add_row("replayed status", short(report.replayed_status, 40))
     table.add_row(
         "tool calls",
         f"{len(report.recorded_calls)} recorded, {len(report.replayed_calls)} replayed",
@@ -381,6 +351,6 @@ def replay_table(report: Any) -> Table:
     table.add_row(
         "effects", f"{report.effects_replayed} answered from the recording, none performed"
     )
-    verdict = "same trajectory" if report.same else "\n".join(report.diff)
+    verdict = "same trajectory" if report.same else inert("\n".join(report.diff), lines=True)
     table.add_row("divergence", Text(verdict, style="green" if report.same else "red"))
     return table

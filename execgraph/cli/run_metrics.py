@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.text import Text
 
+from execgraph.cli.inert import short
 from execgraph.cli.options import (
     DEFAULT_ADDRESS,
     DEFAULT_NAMESPACE,
@@ -100,7 +102,8 @@ def metrics_table(m: RunMetrics) -> Table:
     from execgraph.eval.metrics import aggregate
 
     rates = aggregate([m])
-    table = Table(title=f"metrics of run {m.run_id} ({m.status or 'not ended'})")
+    title = f"metrics of run {short(m.run_id, 200)} ({short(m.status or 'not ended', 40)})"
+    table = Table(title=Text(title))
     for column in ("metric", "value", "from the event log"):
         table.add_column(column)
     seconds = "n/a (not ended)" if math.isnan(m.latency_s) else f"{m.latency_s:.3f} s"
@@ -128,7 +131,7 @@ def metrics_table(m: RunMetrics) -> Table:
         ("approval wait", f"{m.approval_wait_s:.3f} s", "approval.requested -> resolved"),
     ]  # fmt: skip
     for row in rows:
-        table.add_row(*row)
+        table.add_row(*(Text(cell) for cell in row))
     return table
 
 
@@ -136,14 +139,15 @@ def diagnosis_table(d: Diagnosis) -> Table:
     """Each finding: the layer to look at, the symptom, the events that show it, advice."""
     from rich.table import Table
 
-    table = Table(title=f"diagnosis of run {d.run_id}")
+    table = Table(title=Text(f"diagnosis of run {short(d.run_id, 200)}"))
     for column in ("layer", "symptom", "events", "look at"):
         table.add_column(column)
     for f in d.findings:
         shown = ", ".join(f.evidence[:3]) + (
             f" (+{len(f.evidence) - 3})" if len(f.evidence) > 3 else ""
         )
-        table.add_row(f.layer, f.symptom, shown, f.advice)
+        cells = (f.layer, f.symptom, shown, f.advice)
+        table.add_row(*(Text(short(cell, 400)) for cell in cells))
     return table
 
 
@@ -222,13 +226,13 @@ def diagnose_command(
         out.print_json(json.dumps(payload))
         return 0
     if not got.events:
-        out.print(Text(f"run {run_id} has no events yet"))
+        out.print(Text(f"run {short(run_id, 200)} has no events yet"))
         return 0
     if not d.findings:
-        out.print(Text(f"run {run_id}: no symptom of the symptom table found"))
+        out.print(Text(f"run {short(run_id, 200)}: no symptom of the symptom table found"))
         return 0
     out.print(diagnosis_table(d))
-    out.print(Text(f"look first at: {d.first_layer}", style="bold"))
+    out.print(Text(f"look first at: {short(d.first_layer, 100)}", style="bold"))
     return 0
 
 

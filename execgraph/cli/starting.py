@@ -53,7 +53,7 @@ def start(
     this_run(rid, runs.flags)
     who: Who = "approve" if auto_approve else "ask" if interactive(no_input) else "stop"
     view = runs.start(
-        RunSpec(rid, task, arch, model, tools or DEFAULT_TOOLS), answerer=answerer(who)
+        RunSpec(rid, task, arch, model, tools or DEFAULT_TOOLS), answerer=answerer(who, runs.flags)
     )
     watch.done()
     return report(runs, view)

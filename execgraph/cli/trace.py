@@ -2,6 +2,8 @@
 
 A ``tool.raised`` row shows, for the developer, what the tool, its verify check or its
 reconcile probe raised: type, message and (innermost) traceback, as the event log keeps it.
+Every detail quotes what a model, a tool or a client wrote, so each is made inert
+(:mod:`execgraph.cli.inert`) before it is printed.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from execgraph.cli.render import call_text, raised_text, short
+from execgraph.cli.approvals import call_text
+from execgraph.cli.inert import inert, short
+from execgraph.cli.render import raised_text
 
 __all__ = ["trace_table"]
 
@@ -84,8 +88,8 @@ def _trace_row(table: Table, event: Any) -> None:
         style = "green" if (event.payload or {}).get("status") == "OK" else "yellow"
     table.add_row(
         _when(event.ts),
-        event.turn_id or "",
-        event.call_id or "",
-        Text(kind, style=style),
-        Text(_event_detail(event)),
+        Text(short(event.turn_id or "", 40)),
+        Text(short(event.call_id or "", 40)),
+        Text(short(kind, 60), style=style),
+        Text(inert(_event_detail(event), lines=True)),  # every detail, whatever it quotes
     )

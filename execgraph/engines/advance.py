@@ -3,8 +3,11 @@
 A run's LangGraph thread is in one of a few states, and each says what to feed it:
 
 - never started (no checkpoint): its task;
-- paused on interrupts: the answers, when they name what it waits on (a retried advance
-  whose answers were already taken, or a run asked something new since, stays put);
+- started with another task: nothing, refused (a run id names one task, whichever engine,
+  namespace or process asks: :func:`check_task`);
+- paused on interrupts: the answers, when they name what it waits on and each approval's
+  answer is bound to the arguments it asks about now (a retried advance whose answers
+  were already taken, or a run asked something new since, stays put);
 - ended (a terminal status, nothing scheduled): nothing; it is reported as it is;
 - anything else was stopped between steps (a killed process, a lost worker): ``None``,
   which continues from the last checkpoint and replays the saved writes.
@@ -16,6 +19,7 @@ a Temporal worker's activity and a Python caller all advance runs through this f
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -23,13 +27,14 @@ from typing import Any
 
 from langgraph.types import Command
 
-from execgraph.engines.answers import refusal
+from execgraph.engines.answers import binding_problem, refusal
 from execgraph.engines.spec import TERMINAL, RunView
 from execgraph.nodes.cancel import request_cancel
 from execgraph.state.compiled import RunGraph
+from execgraph.state.contracts import ApprovalDecision
 from execgraph.state.errors import UsageError
 
-__all__ = ["Step", "Watch", "advance", "next_input", "view_of"]
+__all__ = ["Step", "Watch", "advance", "check_task", "next_input", "view_of"]
 
 Watch = Callable[[str, Any], None]
 """Sees a run while it advances: ``(mode, chunk)`` of LangGraph's ``updates`` and
@@ -59,23 +64,60 @@ def _status(values: Mapping[str, Any]) -> str:
     return str(values.get("status") or "RUNNING")
 
 
-def next_input(state: Any, step: Step) -> Any:
-    """The input ``step`` gives a thread whose state is ``state`` (``_STAY``: none)."""
+def task_digest(task: Mapping[str, Any]) -> str:
+    """A task's identity: the sha256 of its canonical JSON."""
+    body = json.dumps(dict(task), sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
+def check_task(thread: str, values: Mapping[str, Any], task: Mapping[str, Any] | None) -> None:
+    """Refuse ``task`` for a thread that holds another: a run id names one task.
+
+    ``values`` are the thread's state (empty: it never started, anything may start it).
+    Run before a run is recorded and again where it is advanced, so a second namespace,
+    a new cluster or another home over the same state never reports the old run's end as
+    this task's.
+
+    Raises:
+        UsageError: the thread was started with a task other than ``task``.
+    """
+    stored = values.get("task") if values else None
+    if task is None or not isinstance(stored, Mapping):
+        return
+    if task_digest(stored) != task_digest(task):
+        raise UsageError(
+            f"run {thread!r} already holds another task (its stored task differs from the "
+            "one given); a run id names one task: start this one under another run id"
+        )
+
+
+def _resumed(answer: Any) -> Any:
+    """A bound answer as the runtime reads it (its ``args_hash`` checked here already,
+    kept where the approval decision carries it)."""
+    if isinstance(answer, Mapping) and "args_hash" not in ApprovalDecision.model_fields:
+        return {k: v for k, v in answer.items() if k != "args_hash"}
+    return answer
+
+
+def next_input(state: Any, step: Step, thread: str = "") -> Any:
+    """The input ``step`` gives ``thread`` whose state is ``state`` (``_STAY``: none)."""
     pending = {i.id: i.value for i in state.interrupts}
     ended = not state.next and _status(state.values or {}) in TERMINAL
     if not state.values:
         if step.task is None:
             raise UsageError("the run has not started and no task was given to start it")
         return {"task": dict(step.task)}  # a cancelled one is ended CANCELLED at once
+    check_task(thread, state.values, step.task)
     if step.cancel is not None:
         if pending:
             return Command(resume={k: refusal(v) for k, v in pending.items()})
         return _STAY if ended else None
     if pending:
         answers = dict(step.answers or {})
-        if not answers or not set(answers) <= set(pending):
+        shown = [{"id": k, "value": v} for k, v in pending.items()]
+        if not answers or binding_problem(shown, answers):
             return _STAY  # still (or newly) waiting for a person
-        return Command(resume=answers)
+        return Command(resume={k: _resumed(v) for k, v in answers.items()})
     return _STAY if ended else None
 
 
@@ -85,9 +127,9 @@ def advance(graph: RunGraph, thread: str, step: Step, *, watch: Watch | None = N
     ``watch`` sees the run as it goes (streamed); without it the graph is invoked.
     """
     config = config_of(thread)
+    inp = next_input(graph.get_state(config), step, thread)  # refused before a cancel is logged
     if step.cancel is not None:
         request_cancel(graph.run_store, thread, step.cancel)  # type: ignore[attr-defined]
-    inp = next_input(graph.get_state(config), step)
     if inp is not _STAY:
         if watch is None:
             graph.invoke(inp, config)

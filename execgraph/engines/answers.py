@@ -1,23 +1,35 @@
-"""Answers to a paused run, bound to the interrupts it waits on.
+"""Answers to a paused run, bound to the interrupts it waits on and to what was shown.
 
 Every answer names the pending interrupt it answers (by id), so an answer meant for one
-pause is never taken by a later one. The builders here pick the interrupts an answer is
-for (every pending approval, the one covering a call, every question) and refuse, with a
-:class:`~execgraph.state.errors.UsageError`, when the run waits for nothing of the kind.
-An edit is a new request: the runtime validates and authorizes it again.
+pause is never taken by a later one. An answer to an approval also carries the
+``args_hash`` of the call it answers (the sha256 of the call's normalized arguments, as
+its approval request shows it): an interrupt keeps its id when the call it asks about is
+edited, so the id alone does not say which arguments a person saw.
+
+The builders here pick the interrupts an answer is for (every pending approval, the one
+covering a call, every question), bind each approval to the hash the person was shown
+(``args_hash``: the full hash or a prefix of at least :data:`MIN_HASH` hex digits; without
+it, to the call as it is now, which the caller prints) and refuse, with a
+:class:`~execgraph.state.errors.UsageError`, when the run waits for nothing of the kind or
+the call changed since it was shown. :func:`binding_problem` is the one rule; every
+engine applies it again where it resumes the run. An edit is a new request: the runtime
+validates and authorizes it again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from execgraph.engines.spec import CANCELLED, Answers, RunView
 from execgraph.state.errors import UsageError
 
 __all__ = [
+    "MIN_HASH",
     "approvals",
     "approve",
+    "binding_problem",
+    "bound_to",
     "call_ids",
     "check_answers",
     "edit",
@@ -26,6 +38,9 @@ __all__ = [
     "reject",
     "reply",
 ]
+
+MIN_HASH = 8
+"""Hex digits of an ``args_hash`` a person must give, at least, to name what they saw."""
 
 
 def interrupt_kind(value: Any) -> str | None:
@@ -54,29 +69,65 @@ def approvals(view: RunView, call: str | None = None) -> list[dict[str, Any]]:
     return pending
 
 
-def _each(chosen: list[dict[str, Any]], answer: dict[str, Any]) -> Answers:
-    return {str(i["id"]): dict(answer) for i in chosen}
+def _bound(chosen: list[dict[str, Any]], answer: dict[str, Any], shown: str | None) -> Answers:
+    """``answer`` for each of ``chosen``, each bound to the hash of its call's arguments;
+    refused when ``shown`` (a hash, or a prefix of one) is not the hash of each."""
+    if shown is not None:
+        wanted = shown.strip().lower()
+        if len(wanted) < MIN_HASH:
+            raise UsageError(f"--args-hash needs at least {MIN_HASH} hex digits")
+        for item in chosen:
+            now = str(item["value"].get("args_hash") or "")
+            if not now.startswith(wanted):
+                raise UsageError(
+                    f"call {item['value'].get('call_id')} changed since it was shown: its "
+                    f"arguments now hash to {now[:12]}, not {wanted[:12]}; look again with "
+                    "execgraph status and answer what it shows"
+                )
+    return {str(item["id"]): bound_to(item["value"], answer) for item in chosen}
 
 
-def approve(view: RunView, call: str | None = None, approver: str = "") -> Answers:
-    """Approve the pending approvals (or the one covering ``call``)."""
-    return _each(approvals(view, call), {"action": "approve", "approver": approver})
+def bound_to(value: Any, answer: Mapping[str, Any]) -> dict[str, Any]:
+    """``answer`` to the interrupt whose value is ``value``, bound to the hash of its
+    call's arguments when it is an approval (a question's answer as it is)."""
+    hashed = value.get("args_hash") if interrupt_kind(value) == "approval" else None
+    return {**answer, "args_hash": str(hashed)} if hashed else dict(answer)
 
 
-def reject(view: RunView, reason: str = "", call: str | None = None, approver: str = "") -> Answers:
+def approve(
+    view: RunView, call: str | None = None, approver: str = "", args_hash: str | None = None
+) -> Answers:
+    """Approve the pending approvals (or the one covering ``call``), each bound to the
+    hash of its arguments; ``args_hash``: the hash the person was shown."""
+    answer = {"action": "approve", "approver": approver}
+    return _bound(approvals(view, call), answer, args_hash)
+
+
+def reject(
+    view: RunView,
+    reason: str = "",
+    call: str | None = None,
+    approver: str = "",
+    args_hash: str | None = None,
+) -> Answers:
     """Refuse the pending approvals (or the one covering ``call``); the model is told."""
     answer = {"action": "reject", "reason": reason, "approver": approver}
-    return _each(approvals(view, call), answer)
+    return _bound(approvals(view, call), answer, args_hash)
 
 
 def edit(
-    view: RunView, arguments: Mapping[str, Any], call: str | None = None, approver: str = ""
+    view: RunView,
+    arguments: Mapping[str, Any],
+    call: str | None = None,
+    approver: str = "",
+    args_hash: str | None = None,
 ) -> Answers:
     """Replace the arguments of the one pending approval (or of ``call``'s)."""
     chosen = approvals(view, call)
     if len(chosen) != 1:
         raise UsageError("edit needs exactly one pending single-call approval; pick it with --call")
-    return _each(chosen, {"action": "edit", "arguments": dict(arguments), "approver": approver})
+    answer = {"action": "edit", "arguments": dict(arguments), "approver": approver}
+    return _bound(chosen, answer, args_hash)
 
 
 def reply(view: RunView, text: str) -> Answers:
@@ -87,7 +138,7 @@ def reply(view: RunView, text: str) -> Answers:
             f"run {view.run_id!r} has no pending question ({view.status}); answer approvals "
             f"with execgraph approve/reject/edit {view.run_id}"
         )
-    return _each(questions, {"answer": text})
+    return {str(i["id"]): {"answer": text} for i in questions}
 
 
 def refusal(value: Any) -> dict[str, Any]:
@@ -98,16 +149,37 @@ def refusal(value: Any) -> dict[str, Any]:
     return {"action": "reject", "reason": CANCELLED, "approver": "execgraph cancel"}
 
 
-def check_answers(view: RunView, answers: Mapping[str, Any]) -> None:
-    """Refuse answers that name no interrupt the run waits on (or none at all)."""
-    pending = view.pending()
-    if not pending:
-        raise UsageError(
-            f"run {view.run_id!r} is not waiting for a decision (status {view.status})"
-        )
-    unknown = sorted(set(answers) - pending)
+def binding_problem(interrupts: Sequence[Mapping[str, Any]], answers: Mapping[str, Any]) -> str:
+    """Why ``answers`` cannot answer a run pending on ``interrupts`` (``{"id", "value"}``
+    each), or ``""``: each must name a pending interrupt, and an answer carrying an
+    ``args_hash`` must carry the hash of the arguments its approval asks about now."""
+    pending = {str(i.get("id")): i.get("value") for i in interrupts}
+    unknown = sorted(set(answers) - set(pending))
     if unknown or not answers:
-        raise UsageError(
+        return (
             f"answers name no pending interrupt of the run: {unknown or 'none given'}; "
             f"pending: {sorted(pending)}"
         )
+    for key, answer in answers.items():
+        bound = answer.get("args_hash") if isinstance(answer, Mapping) else None
+        value = pending[key]
+        if bound is None or not isinstance(value, Mapping) or interrupt_kind(value) != "approval":
+            continue
+        if str(bound) != str(value.get("args_hash")):
+            return (
+                f"call {value.get('call_id')} changed since it was shown: its arguments now "
+                f"hash to {str(value.get('args_hash'))[:12]}, not {str(bound)[:12]}"
+            )
+    return ""
+
+
+def check_answers(view: RunView, answers: Mapping[str, Any]) -> None:
+    """Refuse answers that name no interrupt the run waits on (or none at all), or that
+    answer a call whose arguments changed since they were shown."""
+    if not view.pending():
+        raise UsageError(
+            f"run {view.run_id!r} is not waiting for a decision (status {view.status})"
+        )
+    problem = binding_problem(view.interrupts, answers)
+    if problem:
+        raise UsageError(problem)

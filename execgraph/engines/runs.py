@@ -75,6 +75,11 @@ class Runs(Protocol):
         """Where the run is."""
         ...
 
+    def approval(self, run_id: str, call_id: str) -> dict[str, Any]:
+        """The pending approval request of ``call_id``, every argument in full (a status
+        may carry long arguments only as their size and hash)."""
+        ...
+
     def events(self, run_id: str, after: int = 0) -> list[Any]:
         """The run's logged events, from the ``after``-th on."""
         ...

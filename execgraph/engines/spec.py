@@ -18,8 +18,9 @@ from typing import Any
 
 __all__ = ["CANCELLED", "DEFAULT_TOOLS", "TERMINAL", "Answers", "RunSpec", "RunView"]
 
-TERMINAL = ("COMPLETED", "FAILED", "PARTIAL", "BUDGET_EXHAUSTED", "CANCELLED")
-"""The statuses a run ends in; ``WAITING`` pauses it for a person."""
+TERMINAL = ("COMPLETED", "FAILED", "PARTIAL", "BUDGET_EXHAUSTED", "CANCELLED", "TERMINATED")
+"""The statuses a run ends in (``TERMINATED``: its Temporal workflow was ended from
+outside); ``WAITING`` pauses it for a person."""
 
 DEFAULT_TOOLS = "demo"
 """The tool set a spec names when it names none (registered by :mod:`execgraph.demo`)."""

@@ -184,6 +184,8 @@ def build_graph(
         store, checkpointer = _shared_state(database, store, checkpointer)
     base = Home.at(home)
     root = Path(workspace) if workspace is not None else base.workspace
+    if workspace is None or store is None or checkpointer is None:
+        base.make()  # private (0700), whichever of its files comes first
     root.mkdir(parents=True, exist_ok=True)
     engine = policy if isinstance(policy, PolicyEngine) else PolicyEngine(policy or ())
     executor = ExecutorDeps(

@@ -47,6 +47,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from execgraph.persistence.async_over_sync import AsyncOverSync
 from execgraph.persistence.shared_strings import SharingSerializer
 from execgraph.state.errors import StoreError
+from execgraph.state.home import private_file
 from execgraph.state.store.wal import use_wal
 
 __all__ = ["EmbeddedSqliteSaver", "open_embedded_saver"]
@@ -149,7 +150,8 @@ def open_embedded_saver(path: Path) -> EmbeddedSqliteSaver:
     Another process writing the file, or making it at the same moment, is waited for up
     to the same busy timeout as the execution store's."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        private_file(path)  # 0600, and so its WAL and shared memory
     except OSError as exc:
         raise _store_error(path, exc) from exc
     try:

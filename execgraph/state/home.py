@@ -11,7 +11,10 @@ holding everything the embedded default keeps for its runs:
 - ``runs/<run id>.json``: what the command line records of a run it started.
 
 Every module that opens a home's file asks :class:`Home` for its path, so a change of
-layout is a change here.
+layout is a change here. What a home holds is private to its user: a home is made 0700
+(:meth:`Home.make`, whoever makes it first: a command, a worker, ``build_graph``), and
+its databases, their WAL and shared-memory files, the key and the records 0600
+(:func:`private_file`).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from pathlib import Path
 
 from execgraph.state.errors import StoreError, UsageError
 
-__all__ = ["Home", "check_run_id", "default_home"]
+__all__ = ["Home", "check_run_id", "default_home", "private_file"]
 
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
@@ -83,6 +86,30 @@ class Home:
         """Where the command line records the runs it started."""
         return self.root / "runs"
 
+    def make(self) -> Home:
+        """Create the home directory, 0700 (a home someone made before is left as it is).
+
+        Raises:
+            StoreError: it cannot be made (a read-only parent, a full disk, ...).
+        """
+        try:
+            self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"the home {self.root} cannot be made: {exc.strerror or exc}") from exc
+        return self
+
+    def known_secret(self) -> bytes | None:
+        """The approval key if there is one (``$EXECGRAPH_APPROVAL_SECRET``, or this home's
+        key file), never made here: what a client signs with must be the workers' key."""
+        env = os.environ.get("EXECGRAPH_APPROVAL_SECRET")
+        if env:
+            return env.encode()
+        try:
+            key = self.approval_key.read_text().strip()
+        except OSError:
+            return None
+        return key.encode() or None
+
     def run_workspace(self, run_id: str) -> Path:
         """A run's own workspace, derived from its validated id (never a path a caller
         chose)."""
@@ -110,8 +137,8 @@ class Home:
                 f"the approval key {path} would lie inside the workspace {workspace}: "
                 "choose a workspace outside the home, or pass approval_secret"
             )
+        self.make()
         try:
-            self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
             if not path.exists():
                 _make_key(path)
             if stat.S_IMODE(os.stat(path).st_mode) & 0o077:
@@ -139,3 +166,20 @@ def _make_key(path: Path) -> None:
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(aside)
+
+
+def private_file(path: Path) -> Path:
+    """``path`` made private to its user: created 0600 if it is missing, its mode
+    tightened to 0600 if it is looser, and so the files SQLite keeps beside a database
+    (``-wal``, ``-shm``, ``-journal``: SQLite gives them its database file's mode).
+
+    Raises:
+        OSError: it cannot be created or changed (the caller says which store failed).
+    """
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    for each in (path, *(path.with_name(path.name + s) for s in ("-wal", "-shm", "-journal"))):
+        with contextlib.suppress(FileNotFoundError):
+            if stat.S_IMODE(os.stat(each).st_mode) & 0o077:
+                os.chmod(each, 0o600)
+    return path

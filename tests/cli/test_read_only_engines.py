@@ -94,7 +94,8 @@ def worker(temporal_address: str, tmp_path_factory: pytest.TempPathFactory) -> I
 def test_every_read_works_on_a_temporal_run(temporal_address: str, worker: CliWorker) -> None:
     flags = ["process", *temporal_flags(temporal_address, worker.task_queue)]
     rid = f"tr-{uuid.uuid4().hex[:8]}"
-    done = run_cli(flags, "demo", "--run-id", rid, "--auto-approve")
+    signing = ["--home", str(worker.home)]  # the worker's approval key signs the answer
+    done = run_cli(flags, "demo", "--run-id", rid, "--auto-approve", *signing)
     assert done.code == 0, done
     _reads_back(flags, rid)
     listed = run_cli(flags, "runs")

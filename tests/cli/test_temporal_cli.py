@@ -37,7 +37,8 @@ def _published(worker: CliWorker, run_id: str) -> Path:
 
 
 def _tcli(address: str, worker: CliWorker, *args: str) -> Result:
-    return cli(*args, *temporal_flags(address, worker.task_queue))
+    # the worker's home holds the approval key the answers are signed with
+    return cli(*args, *temporal_flags(address, worker.task_queue), home=worker.home)
 
 
 def _waiting(address: str, worker: CliWorker, run_id: str) -> Result:
@@ -208,8 +209,9 @@ def test_a_worker_on_postgresql_never_prints_the_password_and_stops_on_sigterm(
         assert f"(state: postgresql {dbname} on 127.0.0.1:" in running.ready
         rid = _rid()
         done = cli(
-            "demo", "--run-id", rid, "--auto-approve", *temporal_flags(temporal_address, queue)
-        )
+            "demo", "--run-id", rid, "--auto-approve", *temporal_flags(temporal_address, queue),
+            home=home,  # the worker's approval key
+        )  # fmt: skip
         assert done.code == 0, done
         assert _published(running, rid).is_file()
         assert not (home / "exec.db").exists()  # the run's records went to PostgreSQL

@@ -94,9 +94,11 @@ def meta_path(home: Home, run_id: str) -> Path:
 def save_meta(home: Home, meta: RunMeta) -> None:
     """Write the record; a run id already recorded is refused (a run id names one run)."""
     path = meta_path(home, meta.run_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    home.make()
+    path.parent.mkdir(mode=0o700, exist_ok=True)
     try:
-        with open(path, "x", encoding="utf-8") as fh:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # the task is private
+        with open(fd, "w", encoding="utf-8") as fh:
             json.dump(asdict(meta), fh, indent=2, sort_keys=True)
     except FileExistsError:
         raise UsageError(f"run {meta.run_id!r} already exists") from None
@@ -134,7 +136,8 @@ def _owner_file(home: Home, run_id: str) -> Path:
 def owned(home: Home, run_id: str) -> Iterator[None]:
     """Mark this process as the one driving ``run_id`` while the block runs."""
     path = _owner_file(home, run_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    home.make()
+    path.parent.mkdir(mode=0o700, exist_ok=True)
     path.write_text(str(os.getpid()))
     try:
         yield

@@ -16,8 +16,16 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from execgraph.engines.advance import Step, Watch, advance, config_of, view_of, view_of_state
-from execgraph.engines.answers import check_answers
+from execgraph.engines.advance import (
+    Step,
+    Watch,
+    advance,
+    check_task,
+    config_of,
+    view_of,
+    view_of_state,
+)
+from execgraph.engines.answers import approvals, check_answers
 from execgraph.engines.embedded.foreign import (
     PYTHON_ARCH,
     PythonRun,
@@ -182,7 +190,7 @@ class EmbeddedRuns:
         shape, not a provider (whose API key may be missing here); a model call would
         fail loudly rather than spend anything.
         """
-        extra: dict[str, Any] = {"home": self.home.root}
+        extra: dict[str, Any] = {"home": self.home.make().root}  # before the workspace in it
         shared = self._state()
         if shared is not None:
             extra.update(store=shared[0], checkpointer=shared[1])
@@ -237,10 +245,14 @@ class EmbeddedRuns:
             )
 
     def start(self, spec: RunSpec, *, answerer: Answerer | None = None) -> RunView:
-        """Record ``spec`` and drive its run here; a run id used before is refused."""
+        """Record ``spec`` and drive its run here; a run id used before (here, or for
+        another task on the same state) is refused."""
         self.check(spec)
         meta = RunMeta.of(spec, self.workspace(spec.run_id), database_label(self.database))
         graph = self.graph(spec)
+        # Another home, or a run started from Python, over the same state: its thread
+        # already holds a task (refused before this run is recorded).
+        check_task(spec.run_id, graph.get_state(config_of(spec.run_id)).values, spec.task)
         save_meta(self.home, meta)
         if self.watch is not None:
             self.watch(
@@ -300,6 +312,11 @@ class EmbeddedRuns:
         if not state.values and run.finished:
             state = SavedState({"status": run.finished})  # ran without a checkpointer
         return view_of_state(run_id, state, driver=owner_alive(self.home, run_id))
+
+    def approval(self, run_id: str, call_id: str) -> dict[str, Any]:
+        """The pending approval request of ``call_id``, as the run's checkpoint holds it."""
+        (found,) = approvals(self.status(run_id), call_id)
+        return dict(found["value"])
 
     def _saved(self, run_id: str) -> SavedState:
         shared = self._state()

@@ -11,8 +11,20 @@ result, and a call cut off mid-effect is reconciled by its probe, never blindly 
 again. The run lease keeps two advances of one run from acting at once.
 
 While the graph runs on a thread of its own, the activity heartbeats; a Temporal cancel
-arrives through the heartbeat, is logged as the run's cancel request (the running tool
-sees it within a poll), and the activity waits for the graph to stop and reports it.
+arrives through the heartbeat. Only a cancel the workflow asked for (a person cancelled
+the run) is logged as the run's cancel request (the running tool sees it within a poll;
+the activity waits for the graph to stop and reports it). Temporal also cancels an
+attempt it gave up on — timed out (its worker stopped answering, then woke up), its
+workflow gone, its worker shutting down — and that is no one's cancel: the attempt only
+stops waiting, and the run goes on where Temporal scheduled it again (the run lease and
+the execution records keep the woken attempt from acting twice).
+
+What fails is classified once, here: what a retry can fix (the store busy or briefly
+unreachable, another worker still holding the run's lease, a dropped connection) is
+raised for Temporal to retry; execgraph's own refusals end the run with their message;
+anything else is a bug, which no retry fixes and whose retries would run the run's reads
+again: it ends the run at once, its traceback in the worker's log (the ``execgraph``
+logger) and in the failure Temporal records.
 
 Which graph a spec gets is the worker's choice alone: its ``graphs`` build it from the
 names the operator registered, in a workspace derived from the validated run id.
@@ -22,25 +34,31 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import traceback
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import Any
+from typing import Any, NoReturn
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from execgraph.engines.advance import Step, advance, config_of
+from execgraph.engines.advance import Step, advance, config_of, view_of
+from execgraph.engines.answers import approvals
 from execgraph.engines.reading import report_json, trace_of
 from execgraph.engines.spec import RunView
-from execgraph.engines.temporal.messages import Advance, Look, Reached, RunSpec
-from execgraph.engines.temporal.workflow import ADVANCE, LOOK
+from execgraph.engines.temporal.messages import Advance, Look, Reached, RunSpec, carried, cut
+from execgraph.engines.temporal.workflow import ADVANCE, BUG, LOOK
 from execgraph.nodes.cancel import request_cancel
 from execgraph.state.compiled import RunGraph
+from execgraph.state.diagnostics import logger
 from execgraph.state.errors import ExecGraphError, StoreError, UsageError
 from execgraph.state.store.worker import worker_id
 
-__all__ = ["CANCELLED_NOTE", "EVENTS_PER_LOOK", "Advancer"]
+__all__ = ["BUG", "CANCELLED_NOTE", "EVENTS_PER_LOOK", "Advancer", "failure"]
+
+_TRACEBACK_CHARS = 8000  # of a bug's traceback, carried in the failure
+_log = logger("temporal")
 
 CANCELLED_NOTE = "cancelled through Temporal"
 
@@ -67,7 +85,8 @@ class Advancer:
 
     @activity.defn(name=ADVANCE)
     async def advance(self, step: Advance) -> Reached:
-        """Run ``step`` on a thread, heartbeating; a cancel stops the run, not the wait."""
+        """Run ``step`` on a thread, heartbeating; a person's cancel stops the run, not the
+        wait; Temporal giving up on this attempt stops only the wait (see the module)."""
         loop = asyncio.get_running_loop()
         beat = asyncio.ensure_future(self._beat(step.spec.run_id))
         try:
@@ -77,15 +96,13 @@ class Advancer:
                 try:
                     return await asyncio.shield(work)
                 except asyncio.CancelledError:
-                    if work.done():
+                    if work.done() or not _cancelled_by_a_person():
                         raise
-                    # Temporal cancelled the activity: the run stops, the tool sees it.
+                    # The workflow was cancelled: the run stops, the tool sees it.
                     store = graph.run_store  # type: ignore[attr-defined]
                     await asyncio.to_thread(request_cancel, store, step.spec.run_id, CANCELLED_NOTE)
-        except StoreError:
-            raise  # busy or briefly unreachable (a dead host's run lease): another attempt
-        except ExecGraphError as exc:  # anything else of execgraph's is final
-            raise ApplicationError(str(exc), type=type(exc).__name__, non_retryable=True) from exc
+        except Exception as exc:
+            _raise(exc)
         finally:
             beat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -97,8 +114,8 @@ class Advancer:
         loop = asyncio.get_running_loop()
         try:
             return await loop.run_in_executor(self._pool, self._look, look)
-        except ExecGraphError as exc:
-            raise ApplicationError(str(exc), type=type(exc).__name__, non_retryable=True) from exc
+        except Exception as exc:
+            _raise(exc)
 
     def _look(self, look: Look) -> dict[str, Any]:
         spec = look.spec
@@ -116,6 +133,10 @@ class Advancer:
             tools = getattr(self._graph_for, "tools", None)
             found = trace_of(store, spec.run_id, values, tools(spec) if tools else None)
             return replace(found, events=[]).to_json()
+        if look.what == "approval":  # a pending call's request, every argument in full
+            view = view_of(graph, spec.run_id)
+            (pending,) = approvals(view, str(look.args.get("call_id")))
+            return dict(pending["value"])
         if look.what == "replay":
             replay = getattr(self._graph_for, "replay", None)
             if replay is None:
@@ -153,8 +174,48 @@ def _reached(view: RunView) -> Reached:
     status = view.status if view.status != "NOT STARTED" else "RUNNING"
     return Reached(
         status=status,
-        interrupts=view.interrupts,
-        output=view.output,
-        error=view.error,
+        interrupts=carried(view.interrupts),
+        output=cut(view.output),
+        error=cut(view.error),
         worker=worker_id(),
+    )
+
+
+def _cancelled_by_a_person() -> bool:
+    """Whether this activity's cancel is its workflow's (a person cancelled the run), not
+    Temporal giving up on the attempt (timed out, workflow gone, worker shutting down)."""
+    details = activity.cancellation_details()
+    if details is None:
+        return False
+    gave_up = details.timed_out or details.not_found or details.worker_shutdown
+    return details.cancel_requested and not gave_up
+
+
+def _raise(exc: Exception) -> NoReturn:
+    found = failure(exc)
+    if found is exc:
+        raise exc
+    raise found from exc
+
+
+def failure(exc: BaseException) -> BaseException:
+    """What Temporal is told of an activity that raised ``exc``: itself when a retry can
+    fix it, else a non-retryable ``ApplicationError`` (a bug's with its traceback)."""
+    if isinstance(exc, StoreError | ConnectionError):
+        return exc  # busy, unreachable, a dead host's run lease: another attempt
+    if isinstance(exc, ExecGraphError):  # execgraph's refusals are final
+        return ApplicationError(exc.message, type=type(exc).__name__, non_retryable=True)
+    if isinstance(exc, ApplicationError):
+        return exc
+    trace = "".join(traceback.format_exception(exc))[-_TRACEBACK_CHARS:]
+    _log.error(
+        "an advance raised %s (a bug; the run ends, not retried):\n%s", type(exc).__name__, trace
+    )
+    message = f"{type(exc).__name__}: {exc}"[:2000]
+    return ApplicationError(
+        f"{message} (a bug: the run ends without a retry; the traceback is in the worker's "
+        "log and in this failure's details)",
+        trace,
+        type=BUG,
+        non_retryable=True,
     )

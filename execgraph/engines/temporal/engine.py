@@ -68,7 +68,9 @@ def reachable(address: str) -> None:
 class TemporalEngine:
     """Runs on one Temporal server, namespace and task queue (see the module).
 
-    ``watch("status", view)`` sees each new status while a run is followed.
+    ``watch("status", view)`` sees each new status while a run is followed; answers are
+    signed with ``approval_key``, the workers' key (see
+    :class:`~execgraph.engines.temporal.client.TemporalRuns`).
     """
 
     def __init__(
@@ -79,12 +81,14 @@ class TemporalEngine:
         namespace: str = DEFAULT_NAMESPACE,
         watch: Callable[[str, Any], None] | None = None,
         follow_s: float = FOLLOW_S,
+        approval_key: bytes | None = None,
     ) -> None:
         self.address = address
         self.task_queue = task_queue
         self.namespace = namespace
         self.watch = watch
         self.follow_s = follow_s
+        self.approval_key = approval_key
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runs: TemporalRuns | None = None
 
@@ -124,7 +128,10 @@ class TemporalEngine:
 
             try:
                 self._runs = await TemporalRuns.connect(
-                    self.address, task_queue=self.task_queue, namespace=self.namespace
+                    self.address,
+                    task_queue=self.task_queue,
+                    namespace=self.namespace,
+                    approval_key=self.approval_key,
                 )
             except RuntimeError as exc:  # the SDK's "Failed client connect: ..."
                 message = f"cannot reach the Temporal server at {self.address}: {exc}"
@@ -248,6 +255,10 @@ class TemporalEngine:
         """The run's workflow's own view of it."""
         return self._call(lambda runs: self._ask(runs.status(run_id)))
 
+    def approval(self, run_id: str, call_id: str) -> dict[str, Any]:
+        """The pending approval of ``call_id`` with every argument (read by a worker)."""
+        return self._look(run_id, "approval", call_id=call_id)
+
     def events(self, run_id: str, after: int = 0) -> list[Any]:
         """The run's logged events (read by a worker), from the ``after``-th on."""
         from execgraph.state.events import Event
@@ -287,7 +298,7 @@ class TemporalEngine:
         return ToolResult.model_validate(found["result"])
 
     def runs(self) -> list[RunRow]:
-        """Every run of this namespace, oldest first."""
+        """Every run of this task queue, oldest first."""
         return self._call(lambda runs: self._ask(runs.list(), LOOK_S))
 
     def _look(self, run_id: str, what: str, **args: Any) -> dict[str, Any]:

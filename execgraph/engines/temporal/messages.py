@@ -10,12 +10,44 @@ path, an import reference) is dropped by the converter before a worker sees it.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from execgraph.engines.spec import TERMINAL, RunSpec, RunView
 
-__all__ = ["TERMINAL", "Advance", "Decision", "Look", "Reached", "RunSpec", "RunView"]
+__all__ = [
+    "ARGUMENT_CHARS",
+    "INTERRUPTS_CHARS",
+    "INTERRUPT_CHARS",
+    "TERMINAL",
+    "TEXT_CHARS",
+    "Advance",
+    "Decision",
+    "Look",
+    "Reached",
+    "RunSpec",
+    "RunView",
+    "carried",
+    "cut",
+]
+
+ARGUMENT_CHARS = 4096
+"""An argument of a pending call longer than this (as JSON) crosses the wire as its size
+and hash only, when the call's request would be too long to carry: Temporal refuses a
+payload above 2 MB, and a run may wait on several calls with large arguments. The whole
+request is read from the run's checkpoint on demand (``TemporalRuns.approval``)."""
+
+INTERRUPT_CHARS = 65536
+"""The most one pending interrupt takes on the wire (see :func:`carried`)."""
+
+INTERRUPTS_CHARS = 1048576
+"""The most all of a run's pending interrupts take on the wire together."""
+
+TEXT_CHARS = 262144
+"""A run's output or error longer than this is cut on the wire (the run's state holds it
+whole: ``execgraph trace``)."""
 
 
 @dataclass(frozen=True)
@@ -51,9 +83,12 @@ class Reached:
 @dataclass(frozen=True)
 class Decision:
     """A person's answers to pending interrupts (interrupt id → resume value), as the
-    embedded engine takes them: ``{"action": "approve" | "reject" | "edit", ...}``."""
+    embedded engine takes them: ``{"action": "approve" | "reject" | "edit", ...}``, and
+    the token signing them with the workers' approval key
+    (:mod:`execgraph.engines.temporal.approvers`)."""
 
     answers: dict[str, Any]
+    token: str = ""
 
 
 @dataclass(frozen=True)
@@ -68,3 +103,51 @@ class Look:
     spec: RunSpec
     what: str
     args: dict[str, Any] = field(default_factory=dict)
+
+
+def _size(value: Any) -> int:
+    return len(json.dumps(value, default=str))
+
+
+def _elide(value: dict[str, Any], longer_than: int) -> dict[str, Any]:
+    arguments = dict(value.get("arguments") or {})
+    elided = dict(value.get("elided") or {})
+    for name, argument in list(arguments.items()):
+        if name in elided:
+            continue
+        text = json.dumps(argument, sort_keys=True, default=str)
+        if len(text) > longer_than:
+            digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+            elided[name] = {"chars": len(text), "sha256": digest}
+            arguments[name] = None
+    return {**value, "arguments": arguments, "elided": elided}
+
+
+def _fits(interrupts: list[dict[str, Any]]) -> bool:
+    each = all(_size(i) <= INTERRUPT_CHARS for i in interrupts)
+    return each and _size(interrupts) <= INTERRUPTS_CHARS
+
+
+def carried(interrupts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Pending interrupts (``{"id", "value"}``) as they cross Temporal's wire: while they
+    are too long, their calls' arguments longer than 4096, then 256 characters, then all
+    of them, are replaced by ``None`` and listed under the value's ``elided`` (name →
+    chars, sha256 of the JSON); the binding (``args_hash``) and the rest are kept."""
+    shown = list(interrupts)
+    for longer_than in (ARGUMENT_CHARS, 256, -1):
+        if _fits(shown):
+            break
+        shown = [
+            {**i, "value": _elide(i["value"], longer_than)}
+            if isinstance(i.get("value"), dict) and isinstance(i["value"].get("arguments"), dict)
+            else i
+            for i in shown
+        ]
+    return shown
+
+
+def cut(text: str) -> str:
+    """A run's output or error as the wire carries it (at most :data:`TEXT_CHARS`)."""
+    if len(text) <= TEXT_CHARS:
+        return text
+    return text[: TEXT_CHARS - 80] + f"… ({len(text)} characters in all; execgraph trace shows all)"

@@ -14,7 +14,9 @@ client sends names a directory.
 
 Every worker must build the same graph for a spec: the same tool sets registered under
 the same names, and one approval key (``$EXECGRAPH_APPROVAL_SECRET``, or a shared home),
-or a token signed on one worker is refused on another.
+or a token signed on one worker is refused on another. The same key signs a person's
+answers (:mod:`execgraph.engines.temporal.approvers`): a worker accepts an answer only
+when it is signed with it, so a client answering a run needs the key too.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from execgraph.engines.graphs import Graphs
 from execgraph.engines.reading import replay_with
 from execgraph.engines.temporal.activities import Advancer
+from execgraph.engines.temporal.approvers import ApproverCheck
 from execgraph.engines.temporal.messages import RunSpec
 from execgraph.engines.temporal.workflow import ExecgraphLook, ExecgraphRun, Timing
 from execgraph.replay import ReplayReport
@@ -97,7 +100,7 @@ class SharedGraphs:
                 from execgraph.persistence.saver import open_embedded_saver
                 from execgraph.state.store.sqlite import SqliteExecutionStore
 
-                self.home.root.mkdir(parents=True, exist_ok=True)
+                self.home.make()
                 store = SqliteExecutionStore(self.home.exec_db)
                 saver = open_embedded_saver(self.home.checkpoints_db)
             self._shared = {"home": self.home.root, "store": store, "checkpointer": saver}
@@ -129,6 +132,7 @@ def make_worker(
     *,
     max_concurrent: int = 16,
     heartbeat_s: float | None = None,
+    approval_key: bytes | None = None,
 ) -> Worker:
     """A Temporal ``Worker`` running execgraph's workflows and activities.
 
@@ -136,10 +140,15 @@ def make_worker(
     tool sets you registered, or a function of yours building one on shared state (it
     decides alone what a spec may run). ``max_concurrent`` advances run at once, each on
     a thread of its own. ``heartbeat_s``: how often a running advance heartbeats
-    (default: a third of the workflow's heartbeat timeout).
+    (default: a third of the workflow's heartbeat timeout). ``approval_key``: the key
+    answers must be signed with (default: the approval key of the home of ``graphs``, a
+    :class:`SharedGraphs`, else of the default home; ``$EXECGRAPH_APPROVAL_SECRET`` first).
     """
     beat = heartbeat_s if heartbeat_s is not None else Timing.heartbeat.total_seconds() / 3
     advancer = Advancer(graphs, heartbeat_s=beat, threads=max_concurrent)
+    if approval_key is None:
+        home = graphs.home if isinstance(graphs, SharedGraphs) else Home.at()
+        approval_key = home.secret()
     return Worker(
         client,
         task_queue=task_queue,
@@ -147,6 +156,7 @@ def make_worker(
         activities=[advancer.advance, advancer.look],
         workflow_runner=sandbox_runner(),
         max_concurrent_activities=max_concurrent,
+        interceptors=[ApproverCheck(approval_key)],
     )
 
 
@@ -169,6 +179,7 @@ async def serve(
     client = await Client.connect(address, namespace=namespace)
     await _namespace_exists(client, namespace)  # before "ready", not after a failed poll
     shared = SharedGraphs(graphs, database=database, home=home)
+    shared.home.make()  # the worker's home: private from the start
     worker = make_worker(
         client, task_queue, shared, max_concurrent=max_concurrent, heartbeat_s=heartbeat_s
     )

@@ -5,12 +5,16 @@ run's LangGraph thread on shared state (PostgreSQL, or one machine's SQLite) to 
 pause or its end, and reports where it got. What the run did is in execgraph's execution
 store and checkpoints; Temporal holds the schedule (which advance runs where, retried on
 another worker when one dies) and the people's answers, which arrive as the ``decide``
-update and are checked against the pending interrupts before they are accepted.
+update and are accepted only when they are signed with the workers' approval key
+(:mod:`execgraph.engines.temporal.approvers`), name the pending interrupts, and are bound
+to the arguments each pending call has now.
 
 A Temporal cancel reaches the running advance (its heartbeat delivers it), which logs a
 cancel request in the store; the running tool sees it within a poll and the run stops
 CANCELLED. A run paused for a person is ended by one more advance that refuses the
-pending calls. Either way the workflow returns the run's final :class:`Reached`.
+pending calls. A run that ended CANCELLED so ends its workflow as Temporal's own
+Canceled (its status query still answers with the run's final :class:`Reached`); any
+other end is the workflow's result.
 
 A look (:class:`ExecgraphLook`) is a short workflow of its own: one activity on a worker
 reads a run's records (its trace, a replay) or records a person's verdict on a call, so
@@ -28,6 +32,8 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
 with workflow.unsafe.imports_passed_through():
+    from execgraph.engines.answers import binding_problem, interrupt_kind
+    from execgraph.engines.temporal.approvers import DECIDE, approver_of
     from execgraph.engines.temporal.messages import (
         Advance,
         Decision,
@@ -37,7 +43,7 @@ with workflow.unsafe.imports_passed_through():
         RunView,
     )
 
-__all__ = ["ADVANCE", "LOOK", "ExecgraphLook", "ExecgraphRun", "Timing"]
+__all__ = ["ADVANCE", "BUG", "LOOK", "ExecgraphLook", "ExecgraphRun", "Timing"]
 
 ADVANCE = "execgraph.advance"
 """The activity's name: workers register it, the workflow schedules it by name."""
@@ -45,8 +51,12 @@ ADVANCE = "execgraph.advance"
 LOOK = "execgraph.look"
 """The activity (and workflow) that reads a run's records for a client."""
 
+BUG = "Bug"
+"""The failure type of an advance that raised what execgraph does not raise: a bug, which
+ends the run at once (a retry would only run its reads again)."""
+
 _MAX_ADVANCES = 1000  # a run pauses for people this often at most; more is a loop
-_ATTEMPTS = 100  # per advance: dead workers and busy stores, not a bug retried forever
+_ATTEMPTS = 100  # per advance: dead workers and busy stores (a bug is never retried)
 
 
 class Timing:
@@ -104,7 +114,9 @@ class ExecgraphRun:
             # the run CANCELLED): one more advance makes sure the record says so.
             end = asyncio.ensure_future(self._advance(Advance(spec, cancel=True), heartbeat))
             self._reached = await asyncio.shield(end)
-            return self._reached
+            if self._reached.status == "CANCELLED":
+                raise  # Temporal shows it as what it is: Canceled
+            return self._reached  # it ended otherwise before the cancel reached it
 
     async def _advance(self, step: Advance, heartbeat: timedelta) -> Reached:
         self._advances += 1
@@ -128,13 +140,23 @@ class ExecgraphRun:
                 raise exc.cause from None
             cause = exc.cause
             message = cause.message if isinstance(cause, ApplicationError) else str(cause)
+            if isinstance(cause, ApplicationError) and cause.type == BUG and cause.details:
+                message = f"{message}\n{cause.details[0]}"  # the traceback, for the developer
             return Reached(status="FAILED", error=message or str(exc))
         return reached
 
-    @workflow.update(name="decide")
+    @workflow.update(name=DECIDE)
     def decide(self, decision: Decision) -> RunView:
-        """Answer the pending interrupts; the run goes on with the next advance."""
-        self._answers = dict(decision.answers)
+        """Answer the pending interrupts; the run goes on with the next advance. Each
+        approval's approver is the name the answers were signed with."""
+        approver = approver_of(decision.token)
+        kinds = {str(i.get("id")): interrupt_kind(i.get("value")) for i in self._reached.interrupts}
+        self._answers = {
+            key: {**answer, "approver": approver}
+            if kinds.get(key) == "approval" and isinstance(answer, dict)
+            else answer
+            for key, answer in decision.answers.items()
+        }
         # Answered: a second decision is refused until the run pauses again.
         self._reached = Reached(status="RUNNING")
         return self.status()
@@ -148,13 +170,9 @@ class ExecgraphRun:
                 f"(status {self._reached.status})",
                 type="NotWaiting",
             )
-        unknown = sorted(set(decision.answers) - pending)
-        if unknown or not decision.answers:
-            raise ApplicationError(
-                f"answers name no pending interrupt of the run: {unknown or 'none given'}; "
-                f"pending: {sorted(pending)}",
-                type="UnknownInterrupt",
-            )
+        problem = binding_problem(self._reached.interrupts, decision.answers)
+        if problem:
+            raise ApplicationError(problem, type="UnknownInterrupt")
 
     @workflow.query(name="status")
     def status(self) -> RunView:

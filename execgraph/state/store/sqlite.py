@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from execgraph.state.errors import StoreError
+from execgraph.state.home import private_file
 from execgraph.state.store.dialect import Cursor, Dialect
 from execgraph.state.store.layout import upgrade_layout
 from execgraph.state.store.sql import SqlExecutionStore
@@ -142,7 +143,8 @@ class SqliteExecutionStore(SqlExecutionStore):
                 f"this Python links SQLite {sqlite3.sqlite_version}"
             )
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            private_file(self.path)  # 0600, and so its WAL and shared memory
             # isolation_level=None: no implicit transactions; we issue BEGIN IMMEDIATE
             # ourselves so a read-modify-write holds the write lock from its first read.
             conn = sqlite3.connect(
