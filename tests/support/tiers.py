@@ -90,6 +90,12 @@ PATH_TIERS = {
     "tests/adversarial/test_child_processes.py": "integration",
     "tests/adversarial/test_concurrent_workers.py": "integration",
     "tests/adversarial/test_run_lease.py": "integration",
+    "tests/adversarial/test_approval_binding.py": "integration",  # CLI and Temporal worker
+    "tests/adversarial/test_private_files.py": "integration",  # the CLI, a worker process
+    "tests/adversarial/test_run_id_reuse.py": "integration",  # PostgreSQL, Temporal
+    "tests/adversarial/test_temporal_failures.py": "integration",  # a Temporal worker
+    "tests/adversarial/test_terminal_text.py": "integration",  # the CLI on both engines
+    "tests/cli/test_make_demo.py": "integration",  # make demo in a fresh clone
     "tests/graph/test_tool_isolation.py": "integration",  # tools in their own processes
     "tests/tools/adapters/test_process.py": "integration",
     "tests/test_package.py": "integration",  # builds and installs the wheel
@@ -99,6 +105,7 @@ PATH_TIERS = {
     "tests/reliability/test_torture.py": "system",
     "tests/reliability/test_fault_matrix.py": "system",
     "tests/graph/test_executor_crash.py": "system",
+    "tests/adversarial/test_temporal_stalled_worker.py": "system",  # SIGSTOP torture
     "tests/engines/temporal/test_kill_harness.py": "system",
 }
 
