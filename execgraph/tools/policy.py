@@ -6,6 +6,15 @@ the contract's data scope, deny outside; ``irreversible`` → require approval �
 most restrictive wins (deny > require_approval > allow), so adding a rule can only tighten.
 Loosening a default is explicit: a matching rule with ``override=True`` replaces it.
 
+Argument rules (:mod:`execgraph.tools.argument_rules`) constrain what a call says: allowed
+values, patterns, ranges, trusted sets, and where a value came from (its provenance,
+:mod:`execgraph.tools.provenance`). Each unmet rule adds its fallback — deny, ask a
+person, or refuse with a reason for the model — to the candidates, so they too can only
+tighten. A tool's ``sensitive_args`` get a provenance rule by default (a value read from
+the text of a tool's output needs a person: ``sensitive_fallback``). The effect that the
+defaults and ``effect=`` rules see is the call's (``ToolSpec.effect_of``): a calendar event
+with participants can be irreversible where one without is a write.
+
 Paths are matched where they *land*: a symlink inside the workspace (``public/assets ->
 ../private``) is resolved (:func:`execgraph.tools.paths.landing`) and a rule sees both
 the path as written and the resolved one. A tightening rule applies if either matches,
@@ -22,13 +31,20 @@ from typing import Any, Literal
 
 from execgraph.state.contracts import ToolExecutionRequest
 from execgraph.state.errors import ExecGraphError, PolicyRuleError
+from execgraph.tools.argument_rules import ArgumentRule, Fallback, Violation
 from execgraph.tools.paths import in_scope, landing
+from execgraph.tools.provenance import ArgumentProvenance
 from execgraph.tools.spec import ToolSpec
 
-__all__ = ["PolicyDecision", "PolicyEngine", "PolicyRule", "Verdict"]
+__all__ = ["AnyRule", "PolicyDecision", "PolicyEngine", "PolicyRule", "Verdict", "parse_rule"]
 
 Verdict = Literal["allow", "require_approval", "deny"]
 _RANK: dict[str, int] = {"allow": 0, "require_approval": 1, "deny": 2}
+_FALLBACK_VERDICT: dict[str, Verdict] = {
+    "deny": "deny",
+    "refuse": "deny",
+    "ask": "require_approval",
+}
 
 
 @dataclass(frozen=True)
@@ -56,17 +72,23 @@ class PolicyRule:
         return cls(**dict(raw))
 
     def matches(
-        self, spec: ToolSpec, paths: list[str], actor: str, landed: Sequence[str] | None = None
+        self,
+        spec: ToolSpec,
+        paths: list[str],
+        actor: str,
+        landed: Sequence[str] | None = None,
+        effect: str | None = None,
     ) -> bool:
         """True when tool, effect, actor and (if given) every path match.
 
         ``landed`` are the same paths resolved where they land (symlinks inside the
         workspace followed): a tightening rule matches a path if either form does, an
-        ``override`` rule only if both do.
+        ``override`` rule only if both do. ``effect`` is the call's effect (default: the
+        tool's).
         """
         if not fnmatch.fnmatchcase(spec.name, self.tool):
             return False
-        if self.effect is not None and self.effect != spec.effect:
+        if self.effect is not None and self.effect != (effect or spec.effect):
             return False
         if not fnmatch.fnmatchcase(actor, self.actor):
             return False
@@ -79,33 +101,91 @@ class PolicyRule:
         )
 
 
+AnyRule = PolicyRule | ArgumentRule | Mapping[str, Any]
+"""A tool rule, an argument rule, or the dict form of either (an ``argument`` key makes
+an argument rule)."""
+
+
+def parse_rule(raw: AnyRule) -> PolicyRule | ArgumentRule:
+    """A :class:`PolicyRule` or an :class:`ArgumentRule` from either or its dict form."""
+    if isinstance(raw, PolicyRule | ArgumentRule):
+        return raw
+    if "argument" in raw:
+        return ArgumentRule.parse(raw)
+    return PolicyRule.parse(raw)
+
+
 @dataclass(frozen=True)
 class PolicyDecision:
-    """The verdict for one call and why."""
+    """The verdict for one call and why.
+
+    ``refusal`` marks a deny whose reason is written for the model (an argument rule's
+    ``refuse`` fallback): it says what would be accepted.
+    """
 
     verdict: Verdict
     reason: str
     rule: str | None = None
+    refusal: bool = False
 
 
 class PolicyEngine:
-    """Decides allow / require_approval / deny from rules and the effect defaults."""
+    """Decides allow / require_approval / deny from rules and the effect defaults.
 
-    def __init__(self, rules: Iterable[PolicyRule | Mapping[str, Any]] = ()) -> None:
-        self.rules = tuple(PolicyRule.parse(r) for r in rules)
+    Args:
+        rules: Tool rules and argument rules (objects or dicts).
+        trusted_sets: Named sets of values argument rules may require membership in
+            (``{"contacts": ["alice@example.com"]}``).
+        sensitive_fallback: What happens when a tool's sensitive argument was read from
+            the text of a tool's output, or made up: ``"ask"`` a person (the default),
+            ``"refuse"`` with a reason for the model, or ``"deny"``.
+    """
 
-    def with_rules(self, rules: Iterable[PolicyRule | Mapping[str, Any]]) -> PolicyEngine:
+    def __init__(
+        self,
+        rules: Iterable[AnyRule] = (),
+        *,
+        trusted_sets: Mapping[str, Sequence[Any]] | None = None,
+        sensitive_fallback: Fallback = "ask",
+    ) -> None:
+        parsed = [parse_rule(r) for r in rules]
+        self.rules = tuple(r for r in parsed if isinstance(r, PolicyRule))
+        self.argument_rules = tuple(r for r in parsed if isinstance(r, ArgumentRule))
+        self.trusted_sets = {k: tuple(v) for k, v in (trusted_sets or {}).items()}
+        self.sensitive_fallback: Fallback = sensitive_fallback
+        ArgumentRule("-", fallback=sensitive_fallback)  # the fallback is checked here
+
+    def with_rules(self, rules: Iterable[AnyRule]) -> PolicyEngine:
         """A new engine with extra rules (a contract's approval rules, say)."""
-        return PolicyEngine((*self.rules, *(PolicyRule.parse(r) for r in rules)))
+        return PolicyEngine(
+            (*self.rules, *self.argument_rules, *rules),
+            trusted_sets=self.trusted_sets,
+            sensitive_fallback=self.sensitive_fallback,
+        )
+
+    def needs_provenance(self, spec: ToolSpec) -> bool:
+        """Whether a decision on ``spec`` reads provenance (so the caller computes it)."""
+        return bool(spec.sensitive_args) or any(
+            r.needs_provenance and fnmatch.fnmatchcase(spec.name, r.tool)
+            for r in self.argument_rules
+        )
 
     def may_ask(self, spec: ToolSpec) -> bool:
         """Whether any call of ``spec`` could need a person (a static, safe over-estimate).
 
         True for an irreversible tool and for any ``require_approval`` rule whose tool and
         effect match; actors and paths are ignored, so a False is certain. A caller can
-        then skip the dry run that would only tell it "no".
+        then skip the dry run that would only tell it "no". A tool whose effect depends on
+        the call, or that has sensitive arguments or an argument rule that may ask, may.
         """
-        if spec.effect == "irreversible":
+        if spec.effect == "irreversible" or spec.call_effect is not None:
+            return True
+        if spec.sensitive_args and self.sensitive_fallback == "ask":
+            return True
+        if any(
+            r.fallback == "ask" and fnmatch.fnmatchcase(spec.name, r.tool)
+            for r in self.argument_rules
+        ):
             return True
         return any(
             r.decision == "require_approval"
@@ -115,16 +195,25 @@ class PolicyEngine:
         )
 
     def decide(
-        self, spec: ToolSpec, arguments: Mapping[str, Any], request: ToolExecutionRequest
+        self,
+        spec: ToolSpec,
+        arguments: Mapping[str, Any],
+        request: ToolExecutionRequest,
+        provenance: Mapping[str, ArgumentProvenance] | None = None,
     ) -> PolicyDecision:
-        """Verdict for ``spec`` called with normalized ``arguments``."""
+        """Verdict for ``spec`` called with normalized ``arguments``.
+
+        ``provenance`` labels the arguments (:func:`execgraph.tools.provenance.
+        label_arguments`); without it, every provenance condition fails (closed).
+        """
         paths = [str(arguments[a]) for a in spec.path_args if arguments.get(a) is not None]
         try:
-            landed = self._landed(spec, paths, request)
+            landed = self._landed(spec, arguments, paths, request)
         except ExecGraphError:
             return PolicyDecision("deny", "a path does not resolve inside the workspace")
         actor = request.actor.user_id
-        matched = [r for r in self.rules if r.matches(spec, paths, actor, landed)]
+        effect = spec.effect_of(arguments)
+        matched = [r for r in self.rules if r.matches(spec, paths, actor, landed, effect)]
         overriding = [r for r in matched if r.override]
         candidates = [
             PolicyDecision(
@@ -133,16 +222,59 @@ class PolicyEngine:
             for r in (overriding or matched)
         ]
         if not overriding:
-            candidates.append(self._default(spec, [*paths, *landed], request))
+            candidates.append(self._default(spec, effect, [*paths, *landed], request))
+        candidates += [
+            PolicyDecision(
+                _FALLBACK_VERDICT[v.fallback],
+                v.reason,
+                f"{v.rule.tool}.{v.rule.argument}:{v.fallback}",
+                refusal=v.fallback == "refuse",
+            )
+            for v in self.violations(spec, arguments, provenance)
+        ]
         return max(candidates, key=lambda d: _RANK[d.verdict])
 
-    def _landed(self, spec: ToolSpec, paths: list[str], request: ToolExecutionRequest) -> list[str]:
+    def violations(
+        self,
+        spec: ToolSpec,
+        arguments: Mapping[str, Any],
+        provenance: Mapping[str, ArgumentProvenance] | None = None,
+    ) -> list[Violation]:
+        """The argument rules (and sensitive-argument defaults) this call does not meet."""
+        rules = [r for r in self.argument_rules if r.applies(spec.name, arguments)]
+        replaced = {r.argument for r in rules if r.override}
+        rules += [
+            ArgumentRule(
+                name,
+                spec.name,
+                provenance="structured",
+                fallback=self.sensitive_fallback,
+                reason=f"{name} is a sensitive argument of {spec.name}",
+            )
+            for name in spec.sensitive_args
+            if name not in replaced and arguments.get(name) is not None
+        ]
+        found = []
+        for rule in rules:
+            given = provenance.get(rule.argument) if provenance is not None else None
+            violation = rule.check(arguments[rule.argument], given, self.trusted_sets)
+            if violation is not None:
+                found.append(violation)
+        return found
+
+    def _landed(
+        self,
+        spec: ToolSpec,
+        arguments: Mapping[str, Any],
+        paths: list[str],
+        request: ToolExecutionRequest,
+    ) -> list[str]:
         """Where ``paths`` land, resolved only when a path rule or the data scope could ask.
 
         Resolution opens the workspace (a few ``openat`` calls per path), so a call no
         path rule and no scope can see is decided on the paths as written, for free.
         """
-        needed = (spec.effect == "write" and bool(request.data_scope)) or any(
+        needed = (spec.effect_of(arguments) == "write" and bool(request.data_scope)) or any(
             r.path is not None and fnmatch.fnmatchcase(spec.name, r.tool) for r in self.rules
         )
         if not paths or not needed:
@@ -150,10 +282,12 @@ class PolicyEngine:
         return [landing(request.workspace.root, p) for p in paths]
 
     @staticmethod
-    def _default(spec: ToolSpec, paths: list[str], request: ToolExecutionRequest) -> PolicyDecision:
-        if spec.effect == "read":
+    def _default(
+        spec: ToolSpec, effect: str, paths: list[str], request: ToolExecutionRequest
+    ) -> PolicyDecision:
+        if effect == "read":
             return PolicyDecision("allow", "read-only tool")
-        if spec.effect == "irreversible":
+        if effect == "irreversible":
             return PolicyDecision("require_approval", "irreversible effect needs a person")
         if all(in_scope(p, request.data_scope) for p in paths):
             return PolicyDecision("allow", "write inside the data scope")

@@ -1,0 +1,424 @@
+"""Provenance: where each argument value of a proposed call came from.
+
+The runtime's promise is that tool output may change what the agent believes, never what
+it is allowed to do. To keep it by enforcement, a policy must know, for each argument a
+model proposes, whether the user (or the developer's contract) said that value, whether
+it was read from a tool's output — and from which call, which field — or whether the model
+made it up. :func:`label_arguments` answers that, deterministically, by matching values:
+
+- **trusted**: the value appears in a trusted input (the user's request, the contract,
+  what a person typed into an approval).
+- **untrusted**: it appears only in recorded observations; each :class:`Source` names
+  the call, the tool, the path inside its output, and whether that place is free *text*
+  (prose that a third party may have written: an email body, a web page, a review) or a
+  *field* (a structured value: an id, an address in a recipients list, a channel name).
+- **new**: it appears nowhere: the model composed it.
+
+A tool that returns the user's own account data (their IBAN, their profile) declares its
+output trusted; a structured tool declares which of its output fields hold free text
+(:class:`OutputProvenance`); an undeclared tool's every string counts as text.
+
+Matching works on atoms (strings, numbers; lists and dicts are walked) with the common
+normalizations: case, surrounding quotes and space, ``mailto:``, a URL's scheme, ``www.``
+and trailing slash, the spaces and dashes inside an IBAN or phone number, and numbers by
+value (``98.7`` matches ``98.70``). A short value (fewer than :data:`MIN_SUBSTRING`
+characters) matches a text only as a whole token — ``"13"`` matches ``"file 13"``, not
+``"2024-05-13"`` — a longer one anywhere inside it. A structured field matches only by
+whole value. Booleans and ``None`` carry no provenance (they are always *trusted*).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "MIN_SUBSTRING",
+    "ArgumentProvenance",
+    "Label",
+    "Observation",
+    "OutputProvenance",
+    "Source",
+    "TrustedInputs",
+    "ValueProvenance",
+    "atoms_of",
+    "label_arguments",
+    "label_value",
+    "same_value",
+]
+
+Label = Literal["trusted", "untrusted", "new"]
+Where = Literal["text", "field"]
+
+MIN_SUBSTRING = 6
+"""Values shorter than this match inside a text only as a whole token."""
+
+_EXCERPT = 60
+
+
+@dataclass(frozen=True)
+class OutputProvenance:
+    """What a tool declares about its output, for provenance.
+
+    Attributes:
+        trusted: The output is the user's own data (their account, their profile, the
+            date), not something a third party could have written: values read from it
+            are trusted.
+        text_fields: Keys (at any depth) whose string values are free text. ``None``:
+            every string of the output is text (the safe default for a tool that says
+            nothing). Strings under any other key are structured fields.
+    """
+
+    trusted: bool = False
+    text_fields: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One recorded tool result of the run: what it said, and who said it."""
+
+    call_id: str
+    tool: str
+    data: Any
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    declared: OutputProvenance = field(default_factory=OutputProvenance)
+
+
+@dataclass(frozen=True)
+class TrustedInputs:
+    """The run's trusted inputs: named texts and values (the request, the contract, ...).
+
+    ``texts`` are matched as prose (a value inside them counts); ``values`` by whole
+    value (a contract's allowed recipients, a value a person typed).
+    """
+
+    texts: Mapping[str, str] = field(default_factory=dict)
+    values: Mapping[str, Sequence[Any]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where an untrusted value was read: a call's output, at a path, as text or a field."""
+
+    call_id: str
+    tool: str
+    path: str
+    where: Where
+    excerpt: str = ""
+    arguments: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def describe(self) -> str:
+        """``read_file #c2 (text at $)``: what a person is shown."""
+        return f"{self.tool} #{self.call_id} ({self.where} at {self.path})"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "call_id": self.call_id,
+            "tool": self.tool,
+            "path": self.path,
+            "where": self.where,
+            "excerpt": self.excerpt,
+            "arguments": dict(self.arguments),
+        }
+
+
+@dataclass(frozen=True)
+class ValueProvenance:
+    """The provenance of one atom (a string or a number) of an argument."""
+
+    value: Any
+    label: Label
+    trusted_by: tuple[str, ...] = ()
+    sources: tuple[Source, ...] = ()
+
+    @property
+    def in_text(self) -> bool:
+        """Read from free text of an untrusted observation (where an injection speaks)."""
+        return self.label == "untrusted" and any(s.where == "text" for s in self.sources)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "value": self.value,
+            "label": self.label,
+            "trusted_by": list(self.trusted_by),
+            "sources": [s.to_dict() for s in self.sources],
+        }
+
+
+@dataclass(frozen=True)
+class ArgumentProvenance:
+    """One argument's provenance: its atoms' labels, summarized.
+
+    ``label`` is ``trusted`` when every atom is, ``untrusted`` when any atom came only from
+    observations, else ``new``.
+    """
+
+    name: str
+    atoms: tuple[ValueProvenance, ...]
+
+    @property
+    def label(self) -> Label:
+        labels = {a.label for a in self.atoms}
+        if "untrusted" in labels:
+            return "untrusted"
+        if "new" in labels:
+            return "new"
+        return "trusted"
+
+    @property
+    def in_text(self) -> bool:
+        """Any atom was read from free text of an untrusted observation."""
+        return any(a.in_text for a in self.atoms)
+
+    @property
+    def sources(self) -> tuple[Source, ...]:
+        return tuple(s for a in self.atoms for s in a.sources)
+
+    def describe(self) -> str:
+        """One line for a person: ``recipient: untrusted — read_file #c2 (text at $)``."""
+        if self.label == "trusted":
+            by = sorted({b for a in self.atoms for b in a.trusted_by})
+            return f"{self.name}: trusted ({', '.join(by) or 'no value'})"
+        if self.label == "new":
+            return f"{self.name}: new (not in the request nor in any tool output)"
+        where = "; ".join(dict.fromkeys(s.describe() for s in self.sources))
+        return f"{self.name}: untrusted — {where}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "in_text": self.in_text,
+            "atoms": [a.to_dict() for a in self.atoms],
+        }
+
+
+# ----------------------------------------------------------------------------- matching
+
+_SCHEME = re.compile(r"^(?:https?://|mailto:)")
+_COMPACT_DROP = re.compile(r"[\s\-]")
+_TOKEN = re.compile(r"[\w@.+\-/:%~#=?&]+")
+_NUMBER = re.compile(r"^[+-]?(?:\d+(?:[.,]\d+)?|\.\d+)$")
+
+
+def _norm(text: str) -> str:
+    """Case, quotes and surrounding space, a URL's scheme, ``www.``, a trailing slash."""
+    text = text.strip().strip("'\"`").strip().casefold()
+    text = _SCHEME.sub("", text)
+    if text.startswith("www."):
+        text = text[4:]
+    return text.rstrip("/") if "/" in text else text
+
+
+def _forms(value: str) -> set[str]:
+    """The normalized forms a value may be written in (compact: no spaces or dashes)."""
+    base = _norm(value)
+    forms = {base} if base else set()
+    if base and " " not in value.strip():
+        compact = _COMPACT_DROP.sub("", base)
+        if compact:
+            forms.add(compact)
+    return forms
+
+
+def _as_number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, str) and _NUMBER.match(value.strip()):
+        try:
+            return float(value.strip().replace(",", "."))
+        except ValueError:  # pragma: no cover - the pattern admits only numbers
+            return None
+    return None
+
+
+def _tokens(text: str) -> set[str]:
+    """A text's tokens, trailing sentence punctuation dropped, normalized."""
+    return {_norm(t.rstrip(".,:;?!")) for t in _TOKEN.findall(text)}
+
+
+class _Text:
+    """A text prepared for matching: normalized, compacted, tokenized (lazily)."""
+
+    def __init__(self, raw: str) -> None:
+        self.raw = raw
+        self.norm = raw.casefold()
+        self._compact: str | None = None
+        self._tokens: set[str] | None = None
+        self._numbers: set[float] | None = None
+
+    @property
+    def compact(self) -> str:
+        if self._compact is None:
+            self._compact = _COMPACT_DROP.sub("", self.norm)
+        return self._compact
+
+    @property
+    def tokens(self) -> set[str]:
+        if self._tokens is None:
+            self._tokens = _tokens(self.raw)
+        return self._tokens
+
+    @property
+    def numbers(self) -> set[float]:
+        if self._numbers is None:
+            found = {_as_number(t) for t in self.tokens}
+            self._numbers = {n for n in found if n is not None}
+        return self._numbers
+
+    def contains(self, value: Any) -> bool:
+        """Whether ``value`` is mentioned in this text (see the module's rules)."""
+        number = _as_number(value)
+        if number is not None and (not isinstance(value, str) or len(value) < MIN_SUBSTRING):
+            return number in self.numbers
+        for form in _forms(str(value)):
+            if len(form) < MIN_SUBSTRING:
+                if form in self.tokens:
+                    return True
+            elif form in self.norm or form in self.compact:
+                return True
+        return False
+
+    def excerpt(self, value: Any) -> str:
+        """A little of the text around ``value``, for a person to judge."""
+        lowered = self.raw.casefold()
+        at = lowered.find(_norm(str(value))) if str(value) else -1
+        if at < 0:
+            return self.raw[: 2 * _EXCERPT]
+        start = max(0, at - _EXCERPT)
+        return self.raw[start : at + len(str(value)) + _EXCERPT]
+
+
+def same_value(value: Any, other: Any) -> bool:
+    """Whether two atoms are the same value, as provenance matches them: numbers by value,
+    strings up to case, quotes, a URL's scheme, ``www.``, and an id's spaces and dashes."""
+    return _field_equal(value, other)
+
+
+def _field_equal(value: Any, leaf: Any) -> bool:
+    """Whole-value equality of an argument atom and a structured output field."""
+    a, b = _as_number(value), _as_number(leaf)
+    if a is not None and b is not None:
+        return a == b
+    if isinstance(leaf, str) and isinstance(value, str | int | float):
+        return bool(_forms(str(value)) & _forms(leaf))
+    return False
+
+
+def _leaves(data: Any, path: str, key: str | None) -> Iterator[tuple[str, str | None, Any]]:
+    """``(path, nearest key, leaf)`` for every string or number in ``data``."""
+    if isinstance(data, Mapping):
+        for k, v in data.items():
+            yield from _leaves(v, f"{path}.{k}", str(k))
+    elif isinstance(data, list | tuple):
+        for i, v in enumerate(data):
+            yield from _leaves(v, f"{path}[{i}]", key)
+    elif isinstance(data, str | int | float) and not isinstance(data, bool):
+        yield path, key, data
+
+
+def atoms_of(value: Any) -> list[Any]:
+    """The atoms of an argument value: strings and numbers, lists and dicts walked."""
+    if isinstance(value, Mapping):
+        return [a for v in value.values() for a in atoms_of(v)]
+    if isinstance(value, list | tuple | set | frozenset):
+        return [a for v in value for a in atoms_of(v)]
+    if value is None or isinstance(value, bool):
+        return []
+    if isinstance(value, str) and not value.strip():
+        return []
+    return [value]
+
+
+# ----------------------------------------------------------------------------- labelling
+
+
+@dataclass
+class _Index:
+    """Trusted inputs and observations prepared once for labelling many values."""
+
+    trusted_texts: list[tuple[str, _Text]]
+    trusted_values: list[tuple[str, Any]]
+    texts: list[tuple[Observation, str, _Text]]
+    fields: list[tuple[Observation, str, Any]]
+    trusted_observations: list[tuple[Observation, str, Any]]
+
+
+def _index(trusted: TrustedInputs, observations: Iterable[Observation]) -> _Index:
+    index = _Index(
+        [(name, _Text(text)) for name, text in trusted.texts.items() if text],
+        [(name, v) for name, values in trusted.values.items() for v in atoms_of(values)],
+        [],
+        [],
+        [],
+    )
+    for obs in observations:
+        declared = obs.declared
+        for path, key, leaf in _leaves(obs.data, "$", None):
+            if declared.trusted:
+                index.trusted_observations.append((obs, path, leaf))
+            elif isinstance(leaf, str) and (
+                declared.text_fields is None or (key is not None and key in declared.text_fields)
+            ):
+                index.texts.append((obs, path, _Text(leaf)))
+            else:
+                index.fields.append((obs, path, leaf))
+    return index
+
+
+def _label(value: Any, index: _Index) -> ValueProvenance:
+    by = [name for name, text in index.trusted_texts if text.contains(value)]
+    by += [name for name, v in index.trusted_values if _field_equal(value, v)]
+    by += [
+        f"{obs.tool} #{obs.call_id}"
+        for obs, _path, leaf in index.trusted_observations
+        if _field_equal(value, leaf) or (isinstance(leaf, str) and _Text(leaf).contains(value))
+    ]
+    if by:
+        return ValueProvenance(value, "trusted", tuple(dict.fromkeys(by)))
+    sources = [
+        Source(obs.call_id, obs.tool, path, "text", text.excerpt(value), obs.arguments)
+        for obs, path, text in index.texts
+        if text.contains(value)
+    ]
+    sources += [
+        Source(obs.call_id, obs.tool, path, "field", str(leaf)[: 2 * _EXCERPT], obs.arguments)
+        for obs, path, leaf in index.fields
+        if _field_equal(value, leaf)
+    ]
+    if sources:
+        return ValueProvenance(value, "untrusted", (), tuple(sources))
+    return ValueProvenance(value, "new")
+
+
+def label_value(
+    value: Any, trusted: TrustedInputs, observations: Iterable[Observation]
+) -> ArgumentProvenance:
+    """The provenance of one value (its atoms labelled one by one)."""
+    index = _index(trusted, observations)
+    return ArgumentProvenance("value", tuple(_label(a, index) for a in atoms_of(value)))
+
+
+def label_arguments(
+    arguments: Mapping[str, Any],
+    trusted: TrustedInputs,
+    observations: Iterable[Observation],
+    *,
+    only: Iterable[str] | None = None,
+) -> dict[str, ArgumentProvenance]:
+    """Label every argument (or those named in ``only``) of a proposed call.
+
+    Deterministic: the same arguments, trusted inputs and observations give the same
+    labels, sources in observation order.
+    """
+    index = _index(trusted, observations)
+    wanted = set(only) if only is not None else None
+    return {
+        name: ArgumentProvenance(name, tuple(_label(a, index) for a in atoms_of(value)))
+        for name, value in arguments.items()
+        if wanted is None or name in wanted
+    }
