@@ -4,7 +4,7 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-EXTRAS := dev,postgres,browser,openai,mcp,temporal,docs
+EXTRAS := dev,postgres,browser,openai,mcp,temporal,docs,agentdojo
 
 .PHONY: demo temporal-demo test lint typecheck unit eval-quick docs system-deps clean
 
