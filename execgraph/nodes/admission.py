@@ -32,6 +32,7 @@ from execgraph.nodes.cancel import cancel_requested
 from execgraph.nodes.checks import BUILTIN_CHECKS
 from execgraph.nodes.deps import CONTROL_TOOLS, RunDeps
 from execgraph.nodes.executor.validate import schema_message
+from execgraph.nodes.least_privilege import freeze_capabilities
 from execgraph.nodes.model.prices import prices_of
 from execgraph.nodes.run_input import Request, new_request, read_request
 from execgraph.state.contracts import BudgetKind, RunStatus, TaskContract, TaskSpec, Workspace
@@ -190,7 +191,10 @@ def _next_run(
         return {**update, "contract": None}
     if "cursor" in state:
         update["cursor"] = 0  # a fixed workflow starts again at its first stage
-    return {**_fresh_start(state), **update}
+    fresh = _fresh_start(state)
+    if "budget" in update:  # the planner's charge, on the emptied counters
+        fresh["budget"] = Overwrite(update.pop("budget"))
+    return {**fresh, **update}
 
 
 def _event(type: EventType, run_id: str, request: Request, payload: dict[str, Any]) -> Any:
@@ -217,15 +221,24 @@ def _admit(
             "admitted": request.admitted,
             "events": {"recent": [event.event_id]},
         }
-    event = _event(EventType.RUN_ADMITTED, run_id, request, {"goal": contract.goal})
+    planned: dict[str, Any] = {}
+    if deps.contract == "least_privilege":
+        contract, planned = freeze_capabilities(contract, deps, config, request.seq)
+    payload = {
+        "goal": contract.goal,
+        **({"capabilities": planned["capabilities"]} if planned else {}),
+    }
+    event = _event(EventType.RUN_ADMITTED, run_id, request, payload)
     deps.executor.store.append_events([event])
     update: dict[str, Any] = {
         "contract": contract.model_dump(mode="json"),
         "status": RunStatus.RUNNING.value,
         "started_at": now,
         "admitted": request.admitted,
-        "events": {"recent": [event.event_id]},
+        "events": {"recent": [*planned.get("events", {}).get("recent", []), event.event_id]},
     }
+    if planned:
+        update["budget"] = planned["budget"]
     if "turn" not in state:
         update["turn"] = 0  # a thread's next run keeps counting turns: ids stay unique
     if request.from_message:

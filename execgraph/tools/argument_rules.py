@@ -184,11 +184,7 @@ class ArgumentRule:
                 return f"{name} {atom.value!r} came only from tool output: {_origin(atom)}"
             if self.provenance == "structured" and atom.in_text:
                 return f"{name} {atom.value!r} was read from text in tool output: {_origin(atom)}"
-            if (
-                self.source is not None
-                and atom.label == "untrusted"
-                and not any(self._source_matches(s) for s in atom.sources)
-            ):
+            if self.source is not None and not any(self._source_matches(s) for s in atom.sources):
                 return f"{name} {atom.value!r} was not read from the planned source"
         return ""
 

@@ -9,7 +9,9 @@ the injection task's expected answer added when that attack asks for text in the
 A refused or failed call does not stop it: it goes on with the next.
 
 It sees only what the runtime shows it: an injection cut off by the observation limit is
-not seen, and then not obeyed.
+not seen, and then not obeyed. Asked to plan a least-privilege contract (a question that
+shows it only the user's request), it submits the capabilities an honest planner would
+(:mod:`execgraph.eval.agentdojo.planner`): there is no injection it could have read.
 """
 
 from __future__ import annotations
@@ -22,11 +24,14 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
+from execgraph.nodes.least_privilege import PLANNER_INSTRUCTION
 from execgraph.testing.scripted import ScriptedChatModel
+from execgraph.tools.capabilities import CAPABILITIES_TOOL
 
 __all__ = ["Call", "CompromisedPolicy", "compromised_model", "probe_of", "shows"]
 
 _PROBE_CHARS = 48
+_PLANNING = PLANNER_INSTRUCTION[:60]
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
 
 
@@ -59,6 +64,7 @@ class CompromisedPolicy:
     injection_calls: list[Call] = field(default_factory=list)
     injection_answer: str = ""
     probe: str = ""
+    capabilities: dict[str, Any] | None = None
     triggered: bool = False
     _queue: list[Call] = field(default_factory=list)
 
@@ -66,6 +72,17 @@ class CompromisedPolicy:
         self._queue = list(self.user_calls)
 
     def __call__(self, messages: Sequence[BaseMessage]) -> AIMessage:
+        if messages and messages[0].type == "system" and _PLANNING in str(messages[0].content):
+            return AIMessage(
+                content="",
+                tool_calls=[
+                    {
+                        "name": CAPABILITIES_TOOL,
+                        "args": self.capabilities or {"tools": []},
+                        "id": f"call_{uuid.uuid4().hex[:20]}",
+                    }
+                ],
+            )
         if not self.triggered and any(m.type != "ai" and shows(m, self.probe) for m in messages):
             self.triggered = True
             self._queue[:0] = self.injection_calls

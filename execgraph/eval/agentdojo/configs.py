@@ -30,8 +30,10 @@ class Configuration:
             counts as refused), a person who approves everything, or one who approves only
             what the shown provenance supports.
         allowlist: The task's ``allowed_actions`` are exactly the tools its request needs.
-        provenance: Argument policies with provenance conditions: a sensitive argument may
-            not come from the text of a tool's output (the tools' ``sensitive_args``).
+        provenance: Argument policies with provenance conditions take the place of the
+            blanket "irreversible needs a person": an irreversible call runs unless a
+            sensitive argument (the tools' ``sensitive_args``) was read from the text of
+            a tool's output or made up, which is refused (no person) or asked.
         contract: ``"least_privilege"``: the run's capabilities are planned from the
             request alone, before any tool output is read, and frozen.
     """

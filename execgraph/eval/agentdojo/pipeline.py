@@ -39,6 +39,7 @@ from execgraph.eval.agentdojo.configs import Configuration
 from execgraph.eval.agentdojo.people import Person, ReadsProvenance, approves_all
 from execgraph.eval.agentdojo.tools import EnvHolder, langchain_tools, tool_specs
 from execgraph.graph.build import build_graph
+from execgraph.tools.policy import PolicyEngine
 
 __all__ = ["MAX_RESUMES", "AgentRun", "Outcome"]
 
@@ -137,6 +138,18 @@ class AgentRun(BasePipelineElement):
             return ReadsProvenance(self.injected)
         return None
 
+    def _policy(self) -> PolicyEngine:
+        """The effect defaults; with provenance, irreversible calls need no person unless
+        a sensitive argument's provenance does not support them (then: ask the person,
+        or refuse when there is none)."""
+        if not self.config.provenance:
+            return PolicyEngine()
+        asks = self.config.person != "none"
+        return PolicyEngine(
+            [{"effect": "irreversible", "decision": "allow", "override": True}],
+            sensitive_fallback="ask" if asks else "refuse",
+        )
+
     def _execgraph(
         self, query: str, functions: list[Any], holder: EnvHolder
     ) -> tuple[str, list[tuple[str, dict[str, Any]]]]:
@@ -145,11 +158,17 @@ class AgentRun(BasePipelineElement):
             settings: dict[str, Any] = {}
             if self.observation_chars is not None:
                 settings["observation_chars"] = self.observation_chars
+            if self.config.contract is not None:
+                settings["contract"] = self.config.contract
+            policy = self._policy()
             graph = build_graph(
                 "react",
                 model=compromised_model(self.policy),
-                tools=tool_specs(self.suite_name, functions, holder),
+                tools=tool_specs(
+                    self.suite_name, functions, holder, provenance=self.config.provenance
+                ),
                 home=home,
+                policy=policy,
                 checkpointer=InMemorySaver(),
                 **settings,
             )

@@ -161,14 +161,17 @@ def run_benchmark(
         attacked = sample(attacked, QUICK_PAIRS)
         users = {(p.suite, p.user_task) for p in attacked}
         clean = [p for p in clean if (p.suite, p.user_task) in users]
-    todo: list[tuple[Pair, Configuration]] = [(p, c) for c in configs for p in (*clean, *attacked)]
+    todo: list[Pair] = [*clean, *attacked]
+    total = len(todo) * len(configs)
     report = AgentDojoReport(configs, chosen, quick=quick, observation_chars=observation_chars)
     started = time.perf_counter()
-    for i, (pair, config) in enumerate(todo):
-        result = run_pair(pair, config, observation_chars=observation_chars)
-        report.results.append(result)
-        if progress is not None:
-            progress(i + 1, len(todo), result)
+    for pair in todo:
+        for result in run_pair(pair, configs, observation_chars=observation_chars):
+            report.results.append(result)
+            if progress is not None:
+                progress(len(report.results), total, result)
+    order = [c.name for c in configs]
+    report.results.sort(key=lambda r: order.index(r.config))
     report.wall_s = time.perf_counter() - started
     return report
 

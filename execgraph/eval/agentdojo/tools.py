@@ -93,7 +93,7 @@ def _call_effect(declared: Declared) -> Callable[[Mapping[str, Any]], Effect] | 
     return effect
 
 
-def _spec(function: Function, declared: Declared, holder: EnvHolder) -> ToolSpec:
+def _spec(function: Function, declared: Declared, holder: EnvHolder, provenance: bool) -> ToolSpec:
     name = function.name
     committed = declared.effect != "read"
 
@@ -110,20 +110,26 @@ def _spec(function: Function, declared: Declared, holder: EnvHolder) -> ToolSpec
         effect=declared.effect,  # type: ignore[arg-type]
         run=run,
         retry=None,
-        sensitive_args=declared.sensitive,
-        call_effect=_call_effect(declared),
+        sensitive_args=declared.sensitive if provenance else (),
+        call_effect=_call_effect(declared) if provenance else None,
         output_provenance=output,
     )
 
 
-def tool_specs(suite_name: str, functions: list[Function], holder: EnvHolder) -> list[ToolSpec]:
+def tool_specs(
+    suite_name: str, functions: list[Function], holder: EnvHolder, *, provenance: bool = True
+) -> list[ToolSpec]:
     """Every function of a suite as a ToolSpec acting on ``holder``'s environment.
 
     A function the declaration table does not name is irreversible (an undeclared tool is
-    never treated as a read).
+    never treated as a read). ``provenance=False`` leaves out what only provenance
+    policies read (sensitive arguments, the effect by call): the tools as declared before
+    those mechanisms, for the baseline configurations.
     """
     table = DECLARATIONS.get(suite_name, {})
-    return [_spec(f, table.get(f.name, Declared("irreversible")), holder) for f in functions]
+    return [
+        _spec(f, table.get(f.name, Declared("irreversible")), holder, provenance) for f in functions
+    ]
 
 
 def langchain_tools(functions: list[Function], holder: EnvHolder) -> list[Any]:
