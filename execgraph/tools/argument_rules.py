@@ -15,7 +15,9 @@ An :class:`ArgumentRule` constrains one argument of the tools it names (``*`` gl
   from tool output (the model may compose it);
 - ``source``: every value read from tool output was read from a call that matches
   (``{"tool": "read_channel_messages", "arguments": {"channel": "general"}}``, and
-  optionally ``"where": "field"`` and a ``"path"`` glob such as ``"$[*].participants*"``).
+  optionally ``"where": "field"`` and a ``"path"`` glob such as ``"$[*].participants*"``),
+  and no other tool output's text mentions it (text elsewhere is where an injection
+  would name a value of its own).
 
 When a condition does not hold, the rule's ``fallback`` decides: ``"deny"``; ``"ask"``
 (a person decides, shown the provenance); or ``"refuse"`` (denied with a reason the model
@@ -184,8 +186,17 @@ class ArgumentRule:
                 return f"{name} {atom.value!r} came only from tool output: {_origin(atom)}"
             if self.provenance == "structured" and atom.in_text:
                 return f"{name} {atom.value!r} was read from text in tool output: {_origin(atom)}"
-            if self.source is not None and not any(self._source_matches(s) for s in atom.sources):
-                return f"{name} {atom.value!r} was not read from the planned source"
+            if self.source is not None:
+                if not any(self._source_matches(s) for s in atom.sources):
+                    return f"{name} {atom.value!r} was not read from the planned source"
+                elsewhere = [
+                    s for s in atom.sources if s.where == "text" and not self._source_matches(s)
+                ]
+                if elsewhere:
+                    return (
+                        f"{name} {atom.value!r} is also written in other text: "
+                        f"{'; '.join(dict.fromkeys(s.describe() for s in elsewhere))}"
+                    )
         return ""
 
     def _source_matches(self, source: Source) -> bool:

@@ -120,6 +120,8 @@ def freeze(
             if cap.from_arguments:
                 source["arguments"] = dict(cap.from_arguments)
             rule["source"] = source
+            if cap.read_from == "field":  # and never named in any text (an injection's)
+                rule["provenance"] = "structured"
         else:
             rule["provenance"] = "trusted"
         rules.append(rule)

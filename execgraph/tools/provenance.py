@@ -69,7 +69,8 @@ class OutputProvenance:
             are trusted.
         text_fields: Keys (at any depth) whose string values are free text. ``None``:
             every string of the output is text (the safe default for a tool that says
-            nothing). Strings under any other key are structured fields.
+            nothing). Strings under any other key, and in lists outside any key, are
+            structured fields; an output that is one string is text whole.
     """
 
     trusted: bool = False
@@ -362,7 +363,9 @@ def _index(trusted: TrustedInputs, observations: Iterable[Observation]) -> _Inde
             if declared.trusted:
                 index.trusted_observations.append((obs, path, leaf))
             elif isinstance(leaf, str) and (
-                declared.text_fields is None or (key is not None and key in declared.text_fields)
+                declared.text_fields is None
+                or path == "$"
+                or (key is not None and key in declared.text_fields)
             ):
                 index.texts.append((obs, path, _Text(leaf)))
             else:
