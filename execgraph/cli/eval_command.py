@@ -48,7 +48,7 @@ def eval_(
             "against a compromised model; needs the agentdojo extra).",
         ),
     ] = "tasks",
-    config: Annotated[
+    configs: Annotated[
         list[str] | None,
         typer.Option(
             "--config",
@@ -112,9 +112,9 @@ def eval_(
 
         target = (out_dir or home_dir(None) / "eval").expanduser().resolve()
         return run_agentdojo(
-            quick=quick, configs=_split(config), suites=_split(tasks), target=target
+            quick=quick, configs=_split(configs), suites=_split(tasks), target=target
         )
-    if config:
+    if configs:
         raise UsageError("--config applies to --suite agentdojo")
     # Imported here: the suite (servers, fixtures) loads only for the command that runs it.
     from execgraph.eval.report import write_report

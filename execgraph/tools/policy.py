@@ -36,7 +36,18 @@ from execgraph.tools.paths import in_scope, landing
 from execgraph.tools.provenance import ArgumentProvenance
 from execgraph.tools.spec import ToolSpec
 
-__all__ = ["AnyRule", "PolicyDecision", "PolicyEngine", "PolicyRule", "Verdict", "parse_rule"]
+#: The shortest argument the ``copied_text`` check looks at: a phrase, not a name or an id.
+COPIED_MIN_CHARS = 12
+
+__all__ = [
+    "COPIED_MIN_CHARS",
+    "AnyRule",
+    "PolicyDecision",
+    "PolicyEngine",
+    "PolicyRule",
+    "Verdict",
+    "parse_rule",
+]
 
 Verdict = Literal["allow", "require_approval", "deny"]
 _RANK: dict[str, int] = {"allow": 0, "require_approval": 1, "deny": 2}
@@ -139,6 +150,11 @@ class PolicyEngine:
         sensitive_fallback: What happens when a tool's sensitive argument was read from
             the text of a tool's output, or made up: ``"ask"`` a person (the default),
             ``"refuse"`` with a reason for the model, or ``"deny"``.
+        copied_text: When set, what happens when a call that writes or acts has an
+            argument copied word for word from the text of a tool's output (a phrase of
+            at least :data:`COPIED_MIN_CHARS` characters that the request does not say):
+            content dictated by data, the way an injection writes an event or a post of
+            its own. Off by default (copying from a document is often the task).
     """
 
     def __init__(
@@ -147,13 +163,16 @@ class PolicyEngine:
         *,
         trusted_sets: Mapping[str, Sequence[Any]] | None = None,
         sensitive_fallback: Fallback = "ask",
+        copied_text: Fallback | None = None,
     ) -> None:
         parsed = [parse_rule(r) for r in rules]
         self.rules = tuple(r for r in parsed if isinstance(r, PolicyRule))
         self.argument_rules = tuple(r for r in parsed if isinstance(r, ArgumentRule))
         self.trusted_sets = {k: tuple(v) for k, v in (trusted_sets or {}).items()}
         self.sensitive_fallback: Fallback = sensitive_fallback
-        ArgumentRule("-", fallback=sensitive_fallback)  # the fallback is checked here
+        self.copied_text: Fallback | None = copied_text
+        for fallback in (sensitive_fallback, copied_text or "deny"):
+            ArgumentRule("-", fallback=fallback)  # each fallback is checked here
 
     def with_rules(self, rules: Iterable[AnyRule]) -> PolicyEngine:
         """A new engine with extra rules (a contract's approval rules, say)."""
@@ -161,10 +180,14 @@ class PolicyEngine:
             (*self.rules, *self.argument_rules, *rules),
             trusted_sets=self.trusted_sets,
             sensitive_fallback=self.sensitive_fallback,
+            copied_text=self.copied_text,
         )
 
     def needs_provenance(self, spec: ToolSpec) -> bool:
         """Whether a decision on ``spec`` reads provenance (so the caller computes it)."""
+        acts = spec.effect != "read" or spec.call_effect is not None
+        if self.copied_text is not None and acts:
+            return True
         return bool(spec.sensitive_args) or any(
             r.needs_provenance and fnmatch.fnmatchcase(spec.name, r.tool)
             for r in self.argument_rules
@@ -181,6 +204,8 @@ class PolicyEngine:
         if spec.effect == "irreversible" or spec.call_effect is not None:
             return True
         if spec.sensitive_args and self.sensitive_fallback == "ask":
+            return True
+        if self.copied_text == "ask" and spec.effect != "read":
             return True
         if any(
             r.fallback == "ask" and fnmatch.fnmatchcase(spec.name, r.tool)
@@ -260,6 +285,34 @@ class PolicyEngine:
             violation = rule.check(arguments[rule.argument], given, self.trusted_sets)
             if violation is not None:
                 found.append(violation)
+        if self.copied_text is not None and spec.effect_of(arguments) != "read":
+            constrained = replaced | set(spec.sensitive_args)
+            found += self._copied(spec, arguments, provenance, constrained)
+        return found
+
+    def _copied(
+        self,
+        spec: ToolSpec,
+        arguments: Mapping[str, Any],
+        provenance: Mapping[str, ArgumentProvenance] | None,
+        constrained: set[str],
+    ) -> list[Violation]:
+        """Arguments copied word for word from the text of a tool's output."""
+        found = []
+        for name, value in arguments.items():
+            if name in constrained or not isinstance(value, str):
+                continue
+            if len(value.strip()) < COPIED_MIN_CHARS:
+                continue
+            given = provenance.get(name) if provenance is not None else None
+            if given is not None and not given.in_text:
+                continue
+            rule = ArgumentRule(name, spec.name, fallback=self.copied_text or "deny")
+            where = given.describe() if given is not None else f"where {name} came from is unknown"
+            reason = f"{name} is copied from the text of a tool's output ({where})"
+            if rule.fallback == "refuse":
+                reason += f". Write {name} from the user's request, in your own words"
+            found.append(Violation(rule, rule.fallback, reason))
         return found
 
     def _landed(

@@ -39,6 +39,7 @@ from execgraph.eval.agentdojo.configs import Configuration
 from execgraph.eval.agentdojo.people import Person, ReadsProvenance, approves_all
 from execgraph.eval.agentdojo.tools import EnvHolder, langchain_tools, tool_specs
 from execgraph.graph.build import build_graph
+from execgraph.tools.argument_rules import Fallback
 from execgraph.tools.policy import PolicyEngine
 
 __all__ = ["MAX_RESUMES", "AgentRun", "Outcome"]
@@ -140,14 +141,16 @@ class AgentRun(BasePipelineElement):
 
     def _policy(self) -> PolicyEngine:
         """The effect defaults; with provenance, irreversible calls need no person unless
-        a sensitive argument's provenance does not support them (then: ask the person,
-        or refuse when there is none)."""
+        provenance does not support them — a sensitive argument read from tool output
+        text or made up, or content copied from tool output text — and then the person
+        is asked (or, when there is none, the call is refused with the reason)."""
         if not self.config.provenance:
             return PolicyEngine()
-        asks = self.config.person != "none"
+        fallback: Fallback = "ask" if self.config.person != "none" else "refuse"
         return PolicyEngine(
             [{"effect": "irreversible", "decision": "allow", "override": True}],
-            sensitive_fallback="ask" if asks else "refuse",
+            sensitive_fallback=fallback,
+            copied_text=fallback,
         )
 
     def _execgraph(

@@ -38,7 +38,7 @@ def plan_capabilities(suite: Any, user: Any, clean_env: Any) -> dict[str, Any]:
     env = user.init_environment(clean_env)
     calls = user.ground_truth(env)
     holder = EnvHolder(FunctionsRuntime(suite.tools), env)
-    trusted = TrustedInputs(texts={"request": user.PROMPT})
+    trusted = TrustedInputs(texts={"request": str(user.PROMPT)})
     seen: list[Observation] = []
     values: dict[tuple[str, str], list[Any]] = defaultdict(list)
     sources: dict[tuple[str, str], set[tuple[str, str, str]]] = defaultdict(set)
@@ -54,9 +54,8 @@ def plan_capabilities(suite: Any, user: Any, clean_env: Any) -> dict[str, Any]:
                     values[key].append(atom.value)
                 elif atom.label == "untrusted":
                     where = "field" if any(s.where == "field" for s in atom.sources) else "text"
-                    origins = {s.call_id for s in atom.sources if s.where == where}
-                    for origin in origins:
-                        sources[key].add((origin, where, ""))
+                    for read in {s.call_id for s in atom.sources if s.where == where}:
+                        sources[key].add((read, where, ""))
                 else:
                     unplannable.add(key)
         try:
@@ -73,7 +72,7 @@ def plan_capabilities(suite: Any, user: Any, clean_env: Any) -> dict[str, Any]:
                 OutputProvenance(trusted=own, text_fields=TEXT_FIELDS),
             )
         )
-    arguments = []
+    arguments: list[dict[str, Any]] = []
     for key in sorted({*values, *sources} - unplannable):
         tool, argument = key
         if key not in sources:

@@ -31,7 +31,7 @@ from execgraph.eval.agentdojo.configs import Configuration
 
 __all__ = ["AgentDojoReport", "run_benchmark", "write_report"]
 
-QUICK_PAIRS = 16
+QUICK_PAIRS = 8
 """Attacked pairs in the quick form (plus the user tasks they use, without attack)."""
 
 Progress = Callable[[int, int, PairResult], None]
