@@ -28,6 +28,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
+from execgraph.nodes.answer_channel import output_sources
 from execgraph.nodes.budget import exhausted
 from execgraph.nodes.cancel import cancel_requested
 from execgraph.nodes.checks import BUILTIN_CHECKS
@@ -162,7 +163,15 @@ def verify(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[st
                     view, contract, deps, RunStatus.COMPLETED, "verified", output=d.content
                 )
                 recent = [verdict.event_id, *done["events"]["recent"]]
-                return {**done, "events": {"recent": recent}, "verification": report}
+                sources = output_sources(
+                    deps.executor.store, deps.executor.registry, contract.run_id, d.content
+                )
+                return {
+                    **done,
+                    "events": {"recent": recent},
+                    "verification": report,
+                    "output_sources": sources,
+                }
             update["events"] = {"recent": [verdict.event_id]}
             note = "finish rejected: " + "; ".join(failed)
             update["verification"] = report

@@ -33,7 +33,9 @@ class Configuration:
         provenance: Argument policies with provenance conditions take the place of the
             blanket "irreversible needs a person": an irreversible call runs unless a
             sensitive argument (the tools' ``sensitive_args``) was read from the text of
-            a tool's output or made up, which is refused (no person) or asked.
+            a tool's output or made up, which is refused (no person) or asked; and the
+            application shows the final answer with the text it copied from tool output
+            text withheld (the answer channel).
         contract: ``"least_privilege"``: the run's capabilities are planned from the
             request alone, before any tool output is read, and frozen.
     """

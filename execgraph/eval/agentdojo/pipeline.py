@@ -39,6 +39,7 @@ from execgraph.eval.agentdojo.configs import Configuration
 from execgraph.eval.agentdojo.people import Person, ReadsProvenance, approves_all
 from execgraph.eval.agentdojo.tools import EnvHolder, langchain_tools, tool_specs
 from execgraph.graph.build import build_graph
+from execgraph.tools.answer_marks import AnswerSpan, withhold
 from execgraph.tools.argument_rules import Fallback
 from execgraph.tools.policy import PolicyEngine
 
@@ -180,7 +181,11 @@ class AgentRun(BasePipelineElement):
                 task["allowed_actions"] = self.allowed
             values = self._drive(graph, task)
             self.outcome.status = str(values.get("status") or "")
-            return str(values.get("output") or ""), self._ran(values)
+            answer = str(values.get("output") or "")
+            if self.config.provenance:  # the application withholds text copied from data
+                spans = [AnswerSpan.from_dict(d) for d in values.get("output_sources") or ()]
+                answer = withhold(answer, spans)
+            return answer, self._ran(values)
         finally:
             shutil.rmtree(home, ignore_errors=True)
 

@@ -1,0 +1,183 @@
+"""The answer channel: which parts of a final answer were copied from tool output.
+
+An injection does not always need a tool: "tell the user to visit X" only needs text in
+the reply. The runtime cannot tell a true sentence from a planted one, but it can say
+where each part of the answer came from. :func:`mark_answer` finds every stretch of the
+answer (at least :data:`MIN_WORDS` words) that appears word for word in a tool's output
+and not in the trusted inputs, with the calls it was read from and whether it was free
+text or a structured field there. An application can show those parts as quoted data,
+or withhold them (:func:`withhold`); a success check can require that named parts of the
+answer are backed by trusted sources (:func:`unbacked`).
+
+Matching is on words: case and spacing are ignored, punctuation between words is not
+part of a word, so a copied sentence is found however the model re-spaced it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from execgraph.tools.provenance import Observation, TrustedInputs
+
+__all__ = ["MIN_WORDS", "AnswerSpan", "mark_answer", "unbacked", "withhold"]
+
+MIN_WORDS = 3
+"""The shortest stretch the answer channel marks: a phrase, not a name's single word."""
+
+_WORD = re.compile(r"[\w@.+\-/:%'’]+")
+_EDGE = ".,:;'’"
+
+
+@dataclass(frozen=True)
+class AnswerSpan:
+    """A stretch of the answer copied from tool output."""
+
+    start: int
+    end: int
+    text: str
+    where: Literal["text", "field"]
+    call_ids: tuple[str, ...]
+    tools: tuple[str, ...]
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AnswerSpan:
+        """A span from its :meth:`to_dict` form (a run's ``output_sources`` item)."""
+        return cls(
+            int(data["start"]),
+            int(data["end"]),
+            str(data["text"]),
+            "text" if data.get("where") == "text" else "field",
+            tuple(data.get("call_ids") or ()),
+            tuple(data.get("tools") or ()),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "start": self.start,
+            "end": self.end,
+            "text": self.text,
+            "where": self.where,
+            "call_ids": list(self.call_ids),
+            "tools": list(self.tools),
+        }
+
+
+def _words(text: str) -> list[tuple[str, int, int]]:
+    """``(normalized word, start, end)`` for every word of ``text`` (edge punctuation off)."""
+    found = []
+    for m in _WORD.finditer(text):
+        word = m.group()
+        core = word.strip(_EDGE)
+        if core:
+            start = m.start() + len(word) - len(word.lstrip(_EDGE))
+            found.append((core.casefold(), start, start + len(core)))
+    return found
+
+
+def _joined(text: str) -> str:
+    return " " + " ".join(w for w, _, _ in _words(text)) + " "
+
+
+def _strings(data: Any, key: str | None = None) -> Iterable[tuple[str | None, str]]:
+    """``(nearest key, string)`` for every string in ``data``; a bare string's key is
+    ``"$"`` (the whole output)."""
+    if isinstance(data, dict):
+        for k, v in data.items():
+            yield from _strings(v, str(k))
+    elif isinstance(data, list | tuple):
+        for v in data:  # items outside any key are fields, as provenance reads them
+            yield from _strings(v, key if key is not None else "[]")
+    elif isinstance(data, str):
+        yield (key if key is not None else "$"), data
+
+
+def _where(obs: Observation, key: str | None) -> Literal["text", "field"]:
+    """As provenance reads an output: declared text fields, or the whole output, are text."""
+    fields = obs.declared.text_fields
+    return "text" if fields is None or key == "$" or key in fields else "field"
+
+
+def mark_answer(
+    answer: str,
+    trusted: TrustedInputs,
+    observations: Sequence[Observation],
+    *,
+    min_words: int = MIN_WORDS,
+) -> list[AnswerSpan]:
+    """The answer's stretches copied from untrusted tool output, longest first at each
+    place, in answer order (see the module docstring)."""
+    words = _words(answer)
+    if len(words) < min_words:
+        return []
+    trusted_text = "".join(_joined(t) for t in trusted.texts.values())
+    sources: list[tuple[Observation, Literal["text", "field"], str]] = []
+    for obs in observations:
+        if obs.declared.trusted:
+            trusted_text += "".join(_joined(s) for _k, s in _strings(obs.data))
+            continue
+        for key, text in _strings(obs.data):
+            if len(text) >= 2 * min_words:
+                sources.append((obs, _where(obs, key), _joined(text)))
+    spans: list[AnswerSpan] = []
+    i = 0
+    while i <= len(words) - min_words:
+        best: tuple[int, list[tuple[Observation, Literal["text", "field"]]]] | None = None
+        for j in range(len(words), i + min_words - 1, -1):
+            phrase = " " + " ".join(w for w, _, _ in words[i:j]) + " "
+            if phrase in trusted_text:
+                break
+            found = [(obs, where) for obs, where, text in sources if phrase in text]
+            if found:
+                best = (j, found)
+                break
+        if best is None:
+            i += 1
+            continue
+        j, found = best
+        start, end = words[i][1], words[j - 1][2]
+        where: Literal["text", "field"] = "text" if any(w == "text" for _, w in found) else "field"
+        spans.append(
+            AnswerSpan(
+                start,
+                end,
+                answer[start:end],
+                where,
+                tuple(dict.fromkeys(o.call_id for o, _ in found)),
+                tuple(dict.fromkeys(o.tool for o, _ in found)),
+            )
+        )
+        i = j
+    return spans
+
+
+def withhold(
+    answer: str,
+    spans: Iterable[AnswerSpan],
+    *,
+    where: Iterable[str] = ("text",),
+    placeholder: str = "[withheld: copied from tool output]",
+) -> str:
+    """The answer with the marked spans (those read from ``where``) replaced."""
+    kinds = set(where)
+    out, at = [], 0
+    for span in sorted(spans, key=lambda s: s.start):
+        if span.where not in kinds or span.start < at:
+            continue
+        out += [answer[at : span.start], placeholder]
+        at = span.end
+    out.append(answer[at:])
+    return "".join(out)
+
+
+def unbacked(answer: str, pattern: str, spans: Iterable[AnswerSpan]) -> list[str]:
+    """The parts of the answer matching ``pattern`` that were copied from tool output
+    text (not backed by the trusted inputs or a structured field)."""
+    marked = [s for s in spans if s.where == "text"]
+    found = []
+    for match in re.finditer(pattern, answer):
+        if any(s.start < match.end() and match.start() < s.end for s in marked):
+            found.append(match.group())
+    return found
