@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = [
+    "agentdojo_lists",
+    "agentdojo_tables",
     "bench_table",
     "eval_tables",
     "fault_matrix",
@@ -132,6 +134,56 @@ def eval_tables(data: Mapping[str, Any]) -> str:
         errors = list(data.get("error_cells", []))
         data = {**data, "cells": errors + [{"error_type": None}] * (data["runs"] - len(errors))}
     return markdown(data)
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1f} %"
+
+
+def agentdojo_tables(data: Mapping[str, Any], scope: str = "all") -> str:
+    """Per configuration: utility, utility under attack, ASR, approvals per task and time
+    per run, for all suites (``scope="all"``) or one suite."""
+    rows = []
+    for config in data["configs"].values():
+        f = config["all"] if scope == "all" else config["suites"][scope]
+        approvals = (
+            f"{f['approvals_per_task'] or 0:.2f} / {f['approvals_per_task_attacked'] or 0:.2f}"
+        )
+        rows.append(
+            [
+                config["title"],
+                _pct(f["utility"]),
+                _pct(f["utility_under_attack"]),
+                _pct(f["asr"]),
+                approvals,
+                f"{f['seconds_per_run'] or 0:.2f}",
+            ]
+        )
+    header = [
+        "configuration",
+        "utility",
+        "utility under attack",
+        "ASR",
+        "approvals / task (clean / attacked)",
+        "s / run",
+    ]
+    return "\n".join(_table(header, rows)) + "\n"
+
+
+def agentdojo_lists(data: Mapping[str, Any], config: str, which: str) -> str:
+    """The pairs a configuration lost (``which="lost"``) or let an attack through
+    (``"attacks"``), grouped by user task."""
+    items = data["configs"][config][which]
+    if not items:
+        return "None.\n"
+    grouped: dict[str, list[str]] = {}
+    for pair in items:
+        suite, user, injection = pair.split("/")
+        grouped.setdefault(f"{suite}/{user}", []).append(injection)
+    return "".join(
+        f"- `{task}`: {', '.join('no attack' if i == '-' else i for i in injections)}\n"
+        for task, injections in grouped.items()
+    )
 
 
 def fault_matrix(data: Mapping[str, Any]) -> str:

@@ -16,6 +16,7 @@ from rich.text import Text
 
 from execgraph.cli.render import CANCELLED, short
 from execgraph.cli.runs import Answerer, CliError
+from execgraph.tools.provenance import describe_provenance
 
 __all__ = [
     "answer_questions",
@@ -59,6 +60,11 @@ def _show_approval(console: Console, value: Mapping[str, Any]) -> None:
     ]
     for label, text in rows:
         console.print(Text(f"  {label:<7} ", style="dim") + Text(text), soft_wrap=True)
+    provenance = value.get("provenance")
+    if isinstance(provenance, Mapping) and provenance:
+        console.print(Text("  where the arguments came from:", style="dim"))
+        for line in describe_provenance(provenance):
+            console.print(Text(f"    {line}"), soft_wrap=True)
 
 
 def _ask_approval(console: Console, value: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -45,6 +45,7 @@ __all__ = [
     "TrustedInputs",
     "ValueProvenance",
     "atoms_of",
+    "describe_provenance",
     "label_arguments",
     "label_value",
     "same_value",
@@ -56,7 +57,7 @@ Where = Literal["text", "field"]
 MIN_SUBSTRING = 6
 """Values shorter than this match inside a text only as a whole token."""
 
-_EXCERPT = 60
+_EXCERPT = 40
 
 
 @dataclass(frozen=True)
@@ -425,3 +426,28 @@ def label_arguments(
         for name, value in arguments.items()
         if wanted is None or name in wanted
     }
+
+
+def describe_provenance(payload: Mapping[str, Any], excerpt_chars: int = 160) -> list[str]:
+    """What a person is shown: one line per argument (and per value read from tool
+    output, where it was read and the text around it), from the dict form an approval
+    request carries (``ArgumentProvenance.to_dict`` per argument)."""
+    lines = []
+    for name, argument in payload.items():
+        atoms = argument.get("atoms") or []
+        label = argument.get("label", "trusted")
+        if label == "trusted":
+            by = sorted({b for a in atoms for b in a.get("trusted_by") or ()})
+            lines.append(f"{name}: trusted ({', '.join(by) or 'no value'})")
+            continue
+        lines.append(f"{name}: {label}")
+        for atom in atoms:
+            value = atom.get("value")
+            if atom.get("label") == "new":
+                lines.append(f"  {value!r}: in neither the request nor any tool output")
+            for source in (atom.get("sources") or [])[:3]:
+                where = f"{source.get('tool')} #{source.get('call_id')}"
+                place = f"{source.get('where')} at {source.get('path')}"
+                text = " ".join(str(source.get("excerpt", "")).split())[:excerpt_chars]
+                lines.append(f"  {value!r}: {where} ({place}): \u201c{text}\u201d")
+    return lines
