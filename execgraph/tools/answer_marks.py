@@ -77,10 +77,6 @@ def _words(text: str) -> list[tuple[str, int, int]]:
     return found
 
 
-def _joined(text: str) -> str:
-    return " " + " ".join(w for w, _, _ in _words(text)) + " "
-
-
 def _strings(data: Any, key: str | None = None) -> Iterable[tuple[str | None, str]]:
     """``(nearest key, string)`` for every string in ``data``; a bare string's key is
     ``"$"`` (the whole output)."""
@@ -107,50 +103,70 @@ def mark_answer(
     *,
     min_words: int = MIN_WORDS,
 ) -> list[AnswerSpan]:
-    """The answer's stretches copied from untrusted tool output, longest first at each
-    place, in answer order (see the module docstring)."""
-    words = _words(answer)
+    """The answer's stretches copied from untrusted tool output, longest at each place,
+    in answer order (see the module docstring).
+
+    Each source's ``min_words``-word runs are indexed once, so an answer is scanned in
+    time linear in its length (plus each stretch's extension), whatever the run's size.
+    """
+    words = [w for w, _, _ in _words(answer)]
+    places = _words(answer)
     if len(words) < min_words:
         return []
-    trusted_text = "".join(_joined(t) for t in trusted.texts.values())
+    said: set[tuple[str, ...]] = set()
+    for text in trusted.texts.values():
+        said |= _grams(_words(text), min_words)
     sources: list[tuple[Observation, Literal["text", "field"], str]] = []
+    grams: dict[tuple[str, ...], set[int]] = {}
     for obs in observations:
-        if obs.declared.trusted:
-            trusted_text += "".join(_joined(s) for _k, s in _strings(obs.data))
-            continue
         for key, text in _strings(obs.data):
-            if len(text) >= 2 * min_words:
-                sources.append((obs, _where(obs, key), _joined(text)))
+            seen = _words(text)
+            if obs.declared.trusted:
+                said |= _grams(seen, min_words)
+                continue
+            if len(seen) < min_words:
+                continue
+            index = len(sources)
+            sources.append((obs, _where(obs, key), " " + " ".join(w for w, _, _ in seen) + " "))
+            for gram in _grams(seen, min_words):
+                grams.setdefault(gram, set()).add(index)
     spans: list[AnswerSpan] = []
     i = 0
     while i <= len(words) - min_words:
-        best: tuple[int, list[tuple[Observation, Literal["text", "field"]]]] | None = None
-        for j in range(len(words), i + min_words - 1, -1):
-            phrase = " " + " ".join(w for w, _, _ in words[i:j]) + " "
-            if phrase in trusted_text:
-                break
-            found = [(obs, where) for obs, where, text in sources if phrase in text]
-            if found:
-                best = (j, found)
-                break
-        if best is None:
+        first = tuple(words[i : i + min_words])
+        found = grams.get(first)
+        if not found or first in said:
             i += 1
             continue
-        j, found = best
-        start, end = words[i][1], words[j - 1][2]
-        where: Literal["text", "field"] = "text" if any(w == "text" for _, w in found) else "field"
+        j = i + min_words
+        while j < len(words):
+            phrase = " " + " ".join(words[i : j + 1]) + " "
+            longer = {k for k in found if phrase in sources[k][2]}
+            if not longer:
+                break
+            found, j = longer, j + 1
+        hits = [sources[k] for k in sorted(found)]
+        start, end = places[i][1], places[j - 1][2]
+        where: Literal["text", "field"] = (
+            "text" if any(w == "text" for _, w, _ in hits) else "field"
+        )
         spans.append(
             AnswerSpan(
                 start,
                 end,
                 answer[start:end],
                 where,
-                tuple(dict.fromkeys(o.call_id for o, _ in found)),
-                tuple(dict.fromkeys(o.tool for o, _ in found)),
+                tuple(dict.fromkeys(o.call_id for o, _, _ in hits)),
+                tuple(dict.fromkeys(o.tool for o, _, _ in hits)),
             )
         )
         i = j
     return spans
+
+
+def _grams(words: Sequence[tuple[str, int, int]], n: int) -> set[tuple[str, ...]]:
+    flat = [w for w, _, _ in words]
+    return {tuple(flat[k : k + n]) for k in range(len(flat) - n + 1)}
 
 
 def withhold(
