@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from execgraph.tools.provenance import Observation, TrustedInputs
+from execgraph.tools.provenance import Observation, TrustedInputs, is_text
 
 __all__ = ["MIN_WORDS", "AnswerSpan", "mark_answer", "unbacked", "withhold"]
 
@@ -77,23 +77,18 @@ def _words(text: str) -> list[tuple[str, int, int]]:
     return found
 
 
-def _strings(data: Any, key: str | None = None) -> Iterable[tuple[str | None, str]]:
-    """``(nearest key, string)`` for every string in ``data``; a bare string's key is
-    ``"$"`` (the whole output)."""
+def _strings(
+    data: Any, path: str = "$", key: str | None = None
+) -> Iterable[tuple[str, str | None, str]]:
+    """``(path, nearest key, string)`` for every string in ``data``."""
     if isinstance(data, dict):
         for k, v in data.items():
-            yield from _strings(v, str(k))
+            yield from _strings(v, f"{path}.{k}", str(k))
     elif isinstance(data, list | tuple):
-        for v in data:  # items outside any key are fields, as provenance reads them
-            yield from _strings(v, key if key is not None else "[]")
+        for i, v in enumerate(data):
+            yield from _strings(v, f"{path}[{i}]", key)
     elif isinstance(data, str):
-        yield (key if key is not None else "$"), data
-
-
-def _where(obs: Observation, key: str | None) -> Literal["text", "field"]:
-    """As provenance reads an output: declared text fields, or the whole output, are text."""
-    fields = obs.declared.text_fields
-    return "text" if fields is None or key == "$" or key in fields else "field"
+        yield path, key, data
 
 
 def mark_answer(
@@ -119,7 +114,7 @@ def mark_answer(
     sources: list[tuple[Observation, Literal["text", "field"], str]] = []
     grams: dict[tuple[str, ...], set[int]] = {}
     for obs in observations:
-        for key, text in _strings(obs.data):
+        for path, key, text in _strings(obs.data):
             seen = _words(text)
             if obs.declared.trusted:
                 said |= _grams(seen, min_words)
@@ -127,7 +122,10 @@ def mark_answer(
             if len(seen) < min_words:
                 continue
             index = len(sources)
-            sources.append((obs, _where(obs, key), " " + " ".join(w for w, _, _ in seen) + " "))
+            kind: Literal["text", "field"] = (
+                "text" if is_text(obs.declared, path, key, text) else "field"
+            )
+            sources.append((obs, kind, " " + " ".join(w for w, _, _ in seen) + " "))
             for gram in _grams(seen, min_words):
                 grams.setdefault(gram, set()).add(index)
     spans: list[AnswerSpan] = []

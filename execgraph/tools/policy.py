@@ -148,8 +148,10 @@ class PolicyEngine:
         trusted_sets: Named sets of values argument rules may require membership in
             (``{"contacts": ["alice@example.com"]}``).
         sensitive_fallback: What happens when a tool's sensitive argument was read from
-            the text of a tool's output, or made up: ``"ask"`` a person (the default),
-            ``"refuse"`` with a reason for the model, or ``"deny"``.
+            the text of a tool's output, or made up — or when an irreversible call
+            carries one of the user's declared secrets (``OutputProvenance.
+            secret_fields``) the request does not say: ``"ask"`` a person (the
+            default), ``"refuse"`` with a reason for the model, or ``"deny"``.
         copied_text: When set, what happens when a call that writes or acts has an
             argument copied word for word from the text of a tool's output (a phrase of
             at least :data:`COPIED_MIN_CHARS` characters that the request does not say):
@@ -285,9 +287,30 @@ class PolicyEngine:
             violation = rule.check(arguments[rule.argument], given, self.trusted_sets)
             if violation is not None:
                 found.append(violation)
+        if spec.effect_of(arguments) == "irreversible" and provenance is not None:
+            found += self._secrets_out(spec, provenance)
         if self.copied_text is not None and spec.effect_of(arguments) != "read":
             constrained = replaced | set(spec.sensitive_args)
             found += self._copied(spec, arguments, provenance, constrained)
+        return found
+
+    def _secrets_out(
+        self, spec: ToolSpec, provenance: Mapping[str, ArgumentProvenance]
+    ) -> list[Violation]:
+        """The user's declared secrets leaving in an irreversible call the request did
+        not ask for by value."""
+        found = []
+        for name, given in provenance.items():
+            if not given.secrets:
+                continue
+            where = "; ".join(
+                dict.fromkeys(f"{s.tool} #{s.call_id} ({s.path})" for s in given.secrets)
+            )
+            rule = ArgumentRule(name, spec.name, fallback=self.sensitive_fallback)
+            reason = f"{name} carries the user's secrets, read from {where}"
+            if rule.fallback == "refuse":
+                reason += ": send them only when the user asks to"
+            found.append(Violation(rule, rule.fallback, reason))
         return found
 
     def _copied(

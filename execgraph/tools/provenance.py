@@ -23,8 +23,11 @@ normalizations: case, surrounding quotes and space, ``mailto:``, a URL's scheme,
 and trailing slash, the spaces and dashes inside an IBAN or phone number, and numbers by
 value (``98.7`` matches ``98.70``). A short value (fewer than :data:`MIN_SUBSTRING`
 characters) matches a text only as a whole token — ``"13"`` matches ``"file 13"``, not
-``"2024-05-13"`` — a longer one anywhere inside it. A structured field matches only by
-whole value. Booleans and ``None`` carry no provenance (they are always *trusted*).
+``"2024-05-13"`` — a longer one anywhere inside it. A short string of digits (an id) is
+never trusted by the request's prose: "on June 13" does not name file ``"13"``. A
+structured field matches only by whole value. Booleans and ``None`` carry no provenance
+(they are always *trusted*). An argument also lists the user's declared secrets it
+carries anywhere inside its value (a card number in an email's body).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from typing import Any, Literal
 
 __all__ = [
     "MIN_SUBSTRING",
+    "PROSE_CHARS",
     "ArgumentProvenance",
     "Label",
     "Observation",
@@ -46,6 +50,7 @@ __all__ = [
     "ValueProvenance",
     "atoms_of",
     "describe_provenance",
+    "is_text",
     "label_arguments",
     "label_value",
     "same_value",
@@ -56,6 +61,9 @@ Where = Literal["text", "field"]
 
 MIN_SUBSTRING = 6
 """Values shorter than this match inside a text only as a whole token."""
+
+PROSE_CHARS = 80
+"""A structured field this long, with spaces, is read as text: it can carry a sentence."""
 
 _EXCERPT = 40
 
@@ -71,11 +79,17 @@ class OutputProvenance:
         text_fields: Keys (at any depth) whose string values are free text. ``None``:
             every string of the output is text (the safe default for a tool that says
             nothing). Strings under any other key, and in lists outside any key, are
-            structured fields; an output that is one string is text whole.
+            structured fields — unless they are prose (:data:`PROSE_CHARS` or more, with
+            spaces: long enough to carry an instruction, whatever the key says); an output
+            that is one string is text whole.
+        secret_fields: Keys whose values are the user's secrets (a passport number, a
+            card number): a call that sends one out needs the user to ask for it
+            (:attr:`ArgumentProvenance.secrets`).
     """
 
     trusted: bool = False
     text_fields: tuple[str, ...] | None = None
+    secret_fields: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -160,6 +174,9 @@ class ArgumentProvenance:
 
     name: str
     atoms: tuple[ValueProvenance, ...]
+    secrets: tuple[Source, ...] = ()
+    """The user's secrets (declared ``secret_fields``) this argument carries, anywhere in
+    its value, that the trusted inputs do not say."""
 
     @property
     def label(self) -> Label:
@@ -190,11 +207,14 @@ class ArgumentProvenance:
         return f"{self.name}: untrusted — {where}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        found = {
             "label": self.label,
             "in_text": self.in_text,
             "atoms": [a.to_dict() for a in self.atoms],
         }
+        if self.secrets:
+            found["secrets"] = [s.to_dict() for s in self.secrets]
+        return found
 
 
 # ----------------------------------------------------------------------------- matching
@@ -301,6 +321,15 @@ def same_value(value: Any, other: Any) -> bool:
     return _field_equal(value, other)
 
 
+def is_text(declared: OutputProvenance, path: str, key: str | None, leaf: str) -> bool:
+    """Whether a string of a tool's output is free text (see :class:`OutputProvenance`)."""
+    if declared.text_fields is None or path == "$":
+        return True
+    if key is not None and key in declared.text_fields:
+        return True
+    return len(leaf) >= PROSE_CHARS and " " in leaf.strip()
+
+
 def _field_equal(value: Any, leaf: Any) -> bool:
     """Whole-value equality of an argument atom and a structured output field."""
     a, b = _as_number(value), _as_number(leaf)
@@ -348,6 +377,7 @@ class _Index:
     texts: list[tuple[Observation, str, _Text]]
     fields: list[tuple[Observation, str, Any]]
     trusted_observations: list[tuple[Observation, str, Any]]
+    secrets: list[tuple[Observation, str, str]]
 
 
 def _index(trusted: TrustedInputs, observations: Iterable[Observation]) -> _Index:
@@ -357,25 +387,31 @@ def _index(trusted: TrustedInputs, observations: Iterable[Observation]) -> _Inde
         [],
         [],
         [],
+        [],
     )
     for obs in observations:
         declared = obs.declared
         for path, key, leaf in _leaves(obs.data, "$", None):
+            if key is not None and key in declared.secret_fields and len(str(leaf)) >= 4:
+                index.secrets.append((obs, path, str(leaf)))
             if declared.trusted:
                 index.trusted_observations.append((obs, path, leaf))
-            elif isinstance(leaf, str) and (
-                declared.text_fields is None
-                or path == "$"
-                or (key is not None and key in declared.text_fields)
-            ):
+            elif isinstance(leaf, str) and is_text(declared, path, key, leaf):
                 index.texts.append((obs, path, _Text(leaf)))
             else:
                 index.fields.append((obs, path, leaf))
     return index
 
 
+def _short_id(value: Any) -> bool:
+    """A short string of digits: an id, which a date or an amount in prose does not name."""
+    return isinstance(value, str) and value.strip().isdigit() and len(value.strip()) < MIN_SUBSTRING
+
+
 def _label(value: Any, index: _Index) -> ValueProvenance:
-    by = [name for name, text in index.trusted_texts if text.contains(value)]
+    by = [
+        name for name, text in index.trusted_texts if not _short_id(value) and text.contains(value)
+    ]
     by += [name for name, v in index.trusted_values if _field_equal(value, v)]
     by += [
         f"{obs.tool} #{obs.call_id}"
@@ -404,7 +440,9 @@ def label_value(
 ) -> ArgumentProvenance:
     """The provenance of one value (its atoms labelled one by one)."""
     index = _index(trusted, observations)
-    return ArgumentProvenance("value", tuple(_label(a, index) for a in atoms_of(value)))
+    return ArgumentProvenance(
+        "value", tuple(_label(a, index) for a in atoms_of(value)), _secrets(value, index)
+    )
 
 
 def label_arguments(
@@ -422,10 +460,27 @@ def label_arguments(
     index = _index(trusted, observations)
     wanted = set(only) if only is not None else None
     return {
-        name: ArgumentProvenance(name, tuple(_label(a, index) for a in atoms_of(value)))
+        name: ArgumentProvenance(
+            name, tuple(_label(a, index) for a in atoms_of(value)), _secrets(value, index)
+        )
         for name, value in arguments.items()
         if wanted is None or name in wanted
     }
+
+
+def _secrets(value: Any, index: _Index) -> tuple[Source, ...]:
+    """The declared secrets inside ``value`` (any atom containing one) the trusted
+    inputs do not say."""
+    if not index.secrets:
+        return ()
+    found = []
+    texts = [_Text(str(a)) for a in atoms_of(value) if isinstance(a, str | int | float)]
+    for obs, path, secret in index.secrets:
+        if any(t.contains(secret) for t in texts) and not any(
+            t.contains(secret) for _n, t in index.trusted_texts
+        ):
+            found.append(Source(obs.call_id, obs.tool, path, "field", "(secret)", obs.arguments))
+    return tuple(found)
 
 
 def describe_provenance(payload: Mapping[str, Any], excerpt_chars: int = 160) -> list[str]:

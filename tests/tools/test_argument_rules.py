@@ -271,3 +271,27 @@ def test_copied_text_flags_a_write_whose_content_is_copied_from_tool_output_text
         == "allow"
     )
     assert engine.needs_provenance(create_event) and not engine.needs_provenance(lookup)
+
+
+def test_an_irreversible_call_carrying_a_declared_secret_meets_the_fallback() -> None:
+    profile = Observation(
+        "c4",
+        "get_user",
+        {"Name": "Emma", "Card": "4237-4252-7456-2574"},
+        declared=OutputProvenance(trusted=True, secret_fields=("Card",)),
+    )
+    engine = PolicyEngine(
+        [{"tool": "send_money", "decision": "allow", "override": True}], sensitive_fallback="deny"
+    )
+
+    def verdict(subject: str, request: TrustedInputs = REQUEST) -> str:
+        args = {"recipient": "DE89370400440532013000", "amount": 1, "subject": subject}
+        labels = label_arguments(args, request, [profile])
+        return engine.decide(send_money, args, req(send_money), labels).verdict
+
+    assert verdict("card 4237 4252 7456 2574, from Emma") == "deny"
+    assert verdict("rent for Emma") == "allow"
+    asked = TrustedInputs(
+        texts={"request": "Pay DE89370400440532013000 quoting card 4237-4252-7456-2574."}
+    )
+    assert verdict("card 4237-4252-7456-2574", asked) == "allow"

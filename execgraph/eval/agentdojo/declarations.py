@@ -15,7 +15,8 @@ by data the run read. ``shares`` are arguments that, when not empty, send the us
 to other people (a calendar event's participants): the call is then irreversible,
 whatever the tool's base effect (the effect is the call's, not only the tool's).
 ``own_data`` marks tools whose output is the user's own account data (their IBAN, their
-profile, today's date), not content a third party could have written.
+profile, today's date), not content a third party could have written; ``secrets`` names
+the fields of it that must not leave unless the user asks (a passport or card number).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class Declared:
     sensitive: tuple[str, ...] = ()
     shares: tuple[str, ...] = ()
     own_data: bool = False
+    secrets: tuple[str, ...] = ()
 
 
 _R = Declared()
@@ -80,7 +82,10 @@ DECLARATIONS: dict[str, dict[str, Declared]] = {
         "search_files": _R,
     },
     "travel": {
-        "get_user_information": _OWN,
+        "get_user_information": Declared(
+            own_data=True,
+            secrets=("ID Number", "Passport Number", "Bank Account Number", "Credit Card Number"),
+        ),
         "get_all_hotels_in_city": _R,
         "get_hotels_prices": _R,
         "get_rating_reviews_for_hotels": _R,

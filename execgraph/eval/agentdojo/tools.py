@@ -101,7 +101,9 @@ def _spec(function: Function, declared: Declared, holder: EnvHolder, provenance:
         data = to_data(holder.call(name, args.model_dump()))
         return AdapterOutput(data=data, committed=committed)
 
-    output = OutputProvenance(trusted=declared.own_data, text_fields=TEXT_FIELDS)
+    output = OutputProvenance(
+        trusted=declared.own_data, text_fields=TEXT_FIELDS, secret_fields=declared.secrets
+    )
     return ToolSpec(
         name=name,
         version="1.0.0",
