@@ -154,9 +154,11 @@ class PolicyEngine:
             default), ``"refuse"`` with a reason for the model, or ``"deny"``.
         copied_text: When set, what happens when a call that writes or acts has an
             argument copied word for word from the text of a tool's output (a phrase of
-            at least :data:`COPIED_MIN_CHARS` characters that the request does not say):
-            content dictated by data, the way an injection writes an event or a post of
-            its own. Off by default (copying from a document is often the task).
+            at least :data:`COPIED_MIN_CHARS` characters that the request does not say),
+            or an irreversible call's content carries a link, address or account number
+            read from such text: content dictated by data, the way an injection writes an
+            event of its own or sends its link to the user's friend. Off by default
+            (copying from a document is often the task).
     """
 
     def __init__(
@@ -322,6 +324,20 @@ class PolicyEngine:
     ) -> list[Violation]:
         """Arguments copied word for word from the text of a tool's output."""
         found = []
+        fallback = self.copied_text or "deny"
+        if spec.effect_of(arguments) == "irreversible" and provenance is not None:
+            for name, given in provenance.items():
+                read = [e for e in given.embedded if e.in_text]
+                if name in constrained or not read:
+                    continue
+                links = ", ".join(repr(e.value) for e in read)
+                reason = (
+                    f"{name} carries {links}, read from the text of a tool's output: "
+                    f"{'; '.join(dict.fromkeys(s.describe() for e in read for s in e.sources))}"
+                )
+                found.append(
+                    Violation(ArgumentRule(name, spec.name, fallback=fallback), fallback, reason)
+                )
         for name, value in arguments.items():
             if name in constrained or not isinstance(value, str):
                 continue

@@ -53,6 +53,7 @@ __all__ = [
     "is_text",
     "label_arguments",
     "label_value",
+    "links_in",
     "same_value",
 ]
 
@@ -177,6 +178,9 @@ class ArgumentProvenance:
     secrets: tuple[Source, ...] = ()
     """The user's secrets (declared ``secret_fields``) this argument carries, anywhere in
     its value, that the trusted inputs do not say."""
+    embedded: tuple[ValueProvenance, ...] = ()
+    """Links, addresses and account numbers written inside a longer value (a URL in a
+    message's body), each labelled: where the content sends its reader."""
 
     @property
     def label(self) -> Label:
@@ -214,12 +218,20 @@ class ArgumentProvenance:
         }
         if self.secrets:
             found["secrets"] = [s.to_dict() for s in self.secrets]
+        if self.embedded:
+            found["embedded"] = [e.to_dict() for e in self.embedded]
         return found
 
 
 # ----------------------------------------------------------------------------- matching
 
 _SCHEME = re.compile(r"^(?:https?://|mailto:)")
+_LINK = re.compile(
+    r"(?:https?://|www\.)[^\s'\"<>)]+"
+    r"|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+    r"|\b[\w-]+(?:\.[\w-]+)*\.[a-z]{2,6}/[^\s'\"<>)]*"
+    r"|\b[A-Z]{2}\d{2}[A-Z0-9]{10,30}\b"
+)
 _COMPACT_DROP = re.compile(r"[\s\-]")
 _TOKEN = re.compile(r"[\w@.+\-/:%~#=?&]+")
 _NUMBER = re.compile(r"^[+-]?(?:\d+(?:[.,]\d+)?|\.\d+)$")
@@ -441,7 +453,10 @@ def label_value(
     """The provenance of one value (its atoms labelled one by one)."""
     index = _index(trusted, observations)
     return ArgumentProvenance(
-        "value", tuple(_label(a, index) for a in atoms_of(value)), _secrets(value, index)
+        "value",
+        tuple(_label(a, index) for a in atoms_of(value)),
+        _secrets(value, index),
+        _embedded(value, index),
     )
 
 
@@ -461,11 +476,31 @@ def label_arguments(
     wanted = set(only) if only is not None else None
     return {
         name: ArgumentProvenance(
-            name, tuple(_label(a, index) for a in atoms_of(value)), _secrets(value, index)
+            name,
+            tuple(_label(a, index) for a in atoms_of(value)),
+            _secrets(value, index),
+            _embedded(value, index),
         )
         for name, value in arguments.items()
         if wanted is None or name in wanted
     }
+
+
+def links_in(text: str) -> list[str]:
+    """The links, email addresses and account numbers written in ``text``."""
+    return [m.rstrip(".,;:!?") for m in _LINK.findall(text)]
+
+
+def _embedded(value: Any, index: _Index) -> tuple[ValueProvenance, ...]:
+    """Each link inside a longer string atom of ``value``, labelled."""
+    found = []
+    for atom in atoms_of(value):
+        if not isinstance(atom, str):
+            continue
+        for link in links_in(atom):
+            if link.strip() != atom.strip():
+                found.append(_label(link, index))
+    return tuple(found)
 
 
 def _secrets(value: Any, index: _Index) -> tuple[Source, ...]:
