@@ -105,6 +105,7 @@ def freeze_capabilities(
         contract.allowed_actions,
         fallback=deps.executor.policy.sensitive_fallback,
         arguments_of={s.name: list(s.input_model.model_fields) for s in registry.latest()},
+        effects={s.name: s.effect for s in registry.latest()},
     )
     update["capabilities"] = {"tools": tools, "rules": rules}
     narrowed = contract.model_copy(

@@ -91,12 +91,16 @@ def freeze(
     *,
     fallback: str = "refuse",
     arguments_of: Mapping[str, Iterable[str]] | None = None,
+    effects: Mapping[str, str] | None = None,
 ) -> tuple[list[str], list[dict[str, Any]]]:
     """The contract's ``allowed_actions`` and argument rules for ``capabilities``.
 
     ``allowed`` is what the contract allows already (the result is inside it);
     ``arguments_of`` names each tool's arguments (a constraint on an argument a tool does
-    not have is dropped); ``fallback`` is what an unmet constraint does.
+    not have is dropped); ``fallback`` is what an unmet constraint does. A value planned
+    to be read from *text* for an irreversible tool (``effects``) always needs a person:
+    an injection in that very text could name its own (the payee's IBAN in a bill, or the
+    one an injection wrote into it).
     """
     permitted = set(allowed)
     tools = sorted({t for t in capabilities.tools if t in permitted})
@@ -122,6 +126,8 @@ def freeze(
             rule["source"] = source
             if cap.read_from == "field":  # and never named in any text (an injection's)
                 rule["provenance"] = "structured"
+            elif (effects or {}).get(cap.tool) == "irreversible":
+                rule["fallback"] = "ask"
         else:
             rule["provenance"] = "trusted"
         rules.append(rule)

@@ -173,7 +173,12 @@ def test_a_field_source_is_structured_and_a_text_source_is_not() -> None:
     assert rules[0]["source"] == {"tool": "read_inbox", "where": "field"}
     assert rules[0]["provenance"] == "structured"
     assert rules[1]["source"] == {"tool": "read_inbox", "where": "text"}
-    assert "provenance" not in rules[1]
+    assert "provenance" not in rules[1] and rules[1]["fallback"] == "refuse"
+    # read from text for an irreversible tool: a person must say
+    _tools, rules = freeze(
+        caps, ["send_email", "read_inbox"], effects={"send_email": "irreversible"}
+    )
+    assert [r["fallback"] for r in rules] == ["refuse", "ask"]
 
 
 def test_an_unknown_contract_mode_is_refused(tmp_path: Path) -> None:
