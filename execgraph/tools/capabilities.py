@@ -127,7 +127,8 @@ def freeze(
             if cap.read_from == "field":  # and never named in any text (an injection's)
                 rule["provenance"] = "structured"
             elif (effects or {}).get(cap.tool) == "irreversible":
-                rule["fallback"] = "ask"
+                # matching the source is not enough: a person reads the excerpt
+                rule.update(provenance="structured", fallback="ask")
         else:
             rule["provenance"] = "trusted"
         rules.append(rule)
