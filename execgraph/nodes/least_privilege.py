@@ -32,7 +32,11 @@ from execgraph.tools.capabilities import (
     freeze,
 )
 
-__all__ = ["PLANNER_INSTRUCTION", "freeze_capabilities"]
+__all__ = ["FROZEN_FIELDS", "PLANNER_INSTRUCTION", "freeze_capabilities"]
+
+FROZEN_FIELDS = ("allowed_actions", "approval_rules")
+"""What the planned capabilities set in a contract (so a task admitted again differs
+from the frozen contract there without the task having changed)."""
 
 PLANNER_INSTRUCTION = (
     "Plan the capabilities this task needs before anything is read. You see only the "
@@ -66,14 +70,15 @@ def _parse(ai: AIMessage) -> tuple[Capabilities | None, str | None]:
 
 
 def freeze_capabilities(
-    contract: TaskContract, deps: RunDeps, config: RunnableConfig, seq: int = 1
+    contract: TaskContract, deps: RunDeps, config: RunnableConfig, seq: int | str = 1
 ) -> tuple[TaskContract, dict[str, Any]]:
     """The contract narrowed to the planned capabilities, and the update to record.
 
     The update holds the planner's events and budget charge (``events`` and ``budget``)
-    and, under ``capabilities``, what was frozen (for the ``run.admitted`` event).
+    and, under ``capabilities``, what was frozen (for the ``run.admitted`` event). ``seq``
+    tells one admission on the thread from another (its replies are logged apart).
     """
-    turn_id = "capabilities" if seq <= 1 else f"capabilities{seq}"
+    turn_id = "capabilities" if seq in (1, "1") else f"capabilities{seq}"
     messages = [
         SystemMessage(f"{PLANNER_INSTRUCTION}\n\nTools:\n{_catalog(contract, deps)}"),
         HumanMessage(contract.goal),

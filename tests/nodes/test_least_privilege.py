@@ -178,7 +178,10 @@ def test_a_field_source_is_structured_and_a_text_source_is_not() -> None:
     _tools, rules = freeze(
         caps, ["send_email", "read_inbox"], effects={"send_email": "irreversible"}
     )
-    assert [r["fallback"] for r in rules] == ["refuse", "ask"]
+    assert [(r["fallback"], r.get("provenance")) for r in rules] == [
+        ("refuse", "structured"),
+        ("ask", "structured"),
+    ]
 
 
 def test_an_unknown_contract_mode_is_refused(tmp_path: Path) -> None:
