@@ -8,7 +8,9 @@ claim anything there):
   user's goal or message), plus values a person typed into an approval (an *edit*);
 - the observations: every committed result of the run, whole (data bounded into an
   artifact is read back from it), each with its tool's declared
-  :class:`~execgraph.tools.provenance.OutputProvenance`.
+  :class:`~execgraph.tools.provenance.OutputProvenance`;
+- the refusals: the sensitive values of calls a person rejected earlier in the run, so a
+  denial sticks (the same recipient is not asked about twice).
 
 So a value the model read thirty calls ago, long gone from the state's bounded windows,
 still counts as read from that call.
@@ -28,11 +30,12 @@ from execgraph.tools.provenance import (
     Observation,
     OutputProvenance,
     TrustedInputs,
+    atoms_of,
     label_arguments,
 )
 from execgraph.tools.registry import ToolRegistry
 
-__all__ = ["call_provenance", "recorded_observations", "trusted_inputs"]
+__all__ = ["call_provenance", "recorded_observations", "refused_values", "trusted_inputs"]
 
 
 def trusted_inputs(
@@ -47,6 +50,30 @@ def trusted_inputs(
             texts["request" if i == 0 else f"request #{i + 1}"] = goal
     values = {"person": list(typed.values())} if typed else {}
     return TrustedInputs(texts=texts, values=values)
+
+
+def refused_values(events: Iterable[Event], registry: ToolRegistry) -> list[Any]:
+    """The sensitive argument values of the calls a person rejected in this run: a denial
+    sticks, so the same value is refused again without asking."""
+    seen = list(events)
+    requested = _requested(seen)
+    tools = {
+        e.call_id: str(e.payload.get("tool", ""))
+        for e in seen
+        if e.type == EventType.TOOL_REQUESTED
+    }
+    found: list[Any] = []
+    for event in seen:
+        if event.type != EventType.APPROVAL_RESOLVED or event.payload.get("action") != "reject":
+            continue
+        call = event.call_id or ""
+        try:
+            sensitive = registry.resolve(tools.get(call, "")).sensitive_args
+        except ExecGraphError:
+            continue
+        arguments = requested.get(call, {})
+        found += [a for name in sensitive for a in atoms_of(arguments.get(name))]
+    return found
 
 
 def _requested(events: Iterable[Event]) -> dict[str, dict[str, Any]]:
@@ -121,4 +148,5 @@ def call_provenance(
         trusted_inputs(events, typed),
         recorded_observations(store, run_id, registry, events),
         only=only,
+        refused=refused_values(events, registry),
     )

@@ -283,7 +283,15 @@ class PolicyEngine:
             for name in spec.sensitive_args
             if name not in replaced and arguments.get(name) is not None
         ]
-        found = []
+        found = [
+            Violation(
+                ArgumentRule(name, spec.name),
+                "deny",
+                f"a person refused {', '.join(map(repr, given.refused))} earlier in this run",
+            )
+            for name, given in (provenance or {}).items()
+            if given.refused
+        ]
         for rule in rules:
             given = provenance.get(rule.argument) if provenance is not None else None
             violation = rule.check(arguments[rule.argument], given, self.trusted_sets)

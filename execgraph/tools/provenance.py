@@ -150,6 +150,8 @@ class ValueProvenance:
     label: Label
     trusted_by: tuple[str, ...] = ()
     sources: tuple[Source, ...] = ()
+    refused: bool = False
+    """A person refused a call carrying this value earlier in the run (a denial sticks)."""
 
     @property
     def in_text(self) -> bool:
@@ -157,12 +159,15 @@ class ValueProvenance:
         return self.label == "untrusted" and any(s.where == "text" for s in self.sources)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        found = {
             "value": self.value,
             "label": self.label,
             "trusted_by": list(self.trusted_by),
             "sources": [s.to_dict() for s in self.sources],
         }
+        if self.refused:
+            found["refused"] = True
+        return found
 
 
 @dataclass(frozen=True)
@@ -195,6 +200,11 @@ class ArgumentProvenance:
     def in_text(self) -> bool:
         """Any atom was read from free text of an untrusted observation."""
         return any(a.in_text for a in self.atoms)
+
+    @property
+    def refused(self) -> tuple[Any, ...]:
+        """The values of this argument a person refused earlier in the run."""
+        return tuple(a.value for a in self.atoms if a.refused)
 
     @property
     def sources(self) -> tuple[Source, ...]:
@@ -390,6 +400,7 @@ class _Index:
     fields: list[tuple[Observation, str, Any]]
     trusted_observations: list[tuple[Observation, str, Any]]
     secrets: list[tuple[Observation, str, str]]
+    refused: list[Any] = field(default_factory=list)
 
 
 def _index(trusted: TrustedInputs, observations: Iterable[Observation]) -> _Index:
@@ -442,9 +453,10 @@ def _label(value: Any, index: _Index) -> ValueProvenance:
         for obs, path, leaf in index.fields
         if _field_equal(value, leaf)
     ]
+    refused = any(same_value(value, r) for r in index.refused)
     if sources:
-        return ValueProvenance(value, "untrusted", (), tuple(sources))
-    return ValueProvenance(value, "new")
+        return ValueProvenance(value, "untrusted", (), tuple(sources), refused)
+    return ValueProvenance(value, "new", refused=refused)
 
 
 def label_value(
@@ -466,13 +478,16 @@ def label_arguments(
     observations: Iterable[Observation],
     *,
     only: Iterable[str] | None = None,
+    refused: Iterable[Any] = (),
 ) -> dict[str, ArgumentProvenance]:
     """Label every argument (or those named in ``only``) of a proposed call.
 
-    Deterministic: the same arguments, trusted inputs and observations give the same
-    labels, sources in observation order.
+    ``refused`` are values a person refused earlier in the run: an untrusted or new atom
+    equal to one is marked ``refused``. Deterministic: the same arguments, trusted inputs
+    and observations give the same labels, sources in observation order.
     """
     index = _index(trusted, observations)
+    index.refused = list(refused)
     wanted = set(only) if only is not None else None
     return {
         name: ArgumentProvenance(

@@ -295,3 +295,15 @@ def test_an_irreversible_call_carrying_a_declared_secret_meets_the_fallback() ->
         texts={"request": "Pay DE89370400440532013000 quoting card 4237-4252-7456-2574."}
     )
     assert verdict("card 4237-4252-7456-2574", asked) == "allow"
+
+
+def test_a_value_a_person_refused_is_refused_again_without_asking() -> None:
+    args = {"recipient": "US133000000121212121212", "amount": 5}
+    labels = label_arguments(args, REQUEST, [BILL], refused=["us133000000121212121212"])
+    assert labels["recipient"].refused == ("US133000000121212121212",)
+    decision = PolicyEngine().decide(send_money, args, req(send_money), labels)
+    assert decision.verdict == "deny" and "refused" in decision.reason
+    trusted = label_arguments(
+        {"recipient": "DE89370400440532013000"}, REQUEST, [], refused=["DE89370400440532013000"]
+    )
+    assert trusted["recipient"].refused == ()  # what the user said stays trusted
