@@ -10,7 +10,9 @@ or withhold them (:func:`withhold`); a success check can require that named part
 answer are backed by trusted sources (:func:`unbacked`).
 
 Matching is on words: case and spacing are ignored, punctuation between words is not
-part of a word, so a copied sentence is found however the model re-spaced it.
+part of a word, so a copied sentence is found however the model re-spaced it. Text is
+what provenance calls text, except that an output which is one string is read line by
+line, and its short lines are a listing's entries (fields), not prose.
 """
 
 from __future__ import annotations
@@ -114,20 +116,21 @@ def mark_answer(
     sources: list[tuple[Observation, Literal["text", "field"], str]] = []
     grams: dict[tuple[str, ...], set[int]] = {}
     for obs in observations:
-        for path, key, text in _strings(obs.data):
-            seen = _words(text)
-            if obs.declared.trusted:
-                said |= _grams(seen, min_words)
-                continue
-            if len(seen) < min_words:
-                continue
-            index = len(sources)
-            kind: Literal["text", "field"] = (
-                "text" if is_text(obs.declared, path, key, text) else "field"
-            )
-            sources.append((obs, kind, " " + " ".join(w for w, _, _ in seen) + " "))
-            for gram in _grams(seen, min_words):
-                grams.setdefault(gram, set()).add(index)
+        for path, key, whole in _strings(obs.data):
+            text_leaf = is_text(obs.declared, path, key, whole)
+            for text in _parts(whole, path):
+                seen = _words(text)
+                if obs.declared.trusted:
+                    said |= _grams(seen, min_words)
+                    continue
+                if len(seen) < min_words:
+                    continue
+                index = len(sources)
+                prose = text_leaf and (path != "$" or len(text) >= _LISTING_LINE)
+                kind: Literal["text", "field"] = "text" if prose else "field"
+                sources.append((obs, kind, " " + " ".join(w for w, _, _ in seen) + " "))
+                for gram in _grams(seen, min_words):
+                    grams.setdefault(gram, set()).add(index)
     spans: list[AnswerSpan] = []
     i = 0
     while i <= len(words) - min_words:
@@ -160,6 +163,17 @@ def mark_answer(
         )
         i = j
     return spans
+
+
+_LISTING_LINE = 40
+"""In an output that is one string, a line shorter than this is a listing's entry (a
+name, a price), not prose."""
+
+
+def _parts(text: str, path: str) -> list[str]:
+    """An output that is one string, line by line (a listing is lines of names); any other
+    string whole."""
+    return [line for line in text.splitlines() if line.strip()] if path == "$" else [text]
 
 
 def _grams(words: Sequence[tuple[str, int, int]], n: int) -> set[tuple[str, ...]]:

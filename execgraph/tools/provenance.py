@@ -26,8 +26,10 @@ characters) matches a text only as a whole token — ``"13"`` matches ``"file 13
 ``"2024-05-13"`` — a longer one anywhere inside it. A short string of digits (an id) is
 never trusted by the request's prose: "on June 13" does not name file ``"13"``. A
 structured field matches only by whole value. Booleans and ``None`` carry no provenance
-(they are always *trusted*). An argument also lists the user's declared secrets it
-carries anywhere inside its value (a card number in an email's body).
+(they are always *trusted*). A value equal to a whole string of the output is read from
+a field even where that string is text (a channel picked by its full name): it names an
+entity rather than quoting a passage. An argument also lists the user's declared secrets
+it carries anywhere inside its value (a card number in an email's body).
 """
 
 from __future__ import annotations
@@ -443,11 +445,16 @@ def _label(value: Any, index: _Index) -> ValueProvenance:
     ]
     if by:
         return ValueProvenance(value, "trusted", tuple(dict.fromkeys(by)))
-    sources = [
-        Source(obs.call_id, obs.tool, path, "text", text.excerpt(value), obs.arguments)
-        for obs, path, text in index.texts
-        if text.contains(value)
-    ]
+    sources = []
+    for obs, path, text in index.texts:
+        if _field_equal(value, text.raw):  # the whole of it: an entity picked by its name
+            sources.append(
+                Source(obs.call_id, obs.tool, path, "field", text.raw[:120], obs.arguments)
+            )
+        elif text.contains(value):
+            sources.append(
+                Source(obs.call_id, obs.tool, path, "text", text.excerpt(value), obs.arguments)
+            )
     sources += [
         Source(obs.call_id, obs.tool, path, "field", str(leaf)[: 2 * _EXCERPT], obs.arguments)
         for obs, path, leaf in index.fields

@@ -94,8 +94,10 @@ def test_emails_match_case_insensitively_and_through_mailto() -> None:
     atom = one("mailto:mark.davies@hotmail.com", mail)
     assert atom.label == "untrusted"
     assert atom.sources[0].path == "$[0].sender"
-    # an undeclared tool's every string is text
-    assert atom.sources[0].where == "text"
+    # an undeclared tool's every string is text, but a value equal to a whole string
+    # names an entity (the sender), so it is read as a field
+    assert atom.sources[0].where == "field"
+    assert one("davies@hotmail.com", mail).sources[0].where == "text"  # a part of it
 
 
 def test_a_tool_declaring_its_output_the_users_own_data_makes_values_trusted() -> None:
