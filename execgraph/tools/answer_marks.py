@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from execgraph.tools.provenance import Observation, TrustedInputs, is_text
+from execgraph.tools.provenance import Observation, TrustedInputs, echo_of, is_text
 
 __all__ = ["MIN_WORDS", "AnswerSpan", "mark_answer", "unbacked", "withhold"]
 
@@ -116,7 +116,10 @@ def mark_answer(
     sources: list[tuple[Observation, Literal["text", "field"], str]] = []
     grams: dict[tuple[str, ...], set[int]] = {}
     for obs in observations:
+        echoed = echo_of(obs)
         for path, key, whole in _strings(obs.data):
+            if whole.strip().strip("'\"`").strip().casefold() in echoed:
+                continue  # the call's own arguments echoed back
             text_leaf = is_text(obs.declared, path, key, whole)
             for text in _parts(whole, path):
                 seen = _words(text)

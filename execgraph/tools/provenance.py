@@ -52,6 +52,7 @@ __all__ = [
     "ValueProvenance",
     "atoms_of",
     "describe_provenance",
+    "echo_of",
     "is_text",
     "label_arguments",
     "label_value",
@@ -345,6 +346,12 @@ def same_value(value: Any, other: Any) -> bool:
     return _field_equal(value, other)
 
 
+def echo_of(obs: Observation) -> set[str]:
+    """A call's own string arguments, normalized: an output that repeats one (the email a
+    send returns) says what the model wrote, not what the world said."""
+    return {_norm(a) for a in atoms_of(dict(obs.arguments)) if isinstance(a, str) and len(a) >= 4}
+
+
 def is_text(declared: OutputProvenance, path: str, key: str | None, leaf: str) -> bool:
     """Whether a string of a tool's output is free text (see :class:`OutputProvenance`)."""
     if declared.text_fields is None or path == "$":
@@ -416,7 +423,10 @@ def _index(trusted: TrustedInputs, observations: Iterable[Observation]) -> _Inde
     )
     for obs in observations:
         declared = obs.declared
+        said = echo_of(obs)
         for path, key, leaf in _leaves(obs.data, "$", None):
+            if isinstance(leaf, str) and _norm(leaf) in said:
+                continue  # the call's own arguments echoed back: the model's words
             if key is not None and key in declared.secret_fields and len(str(leaf)) >= 4:
                 index.secrets.append((obs, path, str(leaf)))
             if declared.trusted:

@@ -193,3 +193,13 @@ def test_links_written_inside_a_value_are_labelled() -> None:
     assert link.value == "www.secure-systems-252.com" and link.in_text
     assert body.label == "new"  # the body as a whole was composed
     assert "embedded" in body.to_dict()
+
+
+def test_an_output_echoing_the_calls_own_arguments_is_not_a_source() -> None:
+    sent = Observation(
+        "c10",
+        "send_email",
+        {"to": "ann@example.com", "body": "Meet at the island trailhead at 8."},
+        {"to": "ann@example.com", "body": "Meet at the island trailhead at 8."},
+    )
+    assert one("ann@example.com", sent).label == "new"
