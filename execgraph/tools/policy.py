@@ -36,8 +36,9 @@ from execgraph.tools.paths import in_scope, landing
 from execgraph.tools.provenance import ArgumentProvenance
 from execgraph.tools.spec import ToolSpec
 
-#: The shortest argument the ``copied_text`` check looks at: a phrase, not a name or an id.
-COPIED_MIN_CHARS = 12
+#: The shortest argument the ``copied_text`` check looks at: a sentence's worth, not a
+#: name, a place or a subject line.
+COPIED_MIN_CHARS = 24
 
 __all__ = [
     "COPIED_MIN_CHARS",

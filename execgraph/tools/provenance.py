@@ -24,7 +24,9 @@ and trailing slash, the spaces and dashes inside an IBAN or phone number, and nu
 value (``98.7`` matches ``98.70``). A short value (fewer than :data:`MIN_SUBSTRING`
 characters) matches a text only as a whole token — ``"13"`` matches ``"file 13"``, not
 ``"2024-05-13"`` — a longer one anywhere inside it. A short string of digits (an id) is
-never trusted by the request's prose: "on June 13" does not name file ``"13"``. A
+mentioned in text only where the text names it as one — quoted (``'13'``), after ``#``,
+or after "id", "no." or "number" — and never trusted by the request's prose: "on June
+13" or "3 people" do not name file ``"13"`` or ``"3"``. A
 structured field matches only by whole value. Booleans and ``None`` carry no provenance
 (they are always *trusted*). A value equal to a whole string of the output is read from
 a field even where that string is text (a channel picked by its full name): it names an
@@ -34,6 +36,7 @@ it carries anywhere inside its value (a card number in an email's body).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -319,6 +322,8 @@ class _Text:
 
     def contains(self, value: Any) -> bool:
         """Whether ``value`` is mentioned in this text (see the module's rules)."""
+        if _short_id(value):  # an id, named as one: 'ID 13', "#13", '13' quoted
+            return _named_id(str(value).strip()).search(self.raw) is not None
         number = _as_number(value)
         if number is not None and (not isinstance(value, str) or len(value) < MIN_SUBSTRING):
             return number in self.numbers
@@ -436,6 +441,14 @@ def _index(trusted: TrustedInputs, observations: Iterable[Observation]) -> _Inde
             else:
                 index.fields.append((obs, path, leaf))
     return index
+
+
+@functools.cache
+def _named_id(digits: str) -> re.Pattern[str]:
+    """Where a text names ``digits`` as an identifier: quoted, after ``#``, or after the
+    word id, no. or number."""
+    before = r"(?:['\"#]|\b(?:id|no|nr|number)\b\.?\s*[:=]?\s*['\"]?)"
+    return re.compile(before + re.escape(digits) + r"(?![\w.])", re.IGNORECASE)
 
 
 def _short_id(value: Any) -> bool:
