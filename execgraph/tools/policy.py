@@ -335,8 +335,8 @@ class PolicyEngine:
         found = []
         fallback = self.copied_text or "deny"
         if spec.effect_of(arguments) == "irreversible" and provenance is not None:
-            for name, given in provenance.items():
-                read = [e for e in given.embedded if e.in_text]
+            for name, labelled in provenance.items():
+                read = [e for e in labelled.embedded if e.in_text]
                 if name in constrained or not read:
                     continue
                 links = ", ".join(repr(e.value) for e in read)
