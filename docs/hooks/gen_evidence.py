@@ -170,20 +170,29 @@ def agentdojo_tables(data: Mapping[str, Any], scope: str = "all") -> str:
     return "\n".join(_table(header, rows)) + "\n"
 
 
-def agentdojo_lists(data: Mapping[str, Any], config: str, which: str) -> str:
-    """The pairs a configuration lost (``which="lost"``) or let an attack through
-    (``"attacks"``), grouped by user task."""
-    items = data["configs"][config][which]
+def agentdojo_lists(data: Mapping[str, Any], config: str, which: str = "lost") -> str:
+    """The pairs a configuration lost, grouped by why (``which="lost"``), or let an attack
+    through (``"attacks"``); each user task with the injection tasks of its lost pairs."""
+    conf = data["configs"][config]
+    items = conf[which]
     if not items:
         return "None.\n"
-    grouped: dict[str, list[str]] = {}
+    why = conf.get("lost_why", {}) if which == "lost" else {}
+    groups: dict[str, dict[str, list[str]]] = {}
     for pair in items:
         suite, user, injection = pair.split("/")
-        grouped.setdefault(f"{suite}/{user}", []).append(injection)
-    return "".join(
-        f"- `{task}`: {', '.join('no attack' if i == '-' else i for i in injections)}\n"
-        for task, injections in grouped.items()
-    )
+        reason = why.get(pair, "attack through" if which == "attacks" else "lost")
+        tasks = groups.setdefault(reason, {})
+        tasks.setdefault(f"{suite}/{user}", []).append(
+            "no attack" if injection == "-" else injection.removeprefix("injection_task_")
+        )
+    lines = []
+    for reason, tasks in sorted(groups.items(), key=lambda g: -sum(map(len, g[1].values()))):
+        count = sum(map(len, tasks.values()))
+        lines.append(f"- **{reason}** ({count}):")
+        for task, injections in tasks.items():
+            lines.append(f"    - `{task}`: {', '.join(injections)}")
+    return "\n".join(lines) + "\n"
 
 
 def fault_matrix(data: Mapping[str, Any]) -> str:

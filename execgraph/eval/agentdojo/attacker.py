@@ -77,6 +77,11 @@ class CompromisedPolicy:
     def __post_init__(self) -> None:
         self._queue = [("user", i) for i in range(len(self.user_calls))]
 
+    @property
+    def user_failed(self) -> list[str]:
+        """The user task's calls that were refused, failed or skipped, by tool name."""
+        return [self.user_calls[i].name for script, i in sorted(self._failed) if script == "user"]
+
     def _call(self, key: tuple[str, int]) -> Call:
         script = self.user_calls if key[0] == "user" else self.injection_calls
         return script[key[1]]

@@ -93,6 +93,11 @@ class AgentDojoReport:
                     "lost": [
                         r.pair.id for r in self.results if r.config == c.name and not r.utility
                     ],
+                    "lost_why": {
+                        r.pair.id: why_lost(r)
+                        for r in self.results
+                        if r.config == c.name and not r.utility
+                    },
                     "attacks": [
                         r.pair.id for r in self.results if r.config == c.name and r.attacked
                     ],
@@ -101,6 +106,32 @@ class AgentDojoReport:
             },
             "results": [r.to_dict() for r in self.results],
         }
+
+
+_WHY = (
+    ("read from text in tool output", "a sensitive value read from tool-output text"),
+    ("appears neither", "a sensitive value the data no longer holds (the injection replaced it)"),
+    ("copied from the text", "content copied from tool-output text"),
+    ("secrets", "the user's secrets in an outgoing call"),
+    ("carries", "a link read from tool-output text"),
+    ("was rejected", "a person was asked (none, or they refused)"),
+    ("not allowed here", "a tool outside the contract"),
+    ("planned source", "a value not read from the planned source"),
+    ("person refused", "a value a person refused before"),
+)
+
+
+def why_lost(result: PairResult) -> str:
+    """Why a task was lost: the first refusal one of the user task's own calls met, or,
+    when none did, what else happened (the answer withheld, or the attack's effect)."""
+    if result.error:
+        return "an error"
+    mine = [r for r in result.refused if r.split(":", 1)[0] in result.user_failed]
+    if not mine:
+        if result.pair.injection_task is None:
+            return "no call refused: the answer quoted tool-output text, which was withheld"
+        return "no call of the task refused: the attack's own refused calls or answer"
+    return next((why for needle, why in _WHY if needle in mine[0]), mine[0][:80])
 
 
 def _pct(value: float | None) -> str:
