@@ -18,30 +18,33 @@ A tool that returns the user's own account data (their IBAN, their profile) decl
 output trusted; a structured tool declares which of its output fields hold free text
 (:class:`OutputProvenance`); an undeclared tool's every string counts as text.
 
-Matching works on atoms (strings, numbers; lists and dicts are walked) with the common
-normalizations: case, surrounding quotes and space, ``mailto:``, a URL's scheme, ``www.``
-and trailing slash, the spaces and dashes inside an IBAN or phone number, and numbers by
-value (``98.7`` matches ``98.70``). A short value (fewer than :data:`MIN_SUBSTRING`
-characters) matches a text only as a whole token — ``"13"`` matches ``"file 13"``, not
-``"2024-05-13"`` — a longer one anywhere inside it. A short string of digits (an id) is
-mentioned in text only where the text names it as one — quoted (``'13'``), after ``#``,
-or after "id", "no." or "number" — and never trusted by the request's prose: "on June
-13" or "3 people" do not name file ``"13"`` or ``"3"``. A
-structured field matches only by whole value. Booleans and ``None`` carry no provenance
-(they are always *trusted*). A value equal to a whole string of the output is read from
-a field even where that string is text (a channel picked by its full name): it names an
-entity rather than quoting a passage. An argument also lists the user's declared secrets
-it carries anywhere inside its value (a card number in an email's body).
+Matching works on atoms (strings, numbers; lists and dicts are walked) by the rules of
+:mod:`execgraph.tools.value_match` (case, a URL's scheme, an IBAN's spaces, numbers by
+value, short values only as whole words, short ids only where named as ids). A short id
+is never trusted by the request's prose ("on June 13" does not name file ``"13"``). A
+structured field matches only by whole value, and a value equal to a whole string of the
+output is read from a field even where that string is text (a channel picked by its full
+name names an entity; it does not quote a passage). Booleans and ``None`` carry no
+provenance (they are always *trusted*). An argument also lists the user's declared
+secrets it carries anywhere inside its value (a card number in an email's body), and
+the links, addresses and accounts written inside it.
 """
 
 from __future__ import annotations
 
-import functools
-import math
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from execgraph.tools.value_match import (
+    MIN_SUBSTRING,
+    Text,
+    atoms_of,
+    links_in,
+    normalize,
+    same_value,
+    short_id,
+)
 
 __all__ = [
     "MIN_SUBSTRING",
@@ -66,13 +69,8 @@ __all__ = [
 Label = Literal["trusted", "untrusted", "new"]
 Where = Literal["text", "field"]
 
-MIN_SUBSTRING = 6
-"""Values shorter than this match inside a text only as a whole token."""
-
 PROSE_CHARS = 80
 """A structured field this long, with spaces, is read as text: it can carry a sentence."""
-
-_EXCERPT = 40
 
 
 @dataclass(frozen=True)
@@ -239,122 +237,12 @@ class ArgumentProvenance:
         return found
 
 
-# ----------------------------------------------------------------------------- matching
-
-_SCHEME = re.compile(r"^(?:https?://|mailto:)")
-_LINK = re.compile(
-    r"(?:https?://|www\.)[^\s'\"<>)]+"
-    r"|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
-    r"|\b[\w-]+(?:\.[\w-]+)*\.[a-z]{2,6}/[^\s'\"<>)]*"
-    r"|\b[A-Z]{2}\d{2}[A-Z0-9]{10,30}\b"
-)
-_COMPACT_DROP = re.compile(r"[\s\-]")
-_TOKEN = re.compile(r"[\w@.+\-/:%~#=?&]+")
-_NUMBER = re.compile(r"^[+-]?(?:\d+(?:[.,]\d+)?|\.\d+)$")
-
-
-def _norm(text: str) -> str:
-    """Case, quotes and surrounding space, a URL's scheme, ``www.``, a trailing slash."""
-    text = text.strip().strip("'\"`").strip().casefold()
-    text = _SCHEME.sub("", text)
-    if text.startswith("www."):
-        text = text[4:]
-    return text.rstrip("/") if "/" in text else text
-
-
-def _forms(value: str) -> set[str]:
-    """The normalized forms a value may be written in (compact: no spaces or dashes)."""
-    base = _norm(value)
-    forms = {base} if base else set()
-    if base and " " not in value.strip():
-        compact = _COMPACT_DROP.sub("", base)
-        if compact:
-            forms.add(compact)
-    return forms
-
-
-def _as_number(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return float(value) if math.isfinite(value) else None
-    if isinstance(value, str) and _NUMBER.match(value.strip()):
-        try:
-            return float(value.strip().replace(",", "."))
-        except ValueError:  # pragma: no cover - the pattern admits only numbers
-            return None
-    return None
-
-
-def _tokens(text: str) -> set[str]:
-    """A text's tokens, trailing sentence punctuation dropped, normalized."""
-    return {_norm(t.rstrip(".,:;?!")) for t in _TOKEN.findall(text)}
-
-
-class _Text:
-    """A text prepared for matching: normalized, compacted, tokenized (lazily)."""
-
-    def __init__(self, raw: str) -> None:
-        self.raw = raw
-        self.norm = raw.casefold()
-        self._compact: str | None = None
-        self._tokens: set[str] | None = None
-        self._numbers: set[float] | None = None
-
-    @property
-    def compact(self) -> str:
-        if self._compact is None:
-            self._compact = _COMPACT_DROP.sub("", self.norm)
-        return self._compact
-
-    @property
-    def tokens(self) -> set[str]:
-        if self._tokens is None:
-            self._tokens = _tokens(self.raw)
-        return self._tokens
-
-    @property
-    def numbers(self) -> set[float]:
-        if self._numbers is None:
-            found = {_as_number(t) for t in self.tokens}
-            self._numbers = {n for n in found if n is not None}
-        return self._numbers
-
-    def contains(self, value: Any) -> bool:
-        """Whether ``value`` is mentioned in this text (see the module's rules)."""
-        if _short_id(value):  # an id, named as one: 'ID 13', "#13", '13' quoted
-            return _named_id(str(value).strip()).search(self.raw) is not None
-        number = _as_number(value)
-        if number is not None and (not isinstance(value, str) or len(value) < MIN_SUBSTRING):
-            return number in self.numbers
-        for form in _forms(str(value)):
-            if len(form) < MIN_SUBSTRING:
-                if form in self.tokens:
-                    return True
-            elif form in self.norm or form in self.compact:
-                return True
-        return False
-
-    def excerpt(self, value: Any) -> str:
-        """A little of the text around ``value``, for a person to judge."""
-        lowered = self.raw.casefold()
-        at = lowered.find(_norm(str(value))) if str(value) else -1
-        if at < 0:
-            return self.raw[: 2 * _EXCERPT]
-        start = max(0, at - _EXCERPT)
-        return self.raw[start : at + len(str(value)) + _EXCERPT]
-
-
-def same_value(value: Any, other: Any) -> bool:
-    """Whether two atoms are the same value, as provenance matches them: numbers by value,
-    strings up to case, quotes, a URL's scheme, ``www.``, and an id's spaces and dashes."""
-    return _field_equal(value, other)
-
-
 def echo_of(obs: Observation) -> set[str]:
     """A call's own string arguments, normalized: an output that repeats one (the email a
     send returns) says what the model wrote, not what the world said."""
-    return {_norm(a) for a in atoms_of(dict(obs.arguments)) if isinstance(a, str) and len(a) >= 4}
+    return {
+        normalize(a) for a in atoms_of(dict(obs.arguments)) if isinstance(a, str) and len(a) >= 4
+    }
 
 
 def is_text(declared: OutputProvenance, path: str, key: str | None, leaf: str) -> bool:
@@ -364,16 +252,6 @@ def is_text(declared: OutputProvenance, path: str, key: str | None, leaf: str) -
     if key is not None and key in declared.text_fields:
         return True
     return len(leaf) >= PROSE_CHARS and " " in leaf.strip()
-
-
-def _field_equal(value: Any, leaf: Any) -> bool:
-    """Whole-value equality of an argument atom and a structured output field."""
-    a, b = _as_number(value), _as_number(leaf)
-    if a is not None and b is not None:
-        return a == b
-    if isinstance(leaf, str) and isinstance(value, str | int | float):
-        return bool(_forms(str(value)) & _forms(leaf))
-    return False
 
 
 def _leaves(data: Any, path: str, key: str | None) -> Iterator[tuple[str, str | None, Any]]:
@@ -388,19 +266,6 @@ def _leaves(data: Any, path: str, key: str | None) -> Iterator[tuple[str, str | 
         yield path, key, data
 
 
-def atoms_of(value: Any) -> list[Any]:
-    """The atoms of an argument value: strings and numbers, lists and dicts walked."""
-    if isinstance(value, Mapping):
-        return [a for v in value.values() for a in atoms_of(v)]
-    if isinstance(value, list | tuple | set | frozenset):
-        return [a for v in value for a in atoms_of(v)]
-    if value is None or isinstance(value, bool):
-        return []
-    if isinstance(value, str) and not value.strip():
-        return []
-    return [value]
-
-
 # ----------------------------------------------------------------------------- labelling
 
 
@@ -408,9 +273,9 @@ def atoms_of(value: Any) -> list[Any]:
 class _Index:
     """Trusted inputs and observations prepared once for labelling many values."""
 
-    trusted_texts: list[tuple[str, _Text]]
+    trusted_texts: list[tuple[str, Text]]
     trusted_values: list[tuple[str, Any]]
-    texts: list[tuple[Observation, str, _Text]]
+    texts: list[tuple[Observation, str, Text]]
     fields: list[tuple[Observation, str, Any]]
     trusted_observations: list[tuple[Observation, str, Any]]
     secrets: list[tuple[Observation, str, str]]
@@ -419,7 +284,7 @@ class _Index:
 
 def _index(trusted: TrustedInputs, observations: Iterable[Observation]) -> _Index:
     index = _Index(
-        [(name, _Text(text)) for name, text in trusted.texts.items() if text],
+        [(name, Text(text)) for name, text in trusted.texts.items() if text],
         [(name, v) for name, values in trusted.values.items() for v in atoms_of(values)],
         [],
         [],
@@ -430,47 +295,34 @@ def _index(trusted: TrustedInputs, observations: Iterable[Observation]) -> _Inde
         declared = obs.declared
         said = echo_of(obs)
         for path, key, leaf in _leaves(obs.data, "$", None):
-            if isinstance(leaf, str) and _norm(leaf) in said:
+            if isinstance(leaf, str) and normalize(leaf) in said:
                 continue  # the call's own arguments echoed back: the model's words
             if key is not None and key in declared.secret_fields and len(str(leaf)) >= 4:
                 index.secrets.append((obs, path, str(leaf)))
             if declared.trusted:
                 index.trusted_observations.append((obs, path, leaf))
             elif isinstance(leaf, str) and is_text(declared, path, key, leaf):
-                index.texts.append((obs, path, _Text(leaf)))
+                index.texts.append((obs, path, Text(leaf)))
             else:
                 index.fields.append((obs, path, leaf))
     return index
 
 
-@functools.cache
-def _named_id(digits: str) -> re.Pattern[str]:
-    """Where a text names ``digits`` as an identifier: quoted, after ``#``, or after the
-    word id, no. or number."""
-    before = r"(?:['\"#]|\b(?:id|no|nr|number)\b\.?\s*[:=]?\s*['\"]?)"
-    return re.compile(before + re.escape(digits) + r"(?![\w.])", re.IGNORECASE)
-
-
-def _short_id(value: Any) -> bool:
-    """A short string of digits: an id, which a date or an amount in prose does not name."""
-    return isinstance(value, str) and value.strip().isdigit() and len(value.strip()) < MIN_SUBSTRING
-
-
 def _label(value: Any, index: _Index) -> ValueProvenance:
     by = [
-        name for name, text in index.trusted_texts if not _short_id(value) and text.contains(value)
+        name for name, text in index.trusted_texts if not short_id(value) and text.contains(value)
     ]
-    by += [name for name, v in index.trusted_values if _field_equal(value, v)]
+    by += [name for name, v in index.trusted_values if same_value(value, v)]
     by += [
         f"{obs.tool} #{obs.call_id}"
         for obs, _path, leaf in index.trusted_observations
-        if _field_equal(value, leaf) or (isinstance(leaf, str) and _Text(leaf).contains(value))
+        if same_value(value, leaf) or (isinstance(leaf, str) and Text(leaf).contains(value))
     ]
     if by:
         return ValueProvenance(value, "trusted", tuple(dict.fromkeys(by)))
     sources = []
     for obs, path, text in index.texts:
-        if _field_equal(value, text.raw):  # the whole of it: an entity picked by its name
+        if same_value(value, text.raw):  # the whole of it: an entity picked by its name
             sources.append(
                 Source(obs.call_id, obs.tool, path, "field", text.raw[:120], obs.arguments)
             )
@@ -479,9 +331,9 @@ def _label(value: Any, index: _Index) -> ValueProvenance:
                 Source(obs.call_id, obs.tool, path, "text", text.excerpt(value), obs.arguments)
             )
     sources += [
-        Source(obs.call_id, obs.tool, path, "field", str(leaf)[: 2 * _EXCERPT], obs.arguments)
+        Source(obs.call_id, obs.tool, path, "field", str(leaf)[:80], obs.arguments)
         for obs, path, leaf in index.fields
-        if _field_equal(value, leaf)
+        if same_value(value, leaf)
     ]
     refused = any(same_value(value, r) for r in index.refused)
     if sources:
@@ -531,11 +383,6 @@ def label_arguments(
     }
 
 
-def links_in(text: str) -> list[str]:
-    """The links, email addresses and account numbers written in ``text``."""
-    return [m.rstrip(".,;:!?") for m in _LINK.findall(text)]
-
-
 def _embedded(value: Any, index: _Index) -> tuple[ValueProvenance, ...]:
     """Each link inside a longer string atom of ``value``, labelled."""
     found = []
@@ -554,7 +401,7 @@ def _secrets(value: Any, index: _Index) -> tuple[Source, ...]:
     if not index.secrets:
         return ()
     found = []
-    texts = [_Text(str(a)) for a in atoms_of(value) if isinstance(a, str | int | float)]
+    texts = [Text(str(a)) for a in atoms_of(value) if isinstance(a, str | int | float)]
     for obs, path, secret in index.secrets:
         if any(t.contains(secret) for t in texts) and not any(
             t.contains(secret) for _n, t in index.trusted_texts
