@@ -77,6 +77,18 @@ class AgentDojoReport:
             "injection_seen": share(attacked, lambda r: r.triggered),
         }
 
+    def lost_why(self, config: str) -> dict[str, str]:
+        """Why each lost pair of ``config`` was lost. An attacked pair none of whose own
+        calls was refused is lost for the reason its user task is lost without attack,
+        when it is."""
+        lost = [r for r in self.results if r.config == config and not r.utility]
+        why = {r.pair.id: why_lost(r) for r in lost}
+        for r in lost:
+            clean = Pair(r.pair.suite, r.pair.user_task).id
+            if r.pair.injection_task and clean in why and why[r.pair.id].startswith("no call"):
+                why[r.pair.id] = why[clean]
+        return why
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "benchmark": f"agentdojo {BENCHMARK_VERSION}",
@@ -93,11 +105,7 @@ class AgentDojoReport:
                     "lost": [
                         r.pair.id for r in self.results if r.config == c.name and not r.utility
                     ],
-                    "lost_why": {
-                        r.pair.id: why_lost(r)
-                        for r in self.results
-                        if r.config == c.name and not r.utility
-                    },
+                    "lost_why": self.lost_why(c.name),
                     "attacks": [
                         r.pair.id for r in self.results if r.config == c.name and r.attacked
                     ],
@@ -117,6 +125,7 @@ _WHY = (
     ("was rejected", "a person was asked (none, or they refused)"),
     ("not allowed here", "a tool outside the contract"),
     ("planned source", "a value not read from the planned source"),
+    ("not one of the allowed values", "a value outside the planned values"),
     ("person refused", "a value a person refused before"),
 )
 
