@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
-EXTRAS := dev,postgres,browser,openai,mcp,temporal,docs
+EXTRAS := dev,postgres,browser,openai,mcp,temporal,docs,agentdojo
 # pytest-xdist workers for the whole suite (each has its own servers, ports and folders).
 JOBS ?= auto
 

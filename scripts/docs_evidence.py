@@ -11,6 +11,7 @@ The pages' tables are generated from these files when the site is built
     python scripts/docs_evidence.py eval       # execgraph eval (--quick with --quick)
     python scripts/docs_evidence.py matrix     # the fault-injection matrix
     python scripts/docs_evidence.py torture    # crash-resume torture, both workloads
+    python scripts/docs_evidence.py agentdojo  # execgraph eval --suite agentdojo
 
 Run from the repository's root with its virtual environment's Python.
 """
@@ -97,6 +98,26 @@ def evaluation(quick: bool) -> None:
     _write("eval.json", {"measured": _measured(command, started, load), **trim_eval(data)})
 
 
+def trim_agentdojo(data: dict[str, Any]) -> dict[str, Any]:
+    """``agentdojo.json`` without each run's record, but with every lost task and every
+    successful attack named per configuration (each explained on the page)."""
+    return {k: v for k, v in data.items() if k != "results"}
+
+
+def agentdojo() -> None:
+    """``execgraph eval --suite agentdojo``: every pair under every configuration."""
+    started, load = _start()
+    cli = str(Path(sys.executable).with_name("execgraph"))
+    with tempfile.TemporaryDirectory() as tmp:
+        args = ["eval", "--suite", "agentdojo", "--out", tmp]
+        subprocess.run([cli, *args], cwd=ROOT, check=True)
+        data = json.loads((Path(tmp) / "agentdojo.json").read_text(encoding="utf-8"))
+    command = "execgraph eval --suite agentdojo"
+    _write(
+        "agentdojo.json", {"measured": _measured(command, started, load), **trim_agentdojo(data)}
+    )
+
+
 def matrix() -> None:
     """Every fault under every architecture, with each cell's invariants checked."""
     from tests.reliability.matrix import ARCHS, FAULTS, run_all
@@ -162,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("bench").add_argument("--full", action="store_true", help="not --quick")
     sub.add_parser("eval").add_argument("--quick", action="store_true", help="the CI subset")
     sub.add_parser("matrix")
+    sub.add_parser("agentdojo")
     sub.add_parser("torture").add_argument("--trials", type=int, default=40)
     opts = parser.parse_args(argv)
     if opts.what == "bench":
@@ -170,6 +192,8 @@ def main(argv: list[str] | None = None) -> int:
         evaluation(opts.quick)
     elif opts.what == "matrix":
         matrix()
+    elif opts.what == "agentdojo":
+        agentdojo()
     else:
         torture(opts.trials)
     return 0

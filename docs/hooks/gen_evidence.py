@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = [
+    "agentdojo_lists",
+    "agentdojo_tables",
     "bench_table",
     "eval_tables",
     "fault_matrix",
@@ -132,6 +134,65 @@ def eval_tables(data: Mapping[str, Any]) -> str:
         errors = list(data.get("error_cells", []))
         data = {**data, "cells": errors + [{"error_type": None}] * (data["runs"] - len(errors))}
     return markdown(data)
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1f} %"
+
+
+def agentdojo_tables(data: Mapping[str, Any], scope: str = "all") -> str:
+    """Per configuration: utility, utility under attack, ASR, approvals per task and time
+    per run, for all suites (``scope="all"``) or one suite."""
+    rows = []
+    for config in data["configs"].values():
+        f = config["all"] if scope == "all" else config["suites"][scope]
+        approvals = (
+            f"{f['approvals_per_task'] or 0:.2f} / {f['approvals_per_task_attacked'] or 0:.2f}"
+        )
+        rows.append(
+            [
+                config["title"],
+                _pct(f["utility"]),
+                _pct(f["utility_under_attack"]),
+                _pct(f["asr"]),
+                approvals,
+                f"{f['seconds_per_run'] or 0:.2f}",
+            ]
+        )
+    header = [
+        "configuration",
+        "utility",
+        "utility under attack",
+        "ASR",
+        "approvals / task (clean / attacked)",
+        "s / run",
+    ]
+    return "\n".join(_table(header, rows)) + "\n"
+
+
+def agentdojo_lists(data: Mapping[str, Any], config: str, which: str = "lost") -> str:
+    """The pairs a configuration lost, grouped by why (``which="lost"``), or let an attack
+    through (``"attacks"``); each user task with the injection tasks of its lost pairs."""
+    conf = data["configs"][config]
+    items = conf[which]
+    if not items:
+        return "None.\n"
+    why = conf.get("lost_why", {}) if which == "lost" else {}
+    groups: dict[str, dict[str, list[str]]] = {}
+    for pair in items:
+        suite, user, injection = pair.split("/")
+        reason = why.get(pair, "attack through" if which == "attacks" else "lost")
+        tasks = groups.setdefault(reason, {})
+        tasks.setdefault(f"{suite}/{user}", []).append(
+            "no attack" if injection == "-" else injection.removeprefix("injection_task_")
+        )
+    lines = []
+    for reason, tasks in sorted(groups.items(), key=lambda g: -sum(map(len, g[1].values()))):
+        count = sum(map(len, tasks.values()))
+        lines.append(f"- **{reason}** ({count}):")
+        for task, injections in tasks.items():
+            lines.append(f"    - `{task}`: {', '.join(injections)}")
+    return "\n".join(lines) + "\n"
 
 
 def fault_matrix(data: Mapping[str, Any]) -> str:

@@ -77,6 +77,12 @@ GENERATORS: dict[str, Callable[[Mapping[str, str]], str]] = {
         _data(args.get("data", "torture.json"))
     ),
     "negative-tests": lambda args: gen_tests.negative_tests(ROOT, args["folder"]),
+    "agentdojo-table": lambda args: gen_evidence.agentdojo_tables(
+        _data(args.get("data", "agentdojo.json")), args.get("suite", "all")
+    ),
+    "agentdojo-list": lambda args: gen_evidence.agentdojo_lists(
+        _data(args.get("data", "agentdojo.json")), args["config"], args.get("which", "lost")
+    ),
 }
 """Generator name -> a function of the marker's ``key=value`` arguments."""
 

@@ -24,6 +24,7 @@ from rich.console import Console
 from rich.text import Text
 
 from execgraph.cli.inert import inert, short
+from execgraph.tools.provenance import describe_provenance
 
 __all__ = [
     "SHOWN_CHARS",
@@ -149,6 +150,11 @@ def approval_detail(console: Console, value: Mapping[str, Any], flags: str = "")
     console.print(Text(head, style="bold yellow"), soft_wrap=True)
     for label, text in _rows(value):
         console.print(Text(f"  {label:<7} ", style="dim") + Text(text), soft_wrap=True)
+    provenance = value.get("provenance")
+    if isinstance(provenance, Mapping) and provenance:
+        console.print(Text("  where the arguments came from:", style="dim"), soft_wrap=True)
+        for line in describe_provenance(provenance):
+            console.print(Text(f"    {inert(line)}"), soft_wrap=True)
     elided = value.get("elided") or {}
     if elided:
         names = ", ".join(inert(str(name)) for name in elided)

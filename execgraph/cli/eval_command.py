@@ -1,7 +1,8 @@
 """``execgraph eval``: the suite x architectures x ablations x seeds, with a progress bar.
 
 Writes ``eval.json`` (what the notebook reads), ``eval.md`` (the tables) and the plots
-under ``--out``; ``--quick`` is the CI subset ``make test`` runs.
+under ``--out``; ``--quick`` is the CI subset ``make test`` runs. ``--suite agentdojo``
+runs AgentDojo's prompt-injection suites instead (:mod:`execgraph.cli.eval_agentdojo`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import typer
 from rich.text import Text
 
 from execgraph.cli.options import err, handled, home_dir
+from execgraph.state.errors import UsageError
 
 if TYPE_CHECKING:
     from execgraph.eval.runner import CellResult
@@ -29,8 +31,27 @@ def _split(values: list[str] | None) -> tuple[str, ...]:
 @handled
 def eval_(
     quick: Annotated[
-        bool, typer.Option("--quick", help="The CI subset: 8 tasks, 2 seeds, 3 faults.")
+        bool,
+        typer.Option(
+            "--quick",
+            help="The CI subset: 8 tasks, 2 seeds, 3 faults (agentdojo: a sample of pairs).",
+        ),
     ] = False,
+    suite: Annotated[
+        str,
+        typer.Option(
+            "--suite",
+            help="'tasks' (the runtime's own suite) or 'agentdojo' (prompt injections "
+            "against a compromised model; needs the agentdojo extra).",
+        ),
+    ] = "tasks",
+    configs: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--config",
+            help="With --suite agentdojo: a configuration (repeatable; default all).",
+        ),
+    ] = None,
     seeds: Annotated[
         int | None, typer.Option("--seeds", help="Seeds per cell (default 5; --quick 2).")
     ] = None,
@@ -43,7 +64,11 @@ def eval_(
     ] = None,
     tasks: Annotated[
         list[str] | None,
-        typer.Option("--tasks", help="Task ids or task classes (repeatable; default all)."),
+        typer.Option(
+            "--tasks",
+            help="Task ids or task classes (repeatable; default all). With --suite "
+            "agentdojo: AgentDojo suites (workspace, travel, banking, slack).",
+        ),
     ] = None,
     noise: Annotated[
         float | None,
@@ -74,7 +99,20 @@ def eval_(
 
     Metrics come from each run's event log; acceptance from the suite's own checkers.
     Exit 0, or 4 when any run executed a tool without authorization (must never happen).
+    With ``--suite agentdojo``: utility, utility under attack, attack success rate and
+    approvals per configuration, against a model that obeys every injection it sees.
     """
+    if suite not in ("tasks", "agentdojo"):
+        raise UsageError(f"unknown suite {suite!r}; choose 'tasks' or 'agentdojo'")
+    if suite == "agentdojo":
+        from execgraph.cli.eval_agentdojo import run_agentdojo
+
+        target = (out_dir or home_dir(None) / "eval").expanduser().resolve()
+        return run_agentdojo(
+            quick=quick, configs=_split(configs), suites=_split(tasks), target=target
+        )
+    if configs:
+        raise UsageError("--config applies to --suite agentdojo")
     # Imported here: the suite (servers, fixtures) loads only for the command that runs it.
     from rich.progress import (
         BarColumn,

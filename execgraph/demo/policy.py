@@ -161,6 +161,9 @@ class OfflinePolicyModel(ToolBindingChatModel):
     # ----------------------------------------------------------------- the policy
 
     def _decide(self, seen: _Seen, offered: set[str]) -> list[tuple[str, dict[str, Any]]]:
+        if "submit_capabilities" in offered:  # a least-privilege contract: plan, from the request
+            tools = ["search_corpus", "read_document", "write_file", "publish_report"]
+            return [("submit_capabilities", {"tools": tools})]
         if "submit_plan" in offered:
             return [("submit_plan", {"steps": self._plan(seen)})]
         if "search_corpus" in offered and not seen.hits:

@@ -39,6 +39,7 @@ from execgraph.nodes.checks import BUILTIN_CHECKS
 from execgraph.nodes.context.requests import request_record
 from execgraph.nodes.deps import CONTROL_TOOLS, RunDeps
 from execgraph.nodes.executor import schema_message
+from execgraph.nodes.least_privilege import freeze_capabilities
 from execgraph.nodes.model.prices import prices_of
 from execgraph.nodes.run_input import Request, new_request, read_request
 from execgraph.state.contracts import BudgetKind, RunStatus, TaskContract, TaskSpec, Workspace
@@ -197,7 +198,10 @@ def _next_run(
         return {**update, "contract": None}
     if "cursor" in state:
         update["cursor"] = 0  # a fixed workflow starts again at its first stage
-    return {**_fresh_start(state), **update}
+    fresh = _fresh_start(state)
+    if "budget" in update:  # the planner's charge, on the emptied counters
+        fresh["budget"] = Overwrite(update.pop("budget"))
+    return {**fresh, **update}
 
 
 def _event(type: EventType, run_id: str, request: Request, payload: dict[str, Any]) -> Any:
@@ -224,7 +228,14 @@ def _admit(
             "admitted": request.admitted,
             "events": {"recent": [event.event_id]},
         }
-    payload = {"goal": contract.goal, "seq": request.seq}
+    planned: dict[str, Any] = {}
+    if deps.contract == "least_privilege":
+        contract, planned = freeze_capabilities(contract, deps, config, request.seq)
+    payload = {
+        "goal": contract.goal,
+        "seq": request.seq,
+        **({"capabilities": planned["capabilities"]} if planned else {}),
+    }
     event = _event(EventType.RUN_ADMITTED, run_id, request, payload)
     deps.executor.store.append_events([event])
     update: dict[str, Any] = {
@@ -232,9 +243,11 @@ def _admit(
         "status": RunStatus.RUNNING.value,
         "started_at": now,
         "admitted": request.admitted,
-        "events": {"recent": [event.event_id]},
+        "events": {"recent": [*planned.get("events", {}).get("recent", []), event.event_id]},
         "history": [request_record(request.seq, int(state.get("turn", 0)), contract.goal)],
     }
+    if planned:
+        update["budget"] = planned["budget"]
     if "turn" not in state:
         update["turn"] = 0  # a thread's next run keeps counting turns: ids stay unique
     if request.from_message:

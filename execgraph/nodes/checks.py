@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from execgraph.nodes.answer_channel import check_answer_backed
 from execgraph.state.contracts import SuccessCheck, TaskContract
 from execgraph.state.errors import ExecGraphError
 from execgraph.tools.paths import confine_path
@@ -94,6 +95,7 @@ def check_output(
 
 
 BUILTIN_CHECKS = {
+    "answer_backed": check_answer_backed,
     "tool_succeeded": check_tool,
     "evidence": check_evidence,
     "min_evidence": check_min_evidence,

@@ -17,7 +17,15 @@ from execgraph.nodes.executor import ExecutorDeps
 from execgraph.state.contracts import SuccessCheck, TaskContract
 from execgraph.state.errors import UsageError
 
-__all__ = ["CONTEXTS", "CONTROL_TOOLS", "CheckFn", "ContextMode", "RunDeps"]
+__all__ = [
+    "CONTEXTS",
+    "CONTRACTS",
+    "CONTROL_TOOLS",
+    "CheckFn",
+    "ContextMode",
+    "ContractMode",
+    "RunDeps",
+]
 
 CheckFn = Callable[[SuccessCheck, Mapping[str, Any], TaskContract], str | None]
 """A success check: returns None when it holds, else a short reason it does not."""
@@ -28,6 +36,8 @@ CONTROL_TOOLS = ("finish", "ask_user", "abort", "revise_plan")
 ContextMode = Literal["projected", "full"]
 """How the model input is made: the bounded state projection, or the whole transcript."""
 CONTEXTS: tuple[str, ...] = get_args(ContextMode)
+ContractMode = Literal["task", "least_privilege"]
+CONTRACTS: tuple[str, ...] = get_args(ContractMode)
 
 _FLAGS = ("tools_enabled", "verifier_gate", "loop_guard")
 
@@ -84,6 +94,11 @@ class RunDeps:
     verifier_gate: bool = True
     loop_guard: bool = True
     context: ContextMode = "projected"
+    contract: ContractMode = "task"
+    """``"task"``: the contract is the task as given. ``"least_privilege"``: before the
+    run reads anything, a planner that sees only the request and the tools' declarations
+    narrows it to the tools and argument values the task needs, frozen for the run
+    (:mod:`execgraph.nodes.least_privilege`)."""
 
     def __post_init__(self) -> None:
         # ``build_graph`` passes these through from keywords: a typo'd value must fail at
@@ -91,6 +106,10 @@ class RunDeps:
         for name in _FLAGS:
             if not isinstance(getattr(self, name), bool):
                 raise UsageError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        if self.contract not in CONTRACTS:
+            raise UsageError(
+                f"contract must be one of {', '.join(map(repr, CONTRACTS))}, got {self.contract!r}"
+            )
         if self.context not in CONTEXTS:
             raise UsageError(
                 f"context must be one of {', '.join(map(repr, CONTEXTS))}, got {self.context!r}"

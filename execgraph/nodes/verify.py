@@ -39,6 +39,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
+from execgraph.nodes.answer_channel import output_sources
 from execgraph.nodes.budget import exhausted
 from execgraph.nodes.cancel import cancel_requested
 from execgraph.nodes.checks import BUILTIN_CHECKS
@@ -186,7 +187,15 @@ def verify(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[st
                     reason = "answered, but not every action succeeded: " + "; ".join(failed)
                 done = stop_update(view, contract, deps, status, reason, output=d.content)
                 recent = [verdict.event_id, *done["events"]["recent"]]
-                return {**done, "events": {"recent": recent}, "verification": report}
+                sources = output_sources(
+                    deps.executor.store, deps.executor.registry, contract.run_id, d.content
+                )
+                return {
+                    **done,
+                    "events": {"recent": recent},
+                    "verification": report,
+                    "output_sources": sources,
+                }
             update["events"] = {"recent": [verdict.event_id]}
             note = "finish rejected: " + "; ".join(failed)
             update["verification"] = report

@@ -357,6 +357,11 @@ class ApprovalRequest(_Frozen):
     ``target_state`` is the current state of each target the tool can read (its
     ``read_state`` of ``ToolSpec.targets``: ``{"file:plan.txt": "<sha256>"}``), read when
     the person is asked; if it differs when they answer, they are asked again.
+
+    ``provenance`` says where each argument's value came from, per argument: its label
+    (``trusted``: the user's request said it; ``untrusted``: read from a tool's output;
+    ``new``: the model made it up) and, per value, the calls it was read from, where in
+    their output, and an excerpt around it (:mod:`execgraph.tools.provenance`).
     """
 
     kind: Literal["approval"] = "approval"
@@ -370,6 +375,7 @@ class ApprovalRequest(_Frozen):
     reason: str
     expires_at: float | None = None
     target_state: dict[str, str] = Field(default_factory=dict)
+    provenance: dict[str, Any] = Field(default_factory=dict)
 
 
 class ApprovalDecision(_Frozen):

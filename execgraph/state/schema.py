@@ -89,7 +89,9 @@ class RunState(SharedFields, total=False):
     dispatched for it; ``history`` is a bounded window of recent turns (the transcript the
     model sees), ``feedback`` the runtime's notes to the model (a rejected finish, a
     repaired output). ``progress`` is the loop guard's memory, ``phase``/``cursor`` the
-    position inside a fixed workflow or hybrid phase list.
+    position inside a fixed workflow or hybrid phase list. ``output_sources`` marks the
+    parts of a completed run's ``output`` copied from tool output (the answer channel:
+    :mod:`execgraph.nodes.answer_channel`).
     """
 
     task: dict[str, Any]
@@ -98,6 +100,7 @@ class RunState(SharedFields, total=False):
     status: Annotated[str | None, sticky_status]
     plan: Annotated[dict[str, Any] | None, replace_plan_if_newer]
     output: str | None
+    output_sources: list[dict[str, Any]] | None
     error: dict[str, Any] | None
     started_at: float
     turn: int

@@ -6,6 +6,15 @@ the contract's data scope, deny outside; ``irreversible`` → require approval �
 most restrictive wins (deny > require_approval > allow), so adding a rule can only tighten.
 Loosening a default is explicit: a matching rule with ``override=True`` replaces it.
 
+Argument rules (:mod:`execgraph.tools.argument_rules`) constrain what a call says: allowed
+values, patterns, ranges, trusted sets, and where a value came from (its provenance,
+:mod:`execgraph.tools.provenance`). Each unmet rule adds its fallback — deny, ask a
+person, or refuse with a reason for the model — to the candidates, so they too can only
+tighten. A tool's ``sensitive_args`` get a provenance rule by default (a value read from
+the text of a tool's output needs a person: ``sensitive_fallback``). The effect that the
+defaults and ``effect=`` rules see is the call's (``ToolSpec.effect_of``): a calendar event
+with participants can be irreversible where one without is a write.
+
 Paths are matched where they *land*: a symlink inside the workspace (``public/assets ->
 ../private``) is resolved (:func:`execgraph.tools.paths.landing`) and a rule sees both
 the path as written and the resolved one. A tightening rule applies if either matches,
@@ -22,13 +31,32 @@ from typing import Any, Literal
 
 from execgraph.state.contracts import ToolExecutionRequest
 from execgraph.state.errors import ExecGraphError, PolicyRuleError
+from execgraph.tools.argument_rules import ArgumentRule, Fallback, Violation
 from execgraph.tools.paths import in_scope, landing
+from execgraph.tools.provenance import ArgumentProvenance
 from execgraph.tools.spec import ToolSpec
 
-__all__ = ["PolicyDecision", "PolicyEngine", "PolicyRule", "Verdict"]
+#: The shortest argument the ``copied_text`` check looks at: a sentence's worth, not a
+#: name, a place or a subject line.
+COPIED_MIN_CHARS = 24
+
+__all__ = [
+    "COPIED_MIN_CHARS",
+    "AnyRule",
+    "PolicyDecision",
+    "PolicyEngine",
+    "PolicyRule",
+    "Verdict",
+    "parse_rule",
+]
 
 Verdict = Literal["allow", "require_approval", "deny"]
 _RANK: dict[str, int] = {"allow": 0, "require_approval": 1, "deny": 2}
+_FALLBACK_VERDICT: dict[str, Verdict] = {
+    "deny": "deny",
+    "refuse": "deny",
+    "ask": "require_approval",
+}
 
 
 @dataclass(frozen=True)
@@ -56,17 +84,23 @@ class PolicyRule:
         return cls(**dict(raw))
 
     def matches(
-        self, spec: ToolSpec, paths: list[str], actor: str, landed: Sequence[str] | None = None
+        self,
+        spec: ToolSpec,
+        paths: list[str],
+        actor: str,
+        landed: Sequence[str] | None = None,
+        effect: str | None = None,
     ) -> bool:
         """True when tool, effect, actor and (if given) every path match.
 
         ``landed`` are the same paths resolved where they land (symlinks inside the
         workspace followed): a tightening rule matches a path if either form does, an
-        ``override`` rule only if both do.
+        ``override`` rule only if both do. ``effect`` is the call's effect (default: the
+        tool's).
         """
         if not fnmatch.fnmatchcase(spec.name, self.tool):
             return False
-        if self.effect is not None and self.effect != spec.effect:
+        if self.effect is not None and self.effect != (effect or spec.effect):
             return False
         if not fnmatch.fnmatchcase(actor, self.actor):
             return False
@@ -79,33 +113,109 @@ class PolicyRule:
         )
 
 
+AnyRule = PolicyRule | ArgumentRule | Mapping[str, Any]
+"""A tool rule, an argument rule, or the dict form of either (an ``argument`` key makes
+an argument rule)."""
+
+
+def parse_rule(raw: AnyRule) -> PolicyRule | ArgumentRule:
+    """A :class:`PolicyRule` or an :class:`ArgumentRule` from either or its dict form."""
+    if isinstance(raw, PolicyRule | ArgumentRule):
+        return raw
+    if "argument" in raw:
+        return ArgumentRule.parse(raw)
+    return PolicyRule.parse(raw)
+
+
 @dataclass(frozen=True)
 class PolicyDecision:
-    """The verdict for one call and why."""
+    """The verdict for one call and why.
+
+    ``refusal`` marks a deny whose reason is written for the model (an argument rule's
+    ``refuse`` fallback): it says what would be accepted.
+    """
 
     verdict: Verdict
     reason: str
     rule: str | None = None
+    refusal: bool = False
 
 
 class PolicyEngine:
-    """Decides allow / require_approval / deny from rules and the effect defaults."""
+    """Decides allow / require_approval / deny from rules and the effect defaults.
 
-    def __init__(self, rules: Iterable[PolicyRule | Mapping[str, Any]] = ()) -> None:
-        self.rules = tuple(PolicyRule.parse(r) for r in rules)
+    Args:
+        rules: Tool rules and argument rules (objects or dicts).
+        trusted_sets: Named sets of values argument rules may require membership in
+            (``{"contacts": ["alice@example.com"]}``).
+        sensitive_fallback: What happens when a tool's sensitive argument was read from
+            the text of a tool's output, or made up — or when an irreversible call
+            carries one of the user's declared secrets (``OutputProvenance.
+            secret_fields``) the request does not say: ``"ask"`` a person (the
+            default), ``"refuse"`` with a reason for the model, or ``"deny"``.
+        copied_text: When set, what happens when a call that writes or acts has an
+            argument copied word for word from the text of a tool's output (a phrase of
+            at least :data:`COPIED_MIN_CHARS` characters that the request does not say),
+            or an irreversible call's content carries a link, address or account number
+            read from such text: content dictated by data, the way an injection writes an
+            event of its own or sends its link to the user's friend. Off by default
+            (copying from a document is often the task).
+    """
 
-    def with_rules(self, rules: Iterable[PolicyRule | Mapping[str, Any]]) -> PolicyEngine:
+    def __init__(
+        self,
+        rules: Iterable[AnyRule] = (),
+        *,
+        trusted_sets: Mapping[str, Sequence[Any]] | None = None,
+        sensitive_fallback: Fallback = "ask",
+        copied_text: Fallback | None = None,
+    ) -> None:
+        parsed = [parse_rule(r) for r in rules]
+        self.rules = tuple(r for r in parsed if isinstance(r, PolicyRule))
+        self.argument_rules = tuple(r for r in parsed if isinstance(r, ArgumentRule))
+        self.trusted_sets = {k: tuple(v) for k, v in (trusted_sets or {}).items()}
+        self.sensitive_fallback: Fallback = sensitive_fallback
+        self.copied_text: Fallback | None = copied_text
+        for fallback in (sensitive_fallback, copied_text or "deny"):
+            ArgumentRule("-", fallback=fallback)  # each fallback is checked here
+
+    def with_rules(self, rules: Iterable[AnyRule]) -> PolicyEngine:
         """A new engine with extra rules (a contract's approval rules, say)."""
-        return PolicyEngine((*self.rules, *(PolicyRule.parse(r) for r in rules)))
+        return PolicyEngine(
+            (*self.rules, *self.argument_rules, *rules),
+            trusted_sets=self.trusted_sets,
+            sensitive_fallback=self.sensitive_fallback,
+            copied_text=self.copied_text,
+        )
+
+    def needs_provenance(self, spec: ToolSpec) -> bool:
+        """Whether a decision on ``spec`` reads provenance (so the caller computes it)."""
+        acts = spec.effect != "read" or spec.call_effect is not None
+        if self.copied_text is not None and acts:
+            return True
+        return bool(spec.sensitive_args) or any(
+            r.needs_provenance and fnmatch.fnmatchcase(spec.name, r.tool)
+            for r in self.argument_rules
+        )
 
     def may_ask(self, spec: ToolSpec) -> bool:
         """Whether any call of ``spec`` could need a person (a static, safe over-estimate).
 
         True for an irreversible tool and for any ``require_approval`` rule whose tool and
         effect match; actors and paths are ignored, so a False is certain. A caller can
-        then skip the dry run that would only tell it "no".
+        then skip the dry run that would only tell it "no". A tool whose effect depends on
+        the call, or that has sensitive arguments or an argument rule that may ask, may.
         """
-        if spec.effect == "irreversible":
+        if spec.effect == "irreversible" or spec.call_effect is not None:
+            return True
+        if spec.sensitive_args and self.sensitive_fallback == "ask":
+            return True
+        if self.copied_text == "ask" and spec.effect != "read":
+            return True
+        if any(
+            r.fallback == "ask" and fnmatch.fnmatchcase(spec.name, r.tool)
+            for r in self.argument_rules
+        ):
             return True
         return any(
             r.decision == "require_approval"
@@ -115,16 +225,25 @@ class PolicyEngine:
         )
 
     def decide(
-        self, spec: ToolSpec, arguments: Mapping[str, Any], request: ToolExecutionRequest
+        self,
+        spec: ToolSpec,
+        arguments: Mapping[str, Any],
+        request: ToolExecutionRequest,
+        provenance: Mapping[str, ArgumentProvenance] | None = None,
     ) -> PolicyDecision:
-        """Verdict for ``spec`` called with normalized ``arguments``."""
+        """Verdict for ``spec`` called with normalized ``arguments``.
+
+        ``provenance`` labels the arguments (:func:`execgraph.tools.provenance.
+        label_arguments`); without it, every provenance condition fails (closed).
+        """
         paths = [str(arguments[a]) for a in spec.path_args if arguments.get(a) is not None]
         try:
-            landed = self._landed(spec, paths, request)
+            landed = self._landed(spec, arguments, paths, request)
         except ExecGraphError:
             return PolicyDecision("deny", "a path does not resolve inside the workspace")
         actor = request.actor.user_id
-        matched = [r for r in self.rules if r.matches(spec, paths, actor, landed)]
+        effect = spec.effect_of(arguments)
+        matched = [r for r in self.rules if r.matches(spec, paths, actor, landed, effect)]
         overriding = [r for r in matched if r.override]
         candidates = [
             PolicyDecision(
@@ -133,16 +252,130 @@ class PolicyEngine:
             for r in (overriding or matched)
         ]
         if not overriding:
-            candidates.append(self._default(spec, [*paths, *landed], request))
+            candidates.append(self._default(spec, effect, [*paths, *landed], request))
+        candidates += [
+            PolicyDecision(
+                _FALLBACK_VERDICT[v.fallback],
+                v.reason,
+                f"{v.rule.tool}.{v.rule.argument}:{v.fallback}",
+                refusal=v.fallback == "refuse",
+            )
+            for v in self.violations(spec, arguments, provenance)
+        ]
         return max(candidates, key=lambda d: _RANK[d.verdict])
 
-    def _landed(self, spec: ToolSpec, paths: list[str], request: ToolExecutionRequest) -> list[str]:
+    def violations(
+        self,
+        spec: ToolSpec,
+        arguments: Mapping[str, Any],
+        provenance: Mapping[str, ArgumentProvenance] | None = None,
+    ) -> list[Violation]:
+        """The argument rules (and sensitive-argument defaults) this call does not meet."""
+        rules = [r for r in self.argument_rules if r.applies(spec.name, arguments)]
+        replaced = {r.argument for r in rules if r.override}
+        rules += [
+            ArgumentRule(
+                name,
+                spec.name,
+                provenance="structured",
+                fallback=self.sensitive_fallback,
+                reason=f"{name} is a sensitive argument of {spec.name}",
+            )
+            for name in spec.sensitive_args
+            if name not in replaced and arguments.get(name) is not None
+        ]
+        found = [
+            Violation(
+                ArgumentRule(name, spec.name),
+                "deny",
+                f"a person refused {', '.join(map(repr, given.refused))} earlier in this run",
+            )
+            for name, given in (provenance or {}).items()
+            if given.refused
+        ]
+        for rule in rules:
+            given = provenance.get(rule.argument) if provenance is not None else None
+            violation = rule.check(arguments[rule.argument], given, self.trusted_sets)
+            if violation is not None:
+                found.append(violation)
+        if spec.effect_of(arguments) == "irreversible" and provenance is not None:
+            found += self._secrets_out(spec, provenance)
+        if self.copied_text is not None and spec.effect_of(arguments) != "read":
+            constrained = replaced | set(spec.sensitive_args)
+            found += self._copied(spec, arguments, provenance, constrained)
+        return found
+
+    def _secrets_out(
+        self, spec: ToolSpec, provenance: Mapping[str, ArgumentProvenance]
+    ) -> list[Violation]:
+        """The user's declared secrets leaving in an irreversible call the request did
+        not ask for by value."""
+        found = []
+        for name, given in provenance.items():
+            if not given.secrets:
+                continue
+            where = "; ".join(
+                dict.fromkeys(f"{s.tool} #{s.call_id} ({s.path})" for s in given.secrets)
+            )
+            rule = ArgumentRule(name, spec.name, fallback=self.sensitive_fallback)
+            reason = f"{name} carries the user's secrets, read from {where}"
+            if rule.fallback == "refuse":
+                reason += ": send them only when the user asks to"
+            found.append(Violation(rule, rule.fallback, reason))
+        return found
+
+    def _copied(
+        self,
+        spec: ToolSpec,
+        arguments: Mapping[str, Any],
+        provenance: Mapping[str, ArgumentProvenance] | None,
+        constrained: set[str],
+    ) -> list[Violation]:
+        """Arguments copied word for word from the text of a tool's output."""
+        found = []
+        fallback = self.copied_text or "deny"
+        if spec.effect_of(arguments) == "irreversible" and provenance is not None:
+            for name, labelled in provenance.items():
+                read = [e for e in labelled.embedded if e.in_text]
+                if name in constrained or not read:
+                    continue
+                links = ", ".join(repr(e.value) for e in read)
+                reason = (
+                    f"{name} carries {links}, read from the text of a tool's output: "
+                    f"{'; '.join(dict.fromkeys(s.describe() for e in read for s in e.sources))}"
+                )
+                found.append(
+                    Violation(ArgumentRule(name, spec.name, fallback=fallback), fallback, reason)
+                )
+        for name, value in arguments.items():
+            if name in constrained or not isinstance(value, str):
+                continue
+            if len(value.strip()) < COPIED_MIN_CHARS:
+                continue
+            given = provenance.get(name) if provenance is not None else None
+            if given is not None and not given.in_text:
+                continue
+            rule = ArgumentRule(name, spec.name, fallback=self.copied_text or "deny")
+            where = given.describe() if given is not None else f"where {name} came from is unknown"
+            reason = f"{name} is copied from the text of a tool's output ({where})"
+            if rule.fallback == "refuse":
+                reason += f". Write {name} from the user's request, in your own words"
+            found.append(Violation(rule, rule.fallback, reason))
+        return found
+
+    def _landed(
+        self,
+        spec: ToolSpec,
+        arguments: Mapping[str, Any],
+        paths: list[str],
+        request: ToolExecutionRequest,
+    ) -> list[str]:
         """Where ``paths`` land, resolved only when a path rule or the data scope could ask.
 
         Resolution opens the workspace (a few ``openat`` calls per path), so a call no
         path rule and no scope can see is decided on the paths as written, for free.
         """
-        needed = (spec.effect == "write" and bool(request.data_scope)) or any(
+        needed = (spec.effect_of(arguments) == "write" and bool(request.data_scope)) or any(
             r.path is not None and fnmatch.fnmatchcase(spec.name, r.tool) for r in self.rules
         )
         if not paths or not needed:
@@ -150,10 +383,12 @@ class PolicyEngine:
         return [landing(request.workspace.root, p) for p in paths]
 
     @staticmethod
-    def _default(spec: ToolSpec, paths: list[str], request: ToolExecutionRequest) -> PolicyDecision:
-        if spec.effect == "read":
+    def _default(
+        spec: ToolSpec, effect: str, paths: list[str], request: ToolExecutionRequest
+    ) -> PolicyDecision:
+        if effect == "read":
             return PolicyDecision("allow", "read-only tool")
-        if spec.effect == "irreversible":
+        if effect == "irreversible":
             return PolicyDecision("require_approval", "irreversible effect needs a person")
         if all(in_scope(p, request.data_scope) for p in paths):
             return PolicyDecision("allow", "write inside the data scope")

@@ -27,9 +27,12 @@ from pydantic import BaseModel, ConfigDict, create_model
 from execgraph.state.contracts import Evidence
 from execgraph.state.errors import ToolCancelled, ToolDeclarationError, ToolTypeError
 from execgraph.tools.invocation import AdapterOutput, InvokeContext
+from execgraph.tools.provenance import OutputProvenance
 from execgraph.tools.retry import DEFAULT_READ_RETRY, RetryPolicy
 
 __all__ = [
+    "EFFECT_RANK",
+    "CallEffect",
     "Effect",
     "Isolation",
     "ReadState",
@@ -47,6 +50,11 @@ Runner = Callable[[BaseModel, InvokeContext], AdapterOutput]
 Verify = Callable[[BaseModel, AdapterOutput, InvokeContext], list[Evidence]]
 Reconcile = Callable[[BaseModel, InvokeContext], AdapterOutput | None]
 ReadState = Callable[[str, BaseModel, Path], str | None]
+CallEffect = Callable[[Mapping[str, Any]], Effect]
+"""``(normalized arguments) -> effect`` of one call (see ``ToolSpec.call_effect``)."""
+
+#: Effects from the mildest to the most severe.
+EFFECT_RANK: dict[str, int] = {"read": 0, "write": 1, "irreversible": 2}
 
 _EFFECTS = ("read", "write", "irreversible")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
@@ -88,6 +96,16 @@ class ToolSpec:
         origin: Who offers the tool: ``"application"`` (declared in this process), or
             ``"mcp:<server>"``. A name belongs to one origin: a graph refuses two tools
             of one name from different origins, so a server cannot shadow a tool.
+        sensitive_args: Arguments whose value decides where an effect goes or what it
+            destroys (a recipient, an account, a URL, an id to delete, a password). By
+            default a policy refuses such a value when it was read only from a tool's
+            output text (:mod:`execgraph.tools.policy`, :mod:`execgraph.tools.provenance`).
+        call_effect: The effect of one call, from its normalized arguments, when it
+            depends on them (a calendar event with participants shares data: it is
+            ``irreversible`` while one without is a ``write``). It can only raise the
+            declared ``effect``, never lower it (:meth:`effect_of`).
+        output_provenance: What the tool's output is, for provenance: the user's own data
+            (trusted), or which of its fields hold free text (every string, if undeclared).
     """
 
     name: str
@@ -110,6 +128,9 @@ class ToolSpec:
     disabled: bool = False
     deprecated: bool = False
     origin: str = "application"
+    sensitive_args: tuple[str, ...] = ()
+    call_effect: CallEffect | None = field(default=None, compare=False, hash=False)
+    output_provenance: OutputProvenance = field(default_factory=OutputProvenance)
 
     def __post_init__(self) -> None:
         redo_safe = self.effect == "read" or self.idempotent
@@ -129,8 +150,24 @@ class ToolSpec:
                 "'-', at most 64, starting with a letter or '_' (what model providers accept; "
                 "a lookalike letter from another script cannot pass for a tool's name)"
             )
+        unknown = [a for a in self.sensitive_args if a not in self.input_model.model_fields]
+        if unknown:
+            raise ToolDeclarationError(
+                f"tool {self.name!r}: sensitive_args {unknown} are not arguments of the tool"
+            )
         if not (isinstance(self.cost_usd, int | float) and 0 <= self.cost_usd < math.inf):
             raise ToolDeclarationError(f"cost_usd must be a number >= 0, got {self.cost_usd!r}")
+
+    def effect_of(self, arguments: Mapping[str, Any]) -> Effect:
+        """This call's effect: the declared one, raised by ``call_effect`` if it says so."""
+        if self.call_effect is None:
+            return self.effect
+        said = self.call_effect(arguments)
+        if said not in _EFFECTS:
+            raise ToolDeclarationError(
+                f"tool {self.name!r}: call_effect returned {said!r}, not one of {_EFFECTS}"
+            )
+        return said if EFFECT_RANK[said] > EFFECT_RANK[self.effect] else self.effect
 
     @property
     def key(self) -> str:
@@ -308,6 +345,9 @@ def tool_spec(
     isolation: Isolation = "thread",
     idempotent: bool = False,
     retry: RetryPolicy | Literal["default"] | None = "default",
+    sensitive_args: list[str] | tuple[str, ...] = (),
+    call_effect: CallEffect | None = None,
+    output_provenance: OutputProvenance | None = None,
 ) -> Any:
     """Declare a plain function as a tool; usable bare or with arguments.
 
@@ -354,6 +394,9 @@ def tool_spec(
             cost_usd=cost_usd,
             idempotent=idempotent,
             retry=retry,
+            sensitive_args=tuple(sensitive_args),
+            call_effect=call_effect,
+            output_provenance=output_provenance or OutputProvenance(),
         )
 
     return build(func) if func is not None else build

@@ -69,3 +69,21 @@ def test_hybrid_gate_asks_per_call_and_an_edit_is_asked_again(tmp_path: Path) ->
     out = app.invoke(Command(resume={again.id: {"action": "approve"}}), cfg)
     assert out["status"] == "COMPLETED"
     assert (tmp_path / "workspace" / "published" / "report.md").exists()
+
+
+@pytest.mark.parametrize("arch", ["react", "plan_execute"])
+def test_the_offline_policy_plans_a_least_privilege_contract(tmp_path: Path, arch: str) -> None:
+    app = build_demo_graph(
+        arch, home=tmp_path, checkpointer=InMemorySaver(), contract="least_privilege"
+    )
+    cfg = {"configurable": {"thread_id": f"demo-lp-{arch}"}}
+    out = app.invoke({"task": demo_task()}, cfg)
+    while "__interrupt__" in out:
+        out = app.invoke(Command(resume={i.id: "approve" for i in out["__interrupt__"]}), cfg)
+    assert out["status"] == "COMPLETED", out.get("error")
+    assert sorted(out["contract"]["allowed_actions"]) == [
+        "publish_report",
+        "read_document",
+        "search_corpus",
+        "write_file",
+    ]

@@ -25,6 +25,7 @@ from langchain_core.runnables import RunnableConfig
 
 from execgraph.nodes.admission import build_contract
 from execgraph.nodes.deps import RunDeps
+from execgraph.nodes.least_privilege import FROZEN_FIELDS, freeze_capabilities
 from execgraph.nodes.plan_execute.steps import step_status
 from execgraph.nodes.plan_execute.triggers import open_trigger
 from execgraph.nodes.verify import is_terminal, stop_update
@@ -47,7 +48,7 @@ def assess(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[st
         reason = f"the updated task was not admitted: {exc.message}"
         return stop_update(state, contract, deps, RunStatus.FAILED, reason)
     if revision is not None:
-        return _goal_changed(contract, *revision, deps)
+        return _goal_changed(contract, *revision, deps, config)
     current = dict(state.get("plan") or {"steps": []})
     trigger = open_trigger(state)
     if trigger:
@@ -93,25 +94,43 @@ def _revised_contract(
         return None
     revised = build_contract(task, deps, contract.run_id, float(started))
     revised = revised.model_copy(update={"workspace": contract.workspace})
-    changed = [f for f in TaskContract.model_fields if getattr(revised, f) != getattr(contract, f)]
+    # under a least-privilege contract the plan set these: they differ, the task did not
+    planned = FROZEN_FIELDS if deps.contract == "least_privilege" else ()
+    changed = [
+        f
+        for f in TaskContract.model_fields
+        if f not in planned and getattr(revised, f) != getattr(contract, f)
+    ]
     return (revised, changed) if changed else None
 
 
 def _goal_changed(
-    old: TaskContract, revised: TaskContract, changed: list[str], deps: RunDeps
+    old: TaskContract,
+    revised: TaskContract,
+    changed: list[str],
+    deps: RunDeps,
+    config: RunnableConfig,
 ) -> dict[str, Any]:
-    """Adopt the revised contract (logged as an admission) and replan for it."""
-    payload = {"goal": revised.goal, "revised": changed}
+    """Adopt the revised contract (logged as an admission) and replan for it; under a
+    least-privilege contract its capabilities are planned again, from the new request."""
+    payload: dict[str, Any] = {"goal": revised.goal, "revised": changed}
     digest = hashlib.sha256(revised.model_dump_json().encode()).hexdigest()[:16]
+    planned: dict[str, Any] = {}
+    if deps.contract == "least_privilege":
+        revised, planned = freeze_capabilities(revised, deps, config, digest)
+        payload["capabilities"] = planned["capabilities"]
     event = make_event(EventType.RUN_ADMITTED, old.run_id, seq=digest, payload=payload)
     deps.executor.store.append_events([event])
     what = "goal" if "goal" in changed else "task"
-    return {
+    update: dict[str, Any] = {
         "contract": revised.model_dump(mode="json"),
         "trigger": f"goal changed: the user updated the {what} ({', '.join(changed)})",
         "phase": "replan",
-        "events": {"recent": [event.event_id]},
+        "events": {"recent": [*planned.get("events", {}).get("recent", []), event.event_id]},
     }
+    if planned:
+        update["budget"] = planned["budget"]
+    return update
 
 
 def _replan(

@@ -1,0 +1,46 @@
+"""Matching values: same values up to spelling; when a text mentions a value."""
+
+from __future__ import annotations
+
+import pytest
+
+from execgraph.tools.value_match import Text, atoms_of, links_in, same_value
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("UK12 3456 7890", "uk1234567890", True),
+        ("https://www.x.com/a/", "x.com/a", True),
+        ("mailto:Ann@Example.com", "ann@example.com", True),
+        (98.7, "98.70", True),
+        ("98.7", 98.71, False),
+        ("Bob", "Bobby", False),
+    ],
+)
+def test_same_value(a: object, b: object, same: bool) -> None:
+    assert same_value(a, b) is same
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "mentioned"),
+    [
+        ("Pay IBAN UK12 3456 7890 now", "UK1234567890", True),
+        ("see informations.com/news today", "www.informations.com/news", True),
+        ("the file 2024-05-13", "13", False),
+        ("delete the file with ID '13'", "13", True),
+        ("Alice and Bob", "Bob", True),
+        ("Bobby was here", "Bob", False),
+        ("total 98.70 EUR", 98.7, True),
+    ],
+)
+def test_text_mentions(text: str, value: object, mentioned: bool) -> None:
+    assert Text(text).contains(value) is mentioned
+
+
+def test_atoms_and_links() -> None:
+    assert atoms_of({"to": ["a@x.com", None, True], "n": 3, "s": " "}) == ["a@x.com", 3]
+    assert links_in("go to www.evil.example/x, or mail a@b.co.") == [
+        "www.evil.example/x",
+        "a@b.co",
+    ]
