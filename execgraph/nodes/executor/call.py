@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -33,6 +33,7 @@ from execgraph.state.errors import ExecGraphError
 from execgraph.state.events import Event, EventType, make_event
 from execgraph.state.lease_keeper import Lease
 from execgraph.tools.policy import PolicyDecision
+from execgraph.tools.provenance import ArgumentProvenance
 from execgraph.tools.spec import ToolSpec
 
 __all__ = [
@@ -79,14 +80,17 @@ class Validated:
 @dataclass(frozen=True)
 class Authorized:
     """A call's authorization: the resolved spec, the validated arguments, the policy's
-    verdict; ``token_id`` the signed approval token that allowed it, ``approver`` the
-    person who did."""
+    verdict and the arguments' provenance; ``token_id`` the signed approval token that
+    allowed it, ``approver`` the person who did."""
 
     spec: ToolSpec
     validated: Validated
     decision: PolicyDecision
     token_id: str | None = None
     approver: str | None = None
+    provenance: Mapping[str, ArgumentProvenance] | None = None
+    """Where each argument's value came from, as the policy saw it (None: not computed,
+    for a call no provenance rule reads and no person is asked about)."""
 
 
 @dataclass(frozen=True)

@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
-from typing import NamedTuple
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any, NamedTuple
 
 from langgraph.errors import GraphInterrupt
 
@@ -57,10 +58,11 @@ from execgraph.nodes.executor.stages.invoke import Invoked, invoke, tool_context
 from execgraph.nodes.executor.stages.lock import Locked, lock
 from execgraph.nodes.executor.stages.normalize import normalize
 from execgraph.nodes.executor.stages.outcome import Settled, error_of, retry_delay, settle
-from execgraph.nodes.executor.stages.policy import policy_verdict
+from execgraph.nodes.executor.stages.policy import effective_engine, policy_verdict
 from execgraph.nodes.executor.stages.reserve import idempotency_key, reserve, unresolved_twin
 from execgraph.nodes.executor.stages.resolve import resolve
 from execgraph.nodes.executor.stages.validate import refused_at_validate, validate_call
+from execgraph.nodes.provenance import call_provenance
 from execgraph.state.contracts import ToolExecutionRequest, ToolResult
 from execgraph.state.errors import (
     ApprovalStale,
@@ -80,8 +82,14 @@ __all__ = ["admit", "authorize", "execute", "gate", "needs_approval", "preview",
 # -- the gate: stages 1-4, no side effect ------------------------------------------------
 
 
-def authorize(request: ToolExecutionRequest, deps: ExecutorDeps) -> Authorized:
+def authorize(
+    request: ToolExecutionRequest, deps: ExecutorDeps, typed: Mapping[str, Any] | None = None
+) -> Authorized:
     """Stages 1–4a, without any effect: what the executor would run for ``request``.
+
+    The policy sees the arguments' provenance (from the run's record) when a rule reads
+    it; a call a person is asked about carries it either way (they are shown it);
+    ``typed`` are arguments a person set in an edit, trusted as typed.
 
     Raises:
         ExecGraphError: the typed refusal (resolve, validate or policy).
@@ -93,7 +101,19 @@ def authorize(request: ToolExecutionRequest, deps: ExecutorDeps) -> Authorized:
     except ExecGraphError as exc:
         refused_at_validate(exc)  # the tool never ran: the refusal is validate's
         raise
-    return policy_verdict(request, spec, validated, deps.policy, deps.approval_secret)  # 4 policy
+    arguments = validated.normalized.arguments
+
+    def provenance() -> Any:
+        return call_provenance(deps.store, deps.registry, request.run_id, arguments, typed=typed)
+
+    reads = effective_engine(request, deps.policy).needs_provenance(spec)
+    secret = deps.approval_secret
+    authorized = policy_verdict(  # 4 policy
+        request, spec, validated, deps.policy, secret, provenance() if reads else None
+    )
+    if not reads and authorized.decision.verdict == "require_approval":
+        authorized = replace(authorized, provenance=provenance())  # what the person is shown
+    return authorized
 
 
 def gate(call: Call) -> None:
@@ -105,8 +125,9 @@ def gate(call: Call) -> None:
     each round's events are told apart by ``call.round``.
     """
     stale: ApprovalStale | None = None
+    typed: Mapping[str, Any] | None = None
     while True:
-        _authorize(call)  # 1-4a
+        _authorize(call, typed)  # 1-4a
         question = question_for(call, stale)
         if question is None:
             return
@@ -115,9 +136,10 @@ def gate(call: Call) -> None:
         if again is None:
             return
         call.request, call.round, stale = again.request, call.round + 1, again.stale
+        typed = decision.arguments if decision.action == "edit" else typed
 
 
-def _authorize(call: Call) -> None:
+def _authorize(call: Call, typed: Mapping[str, Any] | None = None) -> None:
     """:func:`authorize` the call's request, logged: ``tool.requested``, then
     ``tool.resolved`` (with the verdict), or the refusal (``tool.denied`` by a policy,
     else ``tool.validation_failed``)."""
@@ -125,7 +147,7 @@ def _authorize(call: Call) -> None:
     payload = {"tool": request.tool.name, "arguments": request.arguments}
     call.events.record(EventType.TOOL_REQUESTED, seq=seq, payload=payload)
     try:
-        authorized = authorize(request, call.deps)
+        authorized = authorize(request, call.deps, typed)
     except ExecGraphError as exc:
         denied = isinstance(exc, PolicyError)
         kind = EventType.TOOL_DENIED if denied else EventType.TOOL_VALIDATION_FAILED
@@ -138,6 +160,8 @@ def _authorize(call: Call) -> None:
         "args_hash": authorized.validated.normalized.args_hash,
         "verdict": authorized.decision.verdict,
     }
+    if authorized.provenance:
+        resolved["provenance"] = {k: v.label for k, v in authorized.provenance.items()}
     call.events.record(EventType.TOOL_RESOLVED, seq=seq, payload=resolved)
     call.authorized, call.refusal = authorized, None
 

@@ -92,6 +92,7 @@ def approval_request(
         reason=authorized.decision.reason,
         expires_at=expires,
         target_state=_target_state(request, authorized),
+        provenance={k: v.to_dict() for k, v in (authorized.provenance or {}).items()},
     )
 
 

@@ -6,14 +6,17 @@ tool version and normalized arguments it was issued for; it never overrides a de
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from execgraph.nodes.executor.call import Authorized, Validated
 from execgraph.nodes.executor.tokens import verify_token
 from execgraph.state.contracts import ToolExecutionRequest
 from execgraph.state.errors import PolicyDenied
 from execgraph.tools.policy import PolicyDecision, PolicyEngine
+from execgraph.tools.provenance import ArgumentProvenance
 from execgraph.tools.spec import ToolSpec
 
-__all__ = ["policy_verdict"]
+__all__ = ["effective_engine", "policy_verdict"]
 
 
 def policy_verdict(
@@ -22,8 +25,12 @@ def policy_verdict(
     validated: Validated,
     engine: PolicyEngine,
     secret: bytes,
+    provenance: Mapping[str, ArgumentProvenance] | None = None,
 ) -> Authorized:
     """The policy verdict for a validated call, inside the task contract's allowed actions.
+
+    ``provenance`` labels the arguments (:mod:`execgraph.nodes.provenance`); the argument
+    rules read it, and it travels with the authorization to the approval request.
 
     Raises:
         PolicyDenied: a rule or default denies the call.
@@ -31,9 +38,8 @@ def policy_verdict(
     """
     if request.allowed_actions is not None and spec.name not in request.allowed_actions:
         raise PolicyDenied(f"{spec.name} is not allowed here (task contract or current step)")
-    if request.approval_rules:
-        engine = engine.with_rules(request.approval_rules)
-    decision = engine.decide(spec, validated.normalized.arguments, request)
+    engine = effective_engine(request, engine)
+    decision = engine.decide(spec, validated.normalized.arguments, request, provenance)
     if decision.verdict == "deny":
         raise PolicyDenied(f"policy denies {spec.name}: {decision.reason}")
     if decision.verdict == "require_approval" and request.approval_token:
@@ -44,5 +50,10 @@ def policy_verdict(
             args_hash=validated.normalized.args_hash,
         )
         approved = PolicyDecision("allow", "approved by signed token", decision.rule)
-        return Authorized(spec, validated, approved, token_id=token_id)
-    return Authorized(spec, validated, decision)
+        return Authorized(spec, validated, approved, token_id=token_id, provenance=provenance)
+    return Authorized(spec, validated, decision, provenance=provenance)
+
+
+def effective_engine(request: ToolExecutionRequest, engine: PolicyEngine) -> PolicyEngine:
+    """The engine with the task contract's own rules added."""
+    return engine.with_rules(request.approval_rules) if request.approval_rules else engine
