@@ -53,6 +53,7 @@ EXTRAS = (
     "mcp",
     "langchain_mcp_adapters",
     "temporalio",
+    "agentdojo",
 )
 
 #: Fixtures that start a server or a process: a test using one is at least integration.
@@ -77,6 +78,7 @@ PATH_TIERS = {
     "tests/tools/adapters/test_browser.py": "integration",  # Chromium
     "tests/tools/adapters/test_http.py": "integration",  # HTTP servers
     "tests/eval/test_directions.py": "integration",  # the suite's task servers
+    "tests/eval/test_agentdojo.py": "integration",  # the agentdojo extra
     "tests/notebooks/test_notebook.py": "integration",  # a Jupyter kernel
     "tests/docs/test_site_build.py": "integration",  # mkdocs, every generator and extra
     # integration: processes
