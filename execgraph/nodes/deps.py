@@ -16,6 +16,7 @@ from langchain_core.language_models import BaseChatModel
 from execgraph.nodes.executor import ExecutorDeps
 from execgraph.state.contracts import SuccessCheck, TaskContract
 from execgraph.state.errors import UsageError
+from execgraph.state.errors.tool_bugs import TOOL_ERRORS, ToolErrors
 
 __all__ = [
     "CONTEXTS",
@@ -78,6 +79,11 @@ class RunDeps:
             the newest evidence items, shortened. ``"full"`` shows every turn of the run
             with its complete tool outputs and every evidence item whole. Measures what
             the projection saves in input tokens per decision.
+        tool_errors: Where an exception a tool raises undeclared (a bug, not a
+            ``ToolException`` or ``ModelRetry``) goes. ``"raise"`` (the default, as
+            ``create_agent``): the run stops FAILED at once and ``invoke`` raises it
+            (:mod:`execgraph.state.errors.tool_bugs`). ``"model"``: the model is told the
+            tool failed with that exception type, its text withheld, and goes on.
     """
 
     model: BaseChatModel
@@ -94,6 +100,7 @@ class RunDeps:
     verifier_gate: bool = True
     loop_guard: bool = True
     context: ContextMode = "projected"
+    tool_errors: ToolErrors = "raise"
     contract: ContractMode = "task"
     """``"task"``: the contract is the task as given. ``"least_privilege"``: before the
     run reads anything, a planner that sees only the request and the tools' declarations
@@ -109,6 +116,11 @@ class RunDeps:
         if self.contract not in CONTRACTS:
             raise UsageError(
                 f"contract must be one of {', '.join(map(repr, CONTRACTS))}, got {self.contract!r}"
+            )
+        if self.tool_errors not in TOOL_ERRORS:
+            raise UsageError(
+                f"tool_errors must be one of {', '.join(map(repr, TOOL_ERRORS))}, "
+                f"got {self.tool_errors!r}"
             )
         if self.context not in CONTEXTS:
             raise UsageError(

@@ -24,7 +24,9 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
-__all__ = ["WHY_CHARS", "met_actions", "tool_outcomes", "unmet_actions"]
+from execgraph.state.errors.tool_bugs import raised_type
+
+__all__ = ["WHY_CHARS", "met_actions", "tool_bug", "tool_outcomes", "unmet_actions"]
 
 WHY_CHARS = 200
 """Bound on why one tool's calls did not succeed, as the verification reports it."""
@@ -42,9 +44,13 @@ def tool_outcomes(
 ) -> dict[str, dict[str, Any]]:
     """What the calls ``call_ids`` came to, per tool (the ``tools`` of a progress update).
 
-    Calls without a result yet (waiting for a person) are left out.
+    Calls without a result yet (waiting for a person) are left out. A call whose tool
+    raised an exception nobody declared (a ``ToolRaised`` error: a bug in the tool) is
+    named in its tool's entry (``"bug": [call id, exception type]``), whatever the tool's
+    other calls came to: the run stops for it (:func:`tool_bug`).
     """
     tools: dict[str, dict[str, Any]] = {}
+    bugs: dict[str, list[str]] = {}
     for call_id in call_ids:
         result = results.get(call_id)
         if result is None or not result.get("tool_name"):
@@ -54,7 +60,21 @@ def tool_outcomes(
             tools[name] = {"ok": True}
         elif not tools.get(name, {}).get("ok"):
             tools[name] = {"ok": False, "why": _why(result)}
+        error = result.get("error") or {}
+        if error.get("type") == "ToolRaised" and name not in bugs:
+            bugs[name] = [str(call_id), raised_type(str(error.get("message") or ""))]
+    for name, bug in bugs.items():
+        tools[name] = {**tools[name], "bug": bug}
     return tools
+
+
+def tool_bug(state: Mapping[str, Any]) -> tuple[str, str, str] | None:
+    """The first bug a tool of this run raised: its tool, call id and exception type."""
+    for name, entry in _tools(state).items():
+        bug = entry.get("bug")
+        if bug:
+            return name, str(bug[0]), str(bug[1])
+    return None
 
 
 def _tools(state: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]]:

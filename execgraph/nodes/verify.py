@@ -46,10 +46,11 @@ from execgraph.nodes.checks import BUILTIN_CHECKS
 from execgraph.nodes.conversation import closing
 from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.loop_guard import reply_progress
-from execgraph.nodes.run_actions import met_actions, unmet_actions
+from execgraph.nodes.run_actions import met_actions, tool_bug, unmet_actions
 from execgraph.nodes.run_input import run_seq
 from execgraph.nodes.run_record import full_view
 from execgraph.state.contracts import Decision, DecisionKind, RunStatus, TaskContract
+from execgraph.state.errors.tool_bugs import bug_reason, mark_due
 from execgraph.state.events import EventType, make_event
 from execgraph.state.schema import RunState
 from execgraph.state.updates import fold
@@ -239,6 +240,9 @@ def stop_condition(
     """
     if not cancel_checked and cancel_requested(deps.executor.store, contract.run_id):
         return RunStatus.CANCELLED, "cancelled on request"
+    bug = _tool_bug(state, contract) if deps.tool_errors == "raise" else None
+    if bug is not None:
+        return RunStatus.FAILED, bug
     progress = state.get("progress") or {}
     if deps.loop_guard and int(progress.get("stale", 0)) >= deps.loop_threshold:
         reason = (
@@ -253,6 +257,20 @@ def stop_condition(
     if met is not None:
         return RunStatus.FAILED, f"stop condition: {met}"
     return None
+
+
+def _tool_bug(state: Mapping[str, Any], contract: TaskContract) -> str | None:
+    """The reason to stop for a tool's bug this run met (a ``ToolRaised`` result), or None.
+
+    The model is not asked again: the bug is the developer's, and ``invoke`` raises it
+    once the run has stopped (:mod:`execgraph.state.errors.tool_bugs`).
+    """
+    bug = tool_bug(state)
+    if bug is None:
+        return None
+    tool, call_id, raised = bug
+    mark_due(contract.run_id, call_id, tool, raised)
+    return bug_reason(tool, raised, call_id)
 
 
 def _stop_condition_met(

@@ -49,6 +49,7 @@ from execgraph.nodes.executor import require_answer
 from execgraph.persistence.run_lease import held_run
 from execgraph.state.compiled import ExecutorGraph, RunGraph
 from execgraph.state.errors import UsageError
+from execgraph.state.errors.tool_bugs import take_due
 from execgraph.state.schema import (
     ExecutorInput,
     ExecutorOutput,
@@ -168,9 +169,19 @@ class AnswerGuardedExecutor(CompiledStateGraph[ExecutorState, None, ExecutorInpu
 
 def _leased(store: ExecutionStore, thread: str, inner: Iterator[Any]) -> Iterator[Any]:
     """``inner``'s chunks under the thread's run lease, taken at the first chunk asked
-    for (a stream never iterated takes nothing) and released when it ends or is closed."""
+    for (a stream never iterated takes nothing) and released when it ends or is closed;
+    then the bug of a tool that stopped the run is raised
+    (:mod:`~execgraph.state.errors.tool_bugs`)."""
     with held_run(store, thread):
         yield from inner
+    _raise_due(thread)
+
+
+def _raise_due(thread: str) -> None:
+    """Raise the exception of the tool bug that stopped the thread's run, if one did."""
+    bug = take_due(thread)
+    if bug is not None:
+        raise bug
 
 
 async def _aleased(
@@ -184,6 +195,7 @@ async def _aleased(
     try:
         async for chunk in inner:
             yield chunk
+        _raise_due(thread)
     except BaseException as exc:
         raised = (type(exc), exc, exc.__traceback__)
         raise

@@ -39,6 +39,7 @@ developer's misuse) and read here as one tree::
     │   ├── ToolCancelled
     │   ├── ToolRaised            a tool raised something unnamed (text withheld)
     │   └── ModelRetry            a tool's message for the model: what to change (bounded)
+    ├── ToolBug                   a tool's bug, raised to the developer, never the model
     ├── VerificationError         phase=verify: read-after-write does not hold
     ├── StoreError                phase=commit
     │   ├── LockTimeout
@@ -102,6 +103,7 @@ from execgraph.state.errors.refusals import (
     UnknownToolError,
     UnresolvedOutcome,
 )
+from execgraph.state.errors.tool_bugs import ToolBug
 from execgraph.state.errors.usage import (
     CliError,
     ModelConfigError,
@@ -150,6 +152,7 @@ __all__ = [
     "StoreConfigError",
     "StoreError",
     "TargetNotFound",
+    "ToolBug",
     "ToolCancelled",
     "ToolDeclarationError",
     "ToolDisabledError",

@@ -9,6 +9,7 @@ tool's. Only :class:`ModelRetry` carries a tool's own words.
 from __future__ import annotations
 
 from execgraph.state.errors.base import ExecGraphError, ObservationStatus, Phase
+from execgraph.state.errors.tool_bugs import WITHHELD_PREFIX
 
 __all__ = [
     "MODEL_RETRY_CHARS",
@@ -82,7 +83,7 @@ class ToolRaised(AdapterError):
     @classmethod
     def from_exception(cls, exc: BaseException) -> ToolRaised:
         """Wrap a foreign exception, keeping only its type name (never its text)."""
-        return cls(f"the tool failed with {type(exc).__name__}; details withheld")
+        return cls(f"{WITHHELD_PREFIX}{type(exc).__name__}; details withheld")
 
 
 MODEL_RETRY_CHARS = 500

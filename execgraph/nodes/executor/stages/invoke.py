@@ -78,6 +78,7 @@ from execgraph.state.errors import (
     ToolRaised,
     TransientError,
 )
+from execgraph.state.errors.tool_bugs import remember
 from execgraph.state.events import EventType
 from execgraph.tools.invocation import AdapterOutput, InvokeContext
 from execgraph.tools.langchain import LangChainRunner
@@ -366,6 +367,7 @@ def run_tool(
         return Invoked(None, ModelRetry.from_tool_exception(exc), elapsed(), stop=stop, raised=exc)
     if isinstance(exc, TimeoutError):
         return Invoked(None, _raised_timeout(spec, exc), elapsed(), stop=stop, raised=exc)
-    if isinstance(exc, Exception):
+    if isinstance(exc, Exception):  # a bug: kept for the developer (state.errors.tool_bugs)
+        remember(ctx.run_id, ctx.call_id, exc)
         return Invoked(None, ToolRaised.from_exception(exc), elapsed(), stop=stop, raised=exc)
     raise exc  # KeyboardInterrupt, SystemExit: not the tool's outcome to report

@@ -1,0 +1,96 @@
+"""A bug in a tool reaches the developer, as with ``create_agent``.
+
+A tool that raises an exception nobody declared (a ``KeyError``, not a ``ToolException``
+or ``ModelRetry`` written for the model) is a bug: ``invoke`` raises it, as
+``create_agent`` does, its traceback is logged, and the model is not asked again, so the
+run spends none of its budget on it. The run's record says what happened: the call
+FAILED with a ``tool.raised`` event, the run FAILED naming the bug, and the thread's next
+input starts its next run. ``build_graph(..., tool_errors="model")`` hands the failure to
+the model instead, as a typed message without the exception's text.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import HumanMessage, ToolMessage
+from langchain_core.tools import tool
+from langchain_openai import ChatOpenAI
+
+from execgraph import build_graph
+from execgraph.state.errors import UsageError
+from tests.journeys.everyday import ARCHITECTURES, agent, cfg, get_weather
+from tests.support.openai_server import OpenAIServer, text, tool_call, tool_calls
+
+pytestmark = pytest.mark.timeout(120)
+
+ASK = {"messages": [HumanMessage("What is the forecast for Paris?")]}
+
+
+@tool
+def forecast(city: str) -> str:
+    """The forecast for a city."""
+    return {"Rome": "rain"}[city]  # a bug: Paris is missing
+
+
+forecast.metadata = {"effect": "read"}
+
+
+@pytest.mark.parametrize("arch", ARCHITECTURES)
+def test_a_tool_that_raises_a_bug_raises_from_invoke_as_with_create_agent(
+    home: Path,
+    openai_server: OpenAIServer,
+    chat_model: Callable[..., ChatOpenAI],
+    caplog: pytest.LogCaptureFixture,
+    arch: str,
+) -> None:
+    openai_server.add(tool_calls(tool_call("forecast", {"city": "Paris"})))
+    app = build_graph(arch, model=chat_model(), tools=[forecast, get_weather])
+    with caplog.at_level(logging.WARNING, logger="execgraph"), pytest.raises(KeyError) as bug:
+        app.invoke(ASK, cfg("bug"))
+    assert bug.value.args == ("Paris",)
+    assert "forecast" in str(bug.value.__notes__)  # which tool, which call
+    [logged] = [r.getMessage() for r in caplog.records if r.name == "execgraph.executor"]
+    assert "forecast" in logged and "KeyError" in logged  # the developer's traceback, logged
+    assert "Traceback" in logged and "Paris" in logged
+    assert len(openai_server.requests) == 1 and not openai_server.unexpected  # no budget burnt
+
+    state = app.get_state(cfg("bug")).values
+    assert state["status"] == "FAILED"
+    assert state["error"]["message"].startswith("tool bug: forecast raised KeyError")
+    [result] = state["results"].values()
+    assert (result["status"], result["error"]["type"]) == ("PERMANENT_ERROR", "ToolRaised")
+    assert state["budget"]["used"]["model_calls"] == 1
+
+    openai_server.add(text("It will be sunny."))  # the next input is the thread's next run
+    out = app.invoke({"messages": [HumanMessage("Never mind: hello!")]}, cfg("bug"))
+    assert out["status"] == "COMPLETED" and out["output"] == "It will be sunny."
+
+    openai_server.add(tool_calls(tool_call("forecast", {"city": "Paris"})))
+    with pytest.raises(KeyError):  # create_agent: the same bug, raised the same way
+        agent(chat_model(), [forecast]).invoke(ASK, cfg("agent"))
+    assert not openai_server.unexpected
+
+
+def test_tool_errors_model_hands_the_bug_to_the_model_without_its_text(
+    home: Path, openai_server: OpenAIServer, chat_model: Callable[..., ChatOpenAI]
+) -> None:
+    openai_server.add(
+        tool_calls(tool_call("forecast", {"city": "Paris"})), text("I could not get it.")
+    )
+    app = build_graph("react", model=chat_model(), tools=[forecast], tool_errors="model")
+    out = app.invoke(ASK, cfg("model"))
+    assert out["status"] == "COMPLETED" and out["output"] == "I could not get it."
+    [told] = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert "KeyError" in str(told.content) and "Paris" not in str(told.content)
+    assert len(openai_server.requests) == 2 and not openai_server.unexpected
+
+
+def test_tool_errors_takes_raise_or_model(
+    home: Path, chat_model: Callable[..., ChatOpenAI]
+) -> None:
+    with pytest.raises(UsageError, match="tool_errors"):
+        build_graph("react", model=chat_model(), tools=[forecast], tool_errors="ignore")
