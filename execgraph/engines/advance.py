@@ -33,6 +33,7 @@ from execgraph.nodes.cancel import request_cancel
 from execgraph.state.compiled import RunGraph
 from execgraph.state.contracts import ApprovalDecision
 from execgraph.state.errors import UsageError
+from execgraph.state.errors.tool_bugs import is_tool_bug
 
 __all__ = ["Step", "Watch", "advance", "check_task", "next_input", "view_of"]
 
@@ -131,11 +132,17 @@ def advance(graph: RunGraph, thread: str, step: Step, *, watch: Watch | None = N
     if step.cancel is not None:
         request_cancel(graph.run_store, thread, step.cancel)  # type: ignore[attr-defined]
     if inp is not _STAY:
-        if watch is None:
-            graph.invoke(inp, config)
-        else:
-            for mode, chunk in graph.stream(inp, config, stream_mode=["updates", "custom"]):
-                watch(mode, chunk)
+        try:
+            if watch is None:
+                graph.invoke(inp, config)
+            else:
+                for mode, chunk in graph.stream(inp, config, stream_mode=["updates", "custom"]):
+                    watch(mode, chunk)
+        except Exception as exc:
+            if not is_tool_bug(exc):
+                raise
+            # A tool's bug stopped the run, FAILED and recorded, its traceback logged: the
+            # engine reports the run as it is (the view's error names the bug).
     return view_of(graph, thread)
 
 

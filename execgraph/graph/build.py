@@ -102,6 +102,10 @@ def build_graph(
       unmet action named in ``verification["failed"]`` and ``open_items``. A read that
       failed is no unmet action (the answer says what was not found); a task that needs
       it declares ``{"kind": "tool_succeeded", "target": ...}``.
+    - A tool that raises an exception nobody declared for the model (a bug: not a
+      ``ToolException`` or ``ModelRetry``) ends the run ``FAILED`` at once, and
+      ``invoke``/``stream`` raise that exception, as ``create_agent`` does
+      (``tool_errors="model"`` tells the model instead, and the run goes on).
     - ``FAILED`` also ends an abort, a task refused at admission, a stop condition, and a
       run without progress (the loop guard: ``loop_threshold`` turns repeating the same
       calls with the same observations, or the same rejected answer). ``BUDGET_EXHAUSTED``

@@ -15,7 +15,7 @@ def test_trace_shows_what_a_tool_raised(tmp_path: Path) -> None:
     tools = "tests.support.cli_raising_tools:raising_demo"
     run = cli("run", str(task), "--tools", tools, "--run-id", "x1", "--home", str(tmp_path))
     assert run.status is not None, run
-    assert "details withheld" in run.out and BROKEN not in run.out  # what the model saw
+    assert "tool bug: search_corpus raised RuntimeError" in run.out and BROKEN not in run.out
     trace = cli("trace", "x1", "--home", str(tmp_path))
     assert trace.code == 0, trace
     assert "tool.raised" in trace.out

@@ -28,6 +28,7 @@ __all__ = [
     "ToolBug",
     "ToolErrors",
     "bug_reason",
+    "is_tool_bug",
     "mark_due",
     "raised_type",
     "remember",
@@ -97,4 +98,14 @@ def take_due(run_id: str) -> BaseException | None:
     if exc is None:
         return ToolBug(bug_reason(tool, error_type, call_id))
     exc.add_note(f"raised by the tool {tool} in call {call_id} of run {run_id}")
+    try:
+        exc._execgraph_tool_bug = True  # type: ignore[attr-defined]  # is_tool_bug
+    except AttributeError:  # an exception class with __slots__: it stays unmarked
+        pass
     return exc
+
+
+def is_tool_bug(exc: BaseException) -> bool:
+    """Whether ``exc`` is a tool's bug raised after it stopped its run (FAILED, recorded):
+    a caller reporting runs (an engine) reports the run instead of failing."""
+    return isinstance(exc, ToolBug) or getattr(exc, "_execgraph_tool_bug", False) is True

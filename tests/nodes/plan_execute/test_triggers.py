@@ -17,7 +17,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from execgraph.graph import build_graph
 from execgraph.state.contracts import Evidence
-from execgraph.state.errors import StateGuardMismatch
+from execgraph.state.errors import PermanentError, StateGuardMismatch
 from execgraph.state.events import EventType
 from execgraph.state.store.sqlite import SqliteExecutionStore
 from execgraph.testing import ScriptedChatModel
@@ -163,8 +163,8 @@ def read_index() -> AdapterOutput:
 
 @tool_spec(effect="read")
 def broken(i: int) -> str:
-    """Always fails."""
-    raise ValueError(f"broken {i}")
+    """Always fails (a typed failure: a bug would stop the run)."""
+    raise PermanentError(f"broken {i}")
 
 
 def test_tool_calls_are_measured_against_the_current_plan_version(tmp_path: Path) -> None:
