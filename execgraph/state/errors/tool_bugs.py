@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from contextlib import suppress
 from typing import Literal, get_args
 
 from execgraph.state.errors.base import ExecGraphError, Phase
@@ -98,10 +99,8 @@ def take_due(run_id: str) -> BaseException | None:
     if exc is None:
         return ToolBug(bug_reason(tool, error_type, call_id))
     exc.add_note(f"raised by the tool {tool} in call {call_id} of run {run_id}")
-    try:
+    with suppress(AttributeError):  # an exception class with __slots__ stays unmarked
         exc._execgraph_tool_bug = True  # type: ignore[attr-defined]  # is_tool_bug
-    except AttributeError:  # an exception class with __slots__: it stays unmarked
-        pass
     return exc
 
 
