@@ -43,9 +43,10 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import merge_configs
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import StateSnapshot, StateUpdate
+from langgraph.types import Command, StateSnapshot, StateUpdate
 
 from execgraph.nodes.executor import require_answer
+from execgraph.nodes.executor.stages.approval import check_resume
 from execgraph.persistence.run_lease import held_run
 from execgraph.state.compiled import ExecutorGraph, RunGraph
 from execgraph.state.errors import UsageError
@@ -99,6 +100,8 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
         holding the thread's run lease while it runs (:mod:`execgraph.persistence.run_lease`)."""
         self._require_thread(config)
         require_answer(input)
+        if _resumes(input):
+            check_resume(self._pending(config), input.resume)
         inner = super().stream(input, config, **kwargs)
         if self.run_store is None:
             return inner
@@ -110,10 +113,36 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
         """LangGraph's ``astream`` (and so ``ainvoke``), once the config names a thread."""
         self._require_thread(config)
         require_answer(input)
+        if _resumes(input):
+            return self._achecked(input, config, **kwargs)
+        return self._astream(input, config, **kwargs)
+
+    def _astream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
         inner = super().astream(input, config, **kwargs)
         if self.run_store is None:
             return inner
         return _aleased(self.run_store, self._thread(config), inner)
+
+    async def _achecked(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        """``astream`` of a resume, once its answers are readable (:func:`check_resume`)."""
+        try:
+            pending: Sequence[Any] = (await self.aget_state(config)).interrupts  # type: ignore[arg-type]
+        except ValueError:  # no checkpointer to read: LangGraph refuses the resume itself
+            pending = ()
+        check_resume(pending, input.resume)
+        async for chunk in self._astream(input, config, **kwargs):
+            yield chunk
+
+    def _pending(self, config: RunnableConfig | None) -> Sequence[Any]:
+        """The interrupts the thread waits on (none without a checkpointer to read)."""
+        try:
+            return self.get_state(config).interrupts  # type: ignore[arg-type]
+        except ValueError:  # no checkpointer: LangGraph refuses the resume itself
+            return ()
 
     def get_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> StateSnapshot:
         self._require_thread(config)
@@ -165,6 +194,11 @@ class AnswerGuardedExecutor(CompiledStateGraph[ExecutorState, None, ExecutorInpu
         """LangGraph's ``astream`` (and so ``ainvoke``), once a resume carries an answer."""
         require_answer(input)
         return super().astream(input, config, **kwargs)
+
+
+def _resumes(input: Any) -> bool:
+    """Whether ``input`` answers a pause (``Command(resume=...)``)."""
+    return isinstance(input, Command) and input.resume is not None
 
 
 def _leased(store: ExecutionStore, thread: str, inner: Iterator[Any]) -> Iterator[Any]:

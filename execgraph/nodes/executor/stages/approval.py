@@ -20,12 +20,12 @@ goes on with it, one that differs is refused with ApprovalConflict and does noth
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from langgraph.types import Command, interrupt
+from langgraph.types import Command, Interrupt, interrupt
 from pydantic import ValidationError
 
 from execgraph.nodes.executor.call import Authorized, Call
@@ -52,17 +52,24 @@ __all__ = [
     "ask",
     "changed_targets",
     "check_fresh",
+    "check_resume",
     "decide_once",
+    "is_approval",
     "parse_decision",
     "question_for",
+    "read_decision",
     "require_answer",
 ]
 
 RESUME_VALUES = (
-    'Command(resume="approve"), Command(resume="reject"), or Command(resume={"action": '
-    '"approve" | "reject" | "edit", "reason": ..., "arguments": {...}}) (keyed by the '
-    "interrupt id when several are pending)"
+    'Command(resume="approve"), Command(resume="reject"), Command(resume={"action": '
+    '"approve" | "reject" | "edit", "reason": ..., "arguments": {...}}), or '
+    'HumanInTheLoopMiddleware\'s Command(resume={"decisions": [{"type": "approve" | '
+    '"reject" | "edit", "message": ..., "edited_action": {"name": <the same tool>, '
+    '"args": {...}}}]}) (keyed by the interrupt id when several are pending)'
 )
+
+_HITL = {"approve": "approve", "reject": "reject", "edit": "edit"}
 
 
 def _target_state(request: ToolExecutionRequest, authorized: Authorized) -> dict[str, str]:
@@ -96,14 +103,109 @@ def approval_request(
     )
 
 
-def parse_decision(value: Any) -> ApprovalDecision:
-    """Read a resume value; anything malformed is a rejection (fail closed)."""
+def read_decision(value: Any, tool: str | None = None) -> ApprovalDecision:
+    """Read a person's answer to an approval of ``tool``: ``"approve"``/``"reject"``, an
+    :class:`ApprovalDecision` dict, or ``HumanInTheLoopMiddleware``'s shape
+    (``{"decisions": [{"type": ...}]}``, one decision per approval).
+
+    Raises:
+        UsageError: ``value`` is none of them, or an edit renames the tool; it names the
+            accepted shapes.
+    """
     if isinstance(value, str):
         value = {"action": value}
+    if isinstance(value, dict) and "decisions" in value and set(value) == {"decisions"}:
+        decisions = value["decisions"]
+        if not isinstance(decisions, list) or len(decisions) != 1:
+            raise UsageError(
+                "an approval is one call: pass one decision in {'decisions': [...]} per "
+                f"interrupt (keyed by its id when several are pending); accepted: {RESUME_VALUES}"
+            )
+        value = decisions[0]
+    if isinstance(value, dict) and "type" in value:
+        value = _from_hitl(value, tool)
     try:
         return ApprovalDecision.model_validate(value)
     except ValidationError:
+        shown = repr(value)[:200]
+        raise UsageError(
+            f"execgraph cannot read this approval answer ({shown}); nothing was decided and "
+            f"the run still waits. Pass {RESUME_VALUES}"
+        ) from None
+
+
+def _from_hitl(decision: dict[str, Any], tool: str | None) -> dict[str, Any]:
+    """A ``HumanInTheLoopMiddleware`` decision as an :class:`ApprovalDecision` dict."""
+    kind = decision.get("type")
+    extra = set(decision) - {"type", "message", "edited_action"}
+    if kind not in _HITL or extra:
+        return decision  # refused by the validation, naming the accepted shapes
+    out: dict[str, Any] = {"action": _HITL[kind]}
+    if decision.get("message"):
+        out["reason"] = str(decision["message"])
+    if kind == "edit":
+        action = decision.get("edited_action")
+        if not isinstance(action, dict) or not isinstance(action.get("args"), dict):
+            return {**out, "arguments": "missing"}  # refused: an edit needs its args
+        name = action.get("name")
+        if tool is not None and name is not None and name != tool:
+            raise UsageError(
+                f"an edit may change the arguments, not the tool: this approval is for "
+                f"{tool!r}, the edit names {name!r}; the run still waits"
+            )
+        out["arguments"] = action["args"]
+    return out
+
+
+def parse_decision(value: Any, tool: str | None = None) -> ApprovalDecision:
+    """Read a resume value inside the run; anything malformed is a rejection (fail
+    closed). Callers check answers before the run resumes (:func:`check_resume`), so
+    a malformed one normally never gets here."""
+    try:
+        return read_decision(value, tool)
+    except UsageError:
         return ApprovalDecision(action="reject", reason="malformed approval decision")
+
+
+def is_approval(value: Any) -> bool:
+    """Whether an interrupt's value is an approval request (not a tool's own question)."""
+    return isinstance(value, dict) and {"call_id", "tool", "args_hash"} <= set(value)
+
+
+def check_resume(pending: Sequence[Interrupt], resume: Any) -> None:
+    """Refuse a resume value that cannot answer the approvals it reaches, before the run
+    resumes, so a malformed answer leaves the run paused and the approval answerable.
+
+    A dict keyed by pending interrupt ids answers each; one whose keys look like interrupt
+    ids none of which is pending names a wrong id; any other value answers the one pending
+    interrupt. Answers to a tool's own ``interrupt()`` or to ``ask_user`` are the tool's
+    to read and pass as they are.
+
+    Raises:
+        UsageError: an approval's answer cannot be read, or an id names no pending interrupt.
+    """
+    if not pending:
+        return
+    by_id = {i.id: i for i in pending}
+    if isinstance(resume, dict) and resume and all(_interrupt_id(k) for k in resume):
+        unknown = sorted(k for k in resume if k not in by_id)
+        if unknown:
+            raise UsageError(
+                f"no pending interrupt has the id {unknown[0]!r}; the run waits on "
+                f"{', '.join(sorted(by_id))}; nothing was decided"
+            )
+        answers = [(by_id[k], v) for k, v in resume.items()]
+    elif len(pending) == 1:
+        answers = [(pending[0], resume)]
+    else:
+        return  # LangGraph asks for the ids itself
+    for asked, answer in answers:
+        if is_approval(asked.value):
+            read_decision(answer, str(asked.value["tool"]))
+
+
+def _interrupt_id(key: Any) -> bool:
+    return isinstance(key, str) and len(key) == 32 and all(c in "0123456789abcdef" for c in key)
 
 
 def require_answer(value: Any) -> None:
@@ -236,7 +338,7 @@ def ask(call: Call, question: Question) -> ApprovalDecision:
     )
     if not question.logged:
         call.deps.store.append_events([*call.events.recorded(), asked])
-    answer = parse_decision(interrupt(question.shown.model_dump(mode="json")))
+    answer = parse_decision(interrupt(question.shown.model_dump(mode="json")), question.shown.tool)
     decision = decide_once(call.deps.store, asked.event_id, answer)  # the first one stands
     call.events.extend([asked])
     call.events.record(
