@@ -52,6 +52,9 @@ class InvokeContext:
     trace: dict[str, str] = field(default_factory=dict)
     emit: Callable[[str, dict[str, Any]], None] = _no_emit
     put_artifact: Callable[[bytes, str], str] = _no_artifacts
+    tool_call_id: str | None = None
+    """The model's id for the call (what ``InjectedToolCallId`` receives, as under
+    LangGraph's ``ToolNode``); None for a call no model made."""
 
     def remaining_s(self) -> float | None:
         """Seconds left before the deadline (None: no deadline; never negative)."""

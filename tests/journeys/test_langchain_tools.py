@@ -90,7 +90,7 @@ def test_my_langchain_tools_run_as_declared_and_ask_when_undeclared(
 
     openai_server.add(
         tool_calls(tool_call("search", {"query": "q3 revenue"})),
-        tool_calls(tool_call("cite", {"source": "kb-7"})),
+        tool_calls(tool_call("cite", {"source": "kb-7"}, id="call_cite")),
         tool_calls(tool_call("publish", {"doc": "summary.md"})),
         tool_calls(tool_call("send_email", {"to": "board@corp.test", "body": "done"})),
         tool_calls(tool_call("finish", {"output": "summary published, done"})),
@@ -127,7 +127,7 @@ def test_my_langchain_tools_run_as_declared_and_ask_when_undeclared(
     assert sent == []
     results = {r["tool_name"]: r for r in out["results"].values()}
     assert results["search"]["data"] == "3 results for q3 revenue"
-    assert results["cite"]["data"] == f"[kb-7] (call {results['cite']['call_id']})"
+    assert results["cite"]["data"] == "[kb-7] (call call_cite)"  # the model's id, as ToolNode
     assert results["send_email"]["status"] != "OK"
 
     offered = {

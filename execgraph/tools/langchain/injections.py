@@ -124,7 +124,7 @@ def injected(tool: BaseTool, wanted: Injections, ctx: InvokeContext) -> dict[str
             context=getattr(runtime, "context", None),
             config=cast(Any, config),
             stream_writer=getattr(runtime, "stream_writer", lambda _chunk: None),
-            tool_call_id=ctx.call_id,
+            tool_call_id=ctx.tool_call_id or ctx.call_id,
             store=store,
             tools=[tool],
             execution_info=getattr(runtime, "execution_info", None),

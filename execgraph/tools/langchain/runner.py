@@ -95,7 +95,8 @@ class LangChainRunner:
             payload.update(injected(self.tool, self._injections, ctx))
         tool_input: dict[str, Any] = payload
         if self._injections.call_id:
-            tool_input = {"name": self.tool.name, "args": payload, "id": ctx.call_id}
+            call_id = ctx.tool_call_id or ctx.call_id  # the model's id, as ToolNode passes
+            tool_input = {"name": self.tool.name, "args": payload, "id": call_id}
             tool_input["type"] = "tool_call"
         try:
             if self._async_only:
@@ -113,12 +114,28 @@ class LangChainRunner:
             raise ModelRetry(message) from exc
         return AdapterOutput(data=self._data(value), committed=self._committed)
 
+    def _answer(self, command: Command[Any]) -> ToolMessage:
+        """The ToolMessage a returned ``Command`` answers the call with, as ``ToolNode``
+        reads one: ``Command(update={"messages": [ToolMessage(...)]})``. Any other update
+        (a state key, a ``goto``, a resume) is refused: the executor, not a tool, updates
+        the run's state."""
+        update = command.update
+        messages = update.get("messages") if isinstance(update, dict) else None
+        answers = [m for m in messages or () if isinstance(m, ToolMessage)]
+        plain = not (command.goto or command.resume is not None or command.graph)
+        only_messages = isinstance(update, dict) and set(update) == {"messages"}
+        if plain and only_messages and answers and len(answers) == len(messages or ()):
+            return answers[-1]
+        raise ToolTypeError(
+            f"tool {self.tool.name!r} returned a LangGraph Command that does more than "
+            'answer the call: only Command(update={"messages": [ToolMessage(...)]}) is '
+            "read (its ToolMessage is the result); the executor, not a tool, updates the "
+            "run's state, so return the value instead"
+        )
+
     def _data(self, value: Any) -> Any:
         if isinstance(value, Command):
-            raise ToolTypeError(
-                f"tool {self.tool.name!r} returned a LangGraph Command: the executor, not "
-                "a tool, updates the run's state; return the value instead"
-            )
+            value = self._answer(value)
         if isinstance(value, ToolMessage):
             if value.status == "error":
                 raise ModelRetry(str(_plain(value.content)))

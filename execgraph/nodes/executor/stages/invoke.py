@@ -166,6 +166,7 @@ def tool_context(call: Call) -> InvokeContext:
         trace={"run_id": request.run_id, "turn_id": request.turn_id, "call_id": request.call_id},
         emit=emit,
         put_artifact=put_artifact,
+        tool_call_id=request.tool_call_id,
     )
 
 
@@ -194,16 +195,16 @@ def _reported(spec: ToolSpec, args: BaseModel, ctx: InvokeContext) -> AdapterOut
         {"name": spec.name, "description": spec.description},
         str(inputs),
         inputs=inputs,
-        tool_call_id=ctx.call_id,
+        tool_call_id=ctx.tool_call_id or ctx.call_id,
     )
     try:
         # What the tool runs in turn (a model, a chain) is a child of its run.
         with set_config_context(patch_config(config, callbacks=run.get_child())) as context:
             output = context.run(_call, spec, args, ctx)
     except BaseException as exc:
-        run.on_tool_error(exc, tool_call_id=ctx.call_id)
+        run.on_tool_error(exc, tool_call_id=ctx.tool_call_id or ctx.call_id)
         raise
-    run.on_tool_end(output.data, name=spec.name, tool_call_id=ctx.call_id)
+    run.on_tool_end(output.data, name=spec.name, tool_call_id=ctx.tool_call_id or ctx.call_id)
     return output
 
 

@@ -1,0 +1,98 @@
+"""LangGraph's tool idioms work as under ``ToolNode``.
+
+``InjectedToolCallId`` and ``ToolRuntime.tool_call_id`` carry the model's id for the call
+(the id the ``ToolMessage`` answers), as ``create_agent`` gives them; a tool returning
+``Command(update={"messages": [ToolMessage(...)]})`` answers its call with that message;
+a ``Command`` that would update other state is refused with a clear message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+import pytest
+from langchain.tools import ToolRuntime
+from langchain_core.messages import HumanMessage, ToolMessage
+from langchain_core.tools import InjectedToolCallId, tool
+from langchain_openai import ChatOpenAI
+from langgraph.types import Command
+
+from execgraph import build_graph
+from tests.journeys.everyday import agent, cfg
+from tests.support.openai_server import OpenAIServer, text, tool_call, tool_calls
+
+pytestmark = pytest.mark.timeout(120)
+
+SEEN: list[str] = []
+
+
+@tool
+def cite(source: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
+    """Cite a source."""
+    SEEN.append(tool_call_id)
+    return f"[{source}]"
+
+
+@tool
+def lookup(term: str, runtime: ToolRuntime) -> Command:  # type: ignore[type-arg]
+    """Look a term up; answers with a ToolMessage inside a Command."""
+    SEEN.append(str(runtime.tool_call_id))
+    reply = ToolMessage(f"{term}: found", tool_call_id=str(runtime.tool_call_id))
+    return Command(update={"messages": [reply]})
+
+
+@tool
+def remember(note: str) -> Command:  # type: ignore[type-arg]
+    """Write a note into the agent's state."""
+    return Command(update={"notes": [note]})
+
+
+for _t in (cite, lookup, remember):
+    _t.metadata = {"effect": "read"}
+
+SCRIPT = (
+    tool_calls(
+        tool_call("cite", {"source": "kb-7"}, id="call_cite"),
+        tool_call("lookup", {"term": "rag"}, id="call_lookup"),
+    ),
+    text("Cited and looked up."),
+)
+ASK = {"messages": [HumanMessage("Cite kb-7 and look up rag.")]}
+
+
+def test_the_models_call_id_is_injected_and_a_command_answers_as_under_toolnode(
+    home: Path, openai_server: OpenAIServer, chat_model: Callable[..., ChatOpenAI]
+) -> None:
+    SEEN.clear()
+    openai_server.add(*SCRIPT)
+    out = build_graph("react", model=chat_model(), tools=[cite, lookup]).invoke(ASK, cfg("ids"))
+    assert out["status"] == "COMPLETED", out.get("error")
+    assert sorted(SEEN) == ["call_cite", "call_lookup"]
+    answers = {m.tool_call_id: m for m in out["messages"] if isinstance(m, ToolMessage)}
+    assert set(answers) == {"call_cite", "call_lookup"}
+    assert "rag: found" in str(answers["call_lookup"].content)
+    results = {r["tool_name"]: r for r in out["results"].values()}
+    assert results["lookup"]["data"] == "rag: found"
+
+    SEEN.clear()  # create_agent gives the tools the same ids
+    openai_server.add(*SCRIPT)
+    done = agent(chat_model(), [cite, lookup]).invoke(ASK, cfg("agent"))
+    assert sorted(SEEN) == ["call_cite", "call_lookup"]
+    assert done["messages"][-1].content == "Cited and looked up."
+    assert not openai_server.unexpected
+
+
+def test_a_command_updating_other_state_is_refused_with_a_clear_message(
+    home: Path, openai_server: OpenAIServer, chat_model: Callable[..., ChatOpenAI]
+) -> None:
+    openai_server.add(
+        tool_calls(tool_call("remember", {"note": "x"}, id="call_note")), text("Noted.")
+    )
+    app = build_graph("react", model=chat_model(), tools=[remember])
+    out = app.invoke({"messages": [HumanMessage("Remember x.")]}, cfg("note"))
+    [result] = out["results"].values()
+    assert result["status"] != "OK"
+    assert 'only Command(update={"messages": [ToolMessage(...)]})' in result["error"]["message"]
+    assert not openai_server.unexpected
