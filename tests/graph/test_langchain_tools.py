@@ -112,7 +112,7 @@ def test_a_tool_that_interrupts_pauses_the_run_and_runs_again_with_the_answer(
     [(doc, answer, call_id)] = done.effects
     assert (doc, answer) == ("report.md", "yes")
     [result] = out["results"].values()
-    assert result["call_id"] == call_id  # the call's id, injected
+    assert call_id == "p1" != result["call_id"]  # the model's id, injected as by ToolNode
     # Run again from its start, not reconciled as a crash would be (a write without a
     # probe would be settled unknown and never run).
     assert (result["outcome"], result["data"]) == ("succeeded", "report.md published (yes)")
@@ -246,6 +246,6 @@ def test_injected_state_store_and_runtime_are_filled(tmp_path: Path) -> None:
     [result] = out["results"].values()
     assert seen["goal"] == seen["runtime_goal"] == "do it"
     assert {"task", "contract", "results"} <= seen["keys"]
-    assert seen["call_id"] == result["call_id"] and seen["same_store"] is True
+    assert seen["call_id"] == "i1" == result["tool_call_id"] and seen["same_store"] is True
     assert app.store.get(("notes",), "last").value == {"note": "n"}  # type: ignore[union-attr]
     assert custom == [{"inspected": "n"}]
