@@ -39,12 +39,16 @@ _POSTGRES_SCHEMES = ("postgresql://", "postgres://", "postgresql+psycopg://")
 __all__ = [
     "ARCHITECTURES",
     "DEFAULT_DURABILITY",
+    "RECURSION_LIMIT",
     "Architecture",
     "build_graph",
 ]
 
 Architecture = Literal["workflow", "react", "plan_execute", "hybrid"]
 ARCHITECTURES: tuple[str, ...] = ("workflow", "react", "plan_execute", "hybrid")
+#: The supersteps a run may take (LangGraph's ``recursion_limit``; its default is 25). A
+#: run's budgets bound it long before: a config's own ``recursion_limit`` still wins.
+RECURSION_LIMIT = 10_000
 #: What ``invoke`` uses unless told otherwise (see the end of :func:`build_graph`).
 DEFAULT_DURABILITY: Literal["async"] = "async"
 
@@ -223,6 +227,10 @@ def build_graph(
     # is written beside the next step, not before it; ``invoke`` still returns only once it
     # is on disk. ``invoke(..., durability="sync")`` waits at every step instead.
     graph = builders[arch](deps, checkpointer=saver, name=name or arch)
+    # A run ends by its budgets, its loop guard or its deadline, never by LangGraph's
+    # default of 25 supersteps (a plan wave, an approval, a verify are steps of their own);
+    # ``invoke``, ``stream`` and ``astream_events`` all read the graph's own limit.
+    graph = graph.with_config(recursion_limit=RECURSION_LIMIT)
     # The nodes that call a model read the prices from the run's config.
     graph = graph.with_config(configurable={PRICES_KEY: table}) if table else graph
     return thread_bound(graph, executor.store)

@@ -41,7 +41,7 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langchain_core.runnables.config import merge_configs
+from langchain_core.runnables.config import DEFAULT_RECURSION_LIMIT, merge_configs
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, StateSnapshot, StateUpdate
 
@@ -102,6 +102,7 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
         require_answer(input)
         if _resumes(input):
             check_resume(self._pending(config), input.resume)
+        config = self._own_limit(config)
         inner = super().stream(input, config, **kwargs)
         if self.run_store is None:
             return inner
@@ -113,6 +114,7 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
         """LangGraph's ``astream`` (and so ``ainvoke``), once the config names a thread."""
         self._require_thread(config)
         require_answer(input)
+        config = self._own_limit(config)
         if _resumes(input):
             return self._achecked(input, config, **kwargs)
         return self._astream(input, config, **kwargs)
@@ -136,6 +138,17 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
         check_resume(pending, input.resume)
         async for chunk in self._astream(input, config, **kwargs):
             yield chunk
+
+    def _own_limit(self, config: RunnableConfig | None) -> RunnableConfig | None:
+        """``config`` with the graph's own ``recursion_limit`` where it carries LangGraph's
+        default (``astream_events`` fills the default in; LangChain's ``merge_configs``
+        reads the default as unset too), so every entry point runs to the same limit."""
+        own = self.config.get("recursion_limit") if self.config else None
+        if own is None or config is None:
+            return config
+        if config.get("recursion_limit") == DEFAULT_RECURSION_LIMIT:
+            return {**config, "recursion_limit": own}
+        return config
 
     def _pending(self, config: RunnableConfig | None) -> Sequence[Any]:
         """The interrupts the thread waits on (none without a checkpointer to read)."""
