@@ -157,13 +157,22 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
         except ValueError:  # no checkpointer: LangGraph refuses the resume itself
             return ()
 
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        """LangGraph's ``invoke``; a run paused on any interrupt reads ``WAITING``."""
+        return _waiting_output(super().invoke(input, config, **kwargs))
+
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        """LangGraph's ``ainvoke``; a run paused on any interrupt reads ``WAITING``."""
+        return _waiting_output(await super().ainvoke(input, config, **kwargs))
+
     def get_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> StateSnapshot:
+        """LangGraph's ``get_state``; a run paused on any interrupt reads ``WAITING``."""
         self._require_thread(config)
-        return super().get_state(config, subgraphs=subgraphs)
+        return _waiting_snapshot(super().get_state(config, subgraphs=subgraphs))
 
     async def aget_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> StateSnapshot:
         self._require_thread(config)
-        return await super().aget_state(config, subgraphs=subgraphs)
+        return _waiting_snapshot(await super().aget_state(config, subgraphs=subgraphs))
 
     def get_state_history(self, config: RunnableConfig, **kwargs: Any) -> Iterator[StateSnapshot]:
         self._require_thread(config)
@@ -207,6 +216,29 @@ class AnswerGuardedExecutor(CompiledStateGraph[ExecutorState, None, ExecutorInpu
         """LangGraph's ``astream`` (and so ``ainvoke``), once a resume carries an answer."""
         require_answer(input)
         return super().astream(input, config, **kwargs)
+
+
+_RUNNING = "RUNNING"
+
+
+def _waiting_output(out: Any) -> Any:
+    """An ``invoke`` result paused on an interrupt, with the status ``WAITING``.
+
+    A tool's own ``interrupt()`` (or any pause inside a node) discards the update of the
+    node it pauses, so the checkpoint still says ``RUNNING`` while the run waits for a
+    person; what the caller reads says what the run does: it waits.
+    """
+    if isinstance(out, dict) and out.get("__interrupt__") and out.get("status") == _RUNNING:
+        return {**out, "status": "WAITING"}
+    return out
+
+
+def _waiting_snapshot(snapshot: StateSnapshot) -> StateSnapshot:
+    """:func:`_waiting_output` for a state snapshot."""
+    values = snapshot.values
+    if snapshot.interrupts and isinstance(values, dict) and values.get("status") == _RUNNING:
+        return snapshot._replace(values={**values, "status": "WAITING"})
+    return snapshot
 
 
 def _resumes(input: Any) -> bool:

@@ -3,11 +3,13 @@
 ``InjectedToolCallId`` and ``ToolRuntime.tool_call_id`` carry the model's id for the call
 (the id the ``ToolMessage`` answers), as ``create_agent`` gives them; a tool returning
 ``Command(update={"messages": [ToolMessage(...)]})`` answers its call with that message;
-a ``Command`` that would update other state is refused with a clear message.
+a ``Command`` that would update other state is refused with a clear message; while a
+tool's own ``interrupt()`` waits, the run reads ``WAITING``.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
@@ -17,7 +19,7 @@ from langchain.tools import ToolRuntime
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import InjectedToolCallId, tool
 from langchain_openai import ChatOpenAI
-from langgraph.types import Command
+from langgraph.types import Command, interrupt
 
 from execgraph import build_graph
 from tests.journeys.everyday import agent, cfg
@@ -95,4 +97,33 @@ def test_a_command_updating_other_state_is_refused_with_a_clear_message(
     [result] = out["results"].values()
     assert result["status"] != "OK"
     assert 'only Command(update={"messages": [ToolMessage(...)]})' in result["error"]["message"]
+    assert not openai_server.unexpected
+
+
+@tool
+def publish(doc: str) -> str:
+    """Publish a document once the editor agrees."""
+    return f"{doc}: {interrupt({'question': f'Publish {doc}?'})}"
+
+
+publish.metadata = {"effect": "write"}
+
+
+def test_a_run_whose_tool_asks_a_person_is_waiting(
+    home: Path, openai_server: OpenAIServer, chat_model: Callable[..., ChatOpenAI]
+) -> None:
+    openai_server.add(tool_calls(tool_call("publish", {"doc": "q3.md"})), text("Published."))
+    app = build_graph("react", model=chat_model(), tools=[publish])
+    out = app.invoke({"messages": [HumanMessage("Publish q3.md.")]}, cfg("ask"))
+    [asked] = out["__interrupt__"]
+    assert asked.value == {"question": "Publish q3.md?"}
+    assert out["status"] == "WAITING"
+    assert app.get_state(cfg("ask")).values["status"] == "WAITING"
+
+    async def read() -> str:
+        return str((await app.aget_state(cfg("ask"))).values["status"])
+
+    assert asyncio.run(read()) == "WAITING"
+    out = app.invoke(Command(resume="yes"), cfg("ask"))
+    assert out["status"] == "COMPLETED" and out["results"]["t1.c0"]["data"] == "q3.md: yes"
     assert not openai_server.unexpected
