@@ -24,6 +24,9 @@ What a server sends is data, and data never widens a privilege:
   server cannot shadow the application's own ``pay`` by offering a ``pay`` of its own.
 - A tool the runtime cannot take (a name no model provider accepts, say) is left out with
   a warning on the ``execgraph`` logger; the server's other tools are loaded.
+- A reply lost on the way (the connection closed after the call was sent) is a lost
+  response: a write's outcome is unknown (reconciled, never blindly retried), a read may
+  be tried again; never a failure that says nothing happened.
 - Each call has a deadline (``timeout_s``, 60 s unless the application declares one per
   tool); at the deadline or on a cancel the call's task is cancelled, which closes its
   session and ends a ``stdio`` server's process.
@@ -33,11 +36,12 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 from collections.abc import Collection, Mapping
 from typing import Any
 
 from execgraph.state.diagnostics import logger
-from execgraph.state.errors import ExecGraphError
+from execgraph.state.errors import ExecGraphError, ResponseLostError, TransientError
 from execgraph.tools.annotations import HINTS, declared_by_hints
 from execgraph.tools.langchain import from_langchain
 from execgraph.tools.spec import ToolSpec
@@ -103,8 +107,57 @@ def _as_spec(tool: Any, server: str, trusted: bool, declared: dict[str, Any]) ->
     fields.update(declared)
     fields.setdefault("timeout_s", MCP_TIMEOUT_S)
     # The tool as the application sees it: no server-chosen metadata or tags left to read.
-    bare = tool.model_copy(update={"metadata": None, "tags": None})
+    update: dict[str, Any] = {"metadata": None, "tags": None}
+    if getattr(tool, "coroutine", None) is not None:
+        update["coroutine"] = _lost_replies(tool.coroutine, fields.get("effect") == "read")
+    bare = tool.model_copy(update=update)
     return from_langchain(bare, origin=f"mcp:{server}", **fields)
+
+
+def _lost_replies(call: Any, read: bool) -> Any:
+    """``call`` (an MCP tool's coroutine), with a reply lost on the way named as such.
+
+    A connection that closes after the request went out (the server's process ended, the
+    stream broke) says nothing about what the server did: for a write it is a
+    :class:`~execgraph.state.errors.ResponseLostError` (the outcome is unknown, reconciled
+    before anything else, never blindly retried), for a read a
+    :class:`~execgraph.state.errors.TransientError`. An error the server answers with is
+    the tool's own message, as before.
+    """
+
+    @functools.wraps(call)
+    async def guarded(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await call(*args, **kwargs)
+        except Exception as exc:
+            task = asyncio.current_task()
+            if not _reply_lost(exc) or (task is not None and task.cancelling()):
+                raise  # the executor stopped the call (deadline, cancel): it says so
+            if read:
+                raise TransientError(
+                    "the MCP server's connection closed before it answered; the read may "
+                    "be tried again"
+                ) from None
+            raise ResponseLostError(
+                "the MCP server's connection closed after the call was sent and before it "
+                "answered: whether it acted is unknown"
+            ) from None
+
+    return guarded
+
+
+def _reply_lost(exc: BaseException) -> bool:
+    """Whether ``exc`` is a transport failure after the request was sent (no answer)."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_reply_lost(e) for e in exc.exceptions)
+    error = getattr(exc, "error", None)  # mcp's McpError carries the JSON-RPC error
+    if type(exc).__name__ == "McpError" and getattr(error, "code", None) == _CONNECTION_CLOSED:
+        return True
+    return isinstance(exc, (ConnectionError, EOFError)) or type(exc).__name__ in _BROKEN
+
+
+_CONNECTION_CLOSED = -32000  # mcp.types.CONNECTION_CLOSED
+_BROKEN = {"ClosedResourceError", "BrokenResourceError", "EndOfStream"}  # anyio's streams
 
 
 def mcp_tools(

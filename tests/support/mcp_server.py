@@ -7,6 +7,7 @@ annotations that decide its effect class in execgraph, or none (``touch``).
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -48,6 +49,13 @@ def touch(name: str, mark: str | None = None) -> str:
     with (NOTES / "touched.log").open("a") as log:
         log.write(f"{name}:{mark}\n")
     return f"touched {name}"
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=True))
+def send_and_vanish(name: str) -> str:
+    """Send a note out, then lose the reply: the server process ends before it answers."""
+    (NOTES / name).write_text("sent")
+    os._exit(1)
 
 
 if __name__ == "__main__":

@@ -85,6 +85,7 @@ def test_a_trusted_servers_tools_run_through_the_executor_as_their_annotations_d
         "put_note": ("write", True),
         "delete_note": ("irreversible", False),
         "touch": ("irreversible", False),  # unannotated: as any undeclared tool
+        "send_and_vanish": ("irreversible", False),
     }
     model = ScriptedChatModel(
         [
@@ -146,3 +147,30 @@ def test_declare_overrides_what_the_server_says(tmp_path: Path) -> None:
     )
     [touch] = [s for s in specs if s.name == "touch"]
     assert (touch.effect, touch.timeout_s) == ("write", 20)
+
+
+def test_a_reply_lost_after_a_write_is_unknown_not_failed(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    tools = mcp_tools(connections(notes), trusted={"notes"})
+    [sender] = [s for s in tools if s.name == "send_and_vanish"]
+    assert sender.effect == "irreversible"
+    model = ScriptedChatModel(
+        [
+            _call(("send_and_vanish", "s1", {"name": "out.txt"})),
+            _call(("abort", "a1", {"reason": "x"})),
+        ]
+    )
+    app = build_graph(
+        "react",
+        model=model,
+        tools=[sender],
+        checkpointer=InMemorySaver(),
+        home=tmp_path,
+        policy=[{"tool": "send_and_vanish", "decision": "allow", "override": True}],
+    )
+    out = app.invoke({"task": {"goal": "send"}}, {"configurable": {"thread_id": "lost"}})
+    [result] = out["results"].values()
+    assert (notes / "out.txt").read_text() == "sent"  # the server did write
+    assert result["outcome"] == "unknown" and result["error"]["type"] == "ResponseLostError"
+    assert result["side_effect"]["committed"] is None  # nobody can tell: reconcile first
