@@ -11,6 +11,7 @@ the model instead, as a typed message without the exception's text.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -73,6 +74,23 @@ def test_a_tool_that_raises_a_bug_raises_from_invoke_as_with_create_agent(
     with pytest.raises(KeyError):  # create_agent: the same bug, raised the same way
         agent(chat_model(), [forecast]).invoke(ASK, cfg("agent"))
     assert not openai_server.unexpected
+
+
+def test_ainvoke_and_stream_raise_the_bug_too(
+    home: Path, openai_server: OpenAIServer, chat_model: Callable[..., ChatOpenAI]
+) -> None:
+    app = build_graph("react", model=chat_model(), tools=[forecast])
+    openai_server.add(tool_calls(tool_call("forecast", {"city": "Paris"})))
+    with pytest.raises(KeyError):
+        asyncio.run(app.ainvoke(ASK, cfg("async")))
+    assert app.get_state(cfg("async")).values["status"] == "FAILED"
+    openai_server.add(tool_calls(tool_call("forecast", {"city": "Paris"})))
+    chunks: list[object] = []
+    with pytest.raises(KeyError):
+        chunks.extend(app.stream(ASK, cfg("stream"), stream_mode="updates"))
+    assert chunks  # every update of the run came first
+    assert app.get_state(cfg("stream")).values["status"] == "FAILED"
+    assert len(openai_server.requests) == 2 and not openai_server.unexpected
 
 
 def test_tool_errors_model_hands_the_bug_to_the_model_without_its_text(
