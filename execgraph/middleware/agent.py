@@ -43,7 +43,7 @@ from langgraph.types import Command
 
 from execgraph.middleware.budgets import REFUSED, Budgets, add_usage, model_usage
 from execgraph.middleware.decisions import decision_schema
-from execgraph.middleware.requests import thread_of, tool_request
+from execgraph.middleware.requests import thread_of, tool_request, turn_of
 from execgraph.nodes.executor import ExecutorDeps, run_calls, tool_message
 from execgraph.nodes.toolset import DeclaredRegistry
 from execgraph.state.contracts import ToolExecutionRequest
@@ -198,6 +198,7 @@ class ExecutorMiddleware(AgentMiddleware[ExecutorAgentState, Any, Any]):
         asked = tool_request(
             tool_call,
             thread=thread_of(request.runtime.config),
+            turn=turn_of(state.get("messages") or [], tool_call.get("id")),
             workspace=self.workspace,
             deadline=self.budgets.deadline(state),
         )

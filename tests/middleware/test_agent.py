@@ -42,7 +42,7 @@ def test_the_record_is_in_the_execution_store_under_the_thread(tmp_path: Path) -
     app.invoke(Command(resume="approve"), CONFIG)
 
     [record] = store.committed("thread-1")
-    assert record.call_id == "call_mail" and record.result is not None
+    assert record.call_id == "t1-call_mail" and record.result is not None
     assert record.result["outcome"] == "succeeded" and record.tool == "send_email"
 
 
@@ -68,3 +68,15 @@ def test_a_run_without_a_thread_id_is_refused_before_any_tool_runs(tmp_path: Pat
     with pytest.raises(UsageError, match="thread id"):
         app.invoke({"messages": [("user", "log")]})
     assert effects.runs == {}
+
+
+def test_a_call_id_the_model_repeats_in_a_later_turn_is_a_new_call(tmp_path: Path) -> None:
+    effects = Effects()
+    same = reply(call("log_line", "0", line="a"))  # ids some providers number per reply
+    app = agent(effects, [same, "logged", same, "logged again"], home=tmp_path)
+
+    app.invoke({"messages": [("user", "log a")]}, CONFIG)
+    out = app.invoke({"messages": [("user", "log a again")]}, CONFIG)
+
+    assert effects.runs == {"log_line:a": 2}
+    assert out["messages"][-1].content == "logged again"
