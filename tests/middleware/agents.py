@@ -14,6 +14,7 @@ from typing import Any
 
 from langchain.agents import create_agent
 from langchain.agents.middleware import HumanInTheLoopMiddleware
+from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
 
@@ -59,14 +60,15 @@ def reply(*calls: dict[str, Any]) -> dict[str, Any]:
 
 def agent(
     effects: Effects,
-    replies: Sequence[Any],
+    replies: Sequence[Any] | BaseChatModel,
     *,
     home: Path | None,
     **options: Any,
 ) -> Any:
     """The agent: with ExecutorMiddleware when ``home`` is given, else with
-    HumanInTheLoopMiddleware on ``send_email``."""
-    model = ScriptedChatModel(list(replies))
+    HumanInTheLoopMiddleware on ``send_email``; its model replies ``replies`` (a scripted
+    model), or is ``replies`` (a chat model)."""
+    model = replies if isinstance(replies, BaseChatModel) else ScriptedChatModel(list(replies))
     if home is not None:
         middleware: list[Any] = [ExecutorMiddleware(home=home, **options)]
     else:
