@@ -149,3 +149,21 @@ def test_a_rejection_never_runs_the_tool(tmp_path: Path) -> None:
     assert effects.runs == {}
     answer = next(m for m in done["messages"] if m.type == "tool")
     assert answer.status == "error" and "ApprovalRejected" in answer.content
+
+
+def test_two_approvals_in_one_turn_are_answered_each_by_its_interrupt_id(tmp_path: Path) -> None:
+    effects = Effects()
+    two = reply(
+        call("send_email", "call_ann", to="ann@example.org", body="hello"),
+        call("send_email", "call_bob", to="bob@example.org", body="hello"),
+    )
+    app = agent(effects, [two, "sent one"], home=tmp_path)
+    paused = app.invoke({"messages": [("user", "email Ann and Bob")]}, CONFIG)
+    asked = {i.value["arguments"]["to"]: i.id for i in paused["__interrupt__"]}
+    assert sorted(asked) == ["ann@example.org", "bob@example.org"]
+
+    answers = {asked["ann@example.org"]: "approve", asked["bob@example.org"]: {"type": "reject"}}
+    done = app.invoke(Command(resume=answers), CONFIG)
+
+    assert effects.emails == [{"to": "ann@example.org", "body": "hello"}]
+    assert done["messages"][-1].content == "sent one"
