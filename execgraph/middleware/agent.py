@@ -43,6 +43,7 @@ from langgraph.types import Command
 
 from execgraph.middleware.budgets import REFUSED, Budgets, add_usage, model_usage
 from execgraph.middleware.decisions import decision_schema
+from execgraph.middleware.offered import offered_tools
 from execgraph.middleware.requests import thread_of, tool_request, turn_of
 from execgraph.nodes.executor import ExecutorDeps, run_calls, tool_message
 from execgraph.nodes.toolset import DeclaredRegistry
@@ -76,10 +77,11 @@ class ExecutorMiddleware(AgentMiddleware[ExecutorAgentState, Any, Any]):
     """Every tool call of a ``create_agent`` agent, through execgraph's executor.
 
     Args:
-        tools: Declarations that take precedence over what the agent's tools declare
-            themselves (``from_langchain(tool, effect=...)``, ToolSpecs of the same
-            names). The agent's own tools need not be listed: each is read (its metadata
-            or tags, an MCP tool's annotations) the first time the model calls it.
+        tools: execgraph tools to offer the agent (``tool_spec`` functions, adapters:
+            :mod:`.offered`), and declarations that take precedence over what the
+            agent's own tools declare themselves (``from_langchain(tool, effect=...)``).
+            The agent's own tools need not be listed: each is read (its metadata or
+            tags, an MCP tool's annotations) the first time the model calls it.
         policy: A PolicyEngine, or rules for one (default: by effect, a read runs, a
             write inside the workspace runs, an irreversible call asks a person).
         store: The execution store: an ExecutionStore, a ``postgresql://`` DSN, or a
@@ -113,7 +115,6 @@ class ExecutorMiddleware(AgentMiddleware[ExecutorAgentState, Any, Any]):
         observation_chars: int = 2000,
     ) -> None:
         super().__init__()
-        self.tools = []
         self.budgets = Budgets.of(budgets)
         base = Home.at(home)
         root = Path(workspace) if workspace is not None else base.workspace
@@ -129,6 +130,7 @@ class ExecutorMiddleware(AgentMiddleware[ExecutorAgentState, Any, Any]):
             opened = store
         self._registry = DeclaredRegistry(tools)
         self._registering = threading.Lock()
+        self.tools = offered_tools(self._registry)  # the agent offers them to its model
         self.deps = ExecutorDeps(
             registry=self._registry,
             policy=policy if isinstance(policy, PolicyEngine) else PolicyEngine(policy or ()),

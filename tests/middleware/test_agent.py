@@ -10,7 +10,7 @@ import pytest
 from langchain.agents import create_agent
 from langgraph.types import Command
 
-from execgraph import ExecutorMiddleware, ScriptedChatModel, from_langchain
+from execgraph import ExecutorMiddleware, ScriptedChatModel, from_langchain, tool_spec
 from execgraph.state.errors import UsageError
 from execgraph.state.store.sqlite import SqliteExecutionStore
 from tests.middleware.agents import Effects, agent, approval_checkpoint, call, reply
@@ -80,3 +80,24 @@ def test_a_call_id_the_model_repeats_in_a_later_turn_is_a_new_call(tmp_path: Pat
 
     assert effects.runs == {"log_line:a": 2}
     assert out["messages"][-1].content == "logged again"
+
+
+def test_a_tool_spec_given_to_the_middleware_is_offered_and_run_by_the_executor(
+    tmp_path: Path,
+) -> None:
+    notes: list[str] = []
+
+    @tool_spec(effect="write")
+    def note(text: str) -> str:
+        """Write a note."""
+        notes.append(text)
+        return "noted"
+
+    model = ScriptedChatModel([reply(call("note", "call_n", text="hi")), "noted it"])
+    app = create_agent(model, middleware=[ExecutorMiddleware(home=tmp_path, tools=[note])])
+
+    out = app.invoke({"messages": [("user", "note hi")]}, CONFIG)
+
+    assert model.tools_offered[0] == ("note",)  # the spec's schema, as the model sees it
+    assert notes == ["hi"]
+    assert out["messages"][-1].content == "noted it"
