@@ -1,7 +1,8 @@
 """ToolSpecs offered to a ``create_agent`` agent, as the LangChain tools the model sees.
 
 ``create_agent`` offers its model ``BaseTool``s. A tool written for execgraph (a
-``tool_spec`` function, an adapter's tools) is given to the middleware (``tools=``), and
+``tool_spec`` function, an adapter's tools, the tools ``mcp_tools`` lists) is given to
+the middleware (``tools=``), and
 the middleware offers it to the agent as a stand-in: the spec's name, description and
 argument model, so the model sees exactly the schema the executor validates against.
 The stand-in never runs: the middleware runs every call through the executor, which runs
@@ -42,4 +43,10 @@ def _stand_in(spec: ToolSpec) -> BaseTool:
 
 def offered_tools(registry: ToolRegistry) -> list[BaseTool]:
     """Stand-ins for the registry's tools that are not LangChain tools of the agent."""
-    return [_stand_in(s) for s in registry.latest() if not isinstance(s.run, LangChainRunner)]
+    return [_stand_in(s) for s in registry.latest() if _offered(s)]
+
+
+def _offered(spec: ToolSpec) -> bool:
+    """An execgraph tool, or a server's (``mcp:`` origin); not a declaration of one of the
+    agent's own LangChain tools."""
+    return not isinstance(spec.run, LangChainRunner) or spec.origin.startswith("mcp:")

@@ -48,9 +48,9 @@ class Effects:
         return [send_email, log_line]
 
 
-def call(name: str, call_id: str, **args: Any) -> dict[str, Any]:
+def call(tool: str, call_id: str, /, **args: Any) -> dict[str, Any]:
     """One tool call of a scripted model reply."""
-    return {"name": name, "args": args, "id": call_id}
+    return {"name": tool, "args": args, "id": call_id}
 
 
 def reply(*calls: dict[str, Any]) -> dict[str, Any]:

@@ -74,6 +74,7 @@ PATH_TIERS = {
     "tests/graph/test_postgres_database.py": "integration",  # PostgreSQL, or none reachable
     "tests/nodes/model/test_streamed.py": "integration",  # the OpenAI client
     "tests/tools/test_mcp.py": "integration",  # an MCP server
+    "tests/middleware/test_mcp.py": "integration",  # an MCP server
     "tests/adversarial/test_mcp_servers.py": "integration",  # a hostile MCP server
     "tests/tools/adapters/test_browser.py": "integration",  # Chromium
     "tests/tools/adapters/test_http.py": "integration",  # HTTP servers
