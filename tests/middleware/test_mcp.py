@@ -22,7 +22,11 @@ def test_an_mcp_servers_tools_run_through_the_executor(tmp_path: Path) -> None:
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "old.txt").write_text("keep me")
-    connection = {"transport": "stdio", "command": sys.executable, "args": [str(SERVER), str(notes)]}
+    connection = {
+        "transport": "stdio",
+        "command": sys.executable,
+        "args": [str(SERVER), str(notes)],
+    }
     specs = mcp_tools({"notes": connection}, trusted={"notes"})
     model = ScriptedChatModel(
         [
