@@ -9,8 +9,9 @@ own), and the wall clock from ``execgraph_started_at``:
   one turn count in the order the model made them), and the run then ends;
 - ``model_calls``, ``tokens_in``, ``tokens_out`` (from each reply's ``usage_metadata``):
   counted after each model call; once one is reached the model is not called again;
-- ``wall_time_s``: the time left is each tool call's deadline (the executor stops a tool
-  at it), and the model is not called once it is over.
+- ``wall_time_s``: counted from the run's start, a pause for a person included; the
+  time left is each tool call's deadline (the executor stops a tool at it), and the
+  model is not called once it is over.
 
 A run that ran out ends before its next model call with ``execgraph_status`` set to
 ``{"status": "budget_exhausted", "exhausted": [...], "used": {...}, "limits": {...}}``
