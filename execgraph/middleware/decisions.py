@@ -21,7 +21,7 @@ names: it is a client's data.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import cache
+from functools import lru_cache
 from typing import Annotated, Any
 
 from pydantic import PlainValidator, ValidationError, WithJsonSchema
@@ -119,7 +119,7 @@ def read_decision(value: Any, tool: str) -> ApprovalDecision:
     return decision
 
 
-@cache
+@lru_cache(maxsize=256)  # bounded: the name is the model's, whatever it sent
 def decision_schema(tool: str) -> Any:
     """The ``response_schema`` of an approval of ``tool``: validates an answer into an
     :class:`~execgraph.state.contracts.ApprovalDecision` (an edit pinned to ``tool``)."""
