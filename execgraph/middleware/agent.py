@@ -128,7 +128,7 @@ class ExecutorMiddleware(AgentMiddleware[ExecutorAgentState, Any, Any]):
             opened = open_store(store)
         else:
             opened = store
-        self._registry = DeclaredRegistry(tools)
+        self._registry = DeclaredRegistry(tools, reserved=())  # no run-control names here
         self._registering = threading.Lock()
         self.tools = offered_tools(self._registry)  # the agent offers them to its model
         self.deps = ExecutorDeps(

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from langchain.agents import create_agent
+from langchain_core.tools import tool
 from langgraph.types import Command
 
 from execgraph import ExecutorMiddleware, ScriptedChatModel, from_langchain, tool_spec
@@ -101,3 +102,21 @@ def test_a_tool_spec_given_to_the_middleware_is_offered_and_run_by_the_executor(
     assert model.tools_offered[0] == ("note",)  # the spec's schema, as the model sees it
     assert notes == ["hi"]
     assert out["messages"][-1].content == "noted it"
+
+
+def test_an_agent_tool_may_take_a_name_execgraphs_graphs_reserve(tmp_path: Path) -> None:
+    asked: list[str] = []
+
+    @tool
+    def ask_user(question: str) -> str:
+        """Ask the user a question."""
+        asked.append(question)
+        return "blue"
+
+    ask_user.metadata = {"effect": "read"}
+    model = ScriptedChatModel([reply(call("ask_user", "call_q", question="colour?")), "blue"])
+    app = create_agent(model, tools=[ask_user], middleware=[ExecutorMiddleware(home=tmp_path)])
+
+    out = app.invoke({"messages": [("user", "what colour?")]}, CONFIG)
+
+    assert asked == ["colour?"] and out["messages"][-1].content == "blue"
