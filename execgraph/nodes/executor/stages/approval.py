@@ -236,7 +236,8 @@ def ask(call: Call, question: Question) -> ApprovalDecision:
     )
     if not question.logged:
         call.deps.store.append_events([*call.events.recorded(), asked])
-    answer = parse_decision(interrupt(question.shown.model_dump(mode="json")))
+    shown = question.shown.model_dump(mode="json")
+    answer = parse_decision(interrupt(shown, response_schema=call.deps.decision_schema))
     decision = decide_once(call.deps.store, asked.event_id, answer)  # the first one stands
     call.events.extend([asked])
     call.events.record(
