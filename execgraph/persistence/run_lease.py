@@ -60,8 +60,8 @@ class _RunLeases:
         me, held = worker_id(), []
         for thread in threads:
             try:
-                if self.store.lease_run(thread, me, lease_s=RUN_LEASE_S).owner != me:
-                    continue  # taken over: its owner holds it now
+                if not self.store.renew_run(thread, me, lease_s=RUN_LEASE_S):
+                    continue  # taken over (and maybe released since): lost for good
             except ExecGraphError:
                 pass  # cannot tell now: kept
             held.append(thread)

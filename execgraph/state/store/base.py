@@ -274,6 +274,11 @@ class ExecutionStore(Protocol):
         """
         ...
 
+    def renew_run(self, run_id: str, owner: str, *, lease_s: float) -> bool:
+        """Extend ``owner``'s lease on ``run_id`` while no other worker took it since
+        (False: taken over, even if released again; a renewal never takes it back)."""
+        ...
+
     def lease_run_holder(self, run_id: str) -> str:
         """Who holds (or last held) ``run_id``'s lease ("" when nobody ever did)."""
         ...
