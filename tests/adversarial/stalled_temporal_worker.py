@@ -50,7 +50,11 @@ def ledger_tools(home: Path) -> Any:
     def probe(args: Any, ctx: InvokeContext) -> AdapterOutput:
         return AdapterOutput(committed=booked(ctx.idempotency_key))
 
-    @tool_spec(name="post", effect="write", version="1.0.0", reconcile=probe)
+    # idempotent: the ledger books a key once, so a worker that took the post over from a
+    # stalled owner may post it again
+    @tool_spec(
+        name="post", effect="write", version="1.0.0", reconcile=probe, idempotent=True, retry=None
+    )
     def post(entry: str, ctx: InvokeContext) -> str:
         """Book ``entry`` in the ledger (once per idempotency key)."""
         mark = busy / str(os.getpid())

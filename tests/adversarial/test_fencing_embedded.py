@@ -9,10 +9,11 @@ have lapsed, worker ``B`` resumes the run (``invoke(None, cfg)``), takes it over
 finishes it; then ``A`` is woken. The resource is a SQLite ledger that books every effect
 it is asked for (it does not deduplicate), so a stale owner's late post would be booked
 twice; ``post`` checks its fencing token right before the effect
-(``ctx.check_fence()``), which is what refuses it. Every trial ends with each entry
-booked exactly once, ``A`` answering ``FencedOut`` (or, stopped after its last step,
-nothing it wrote after the takeover), ``B`` answering ``COMPLETED``, and the log's
-``run.finished``, the execution records and the checkpoint agreeing.
+(``ctx.check_fence()``), which is what refuses it. ``B`` does not post again a call it
+took over from an owner that may still run it (``post`` is not idempotent): that call is
+``unknown``, for a person to reconcile. Every trial ends with no entry booked twice,
+``A`` answering ``FencedOut`` (never ``COMPLETED``), ``B`` answering ``COMPLETED``, and
+the log's ``run.finished``, the execution records and the checkpoint agreeing.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ REPO = Path(__file__).resolve().parents[2]
 TRIALS = int(os.environ.get("FENCING_TRIALS", "20"))
 LEASE_S = 1.0
 ENTRIES = 2
-HOLD_S = 0.15  # inside the tool, before its effect: a window to be stopped in
+HOLD_S = 0.2  # inside the tool before its effect, and in the model: windows to stop in
+_HOME: list[Path] = []  # the worker's home (set by _serve)
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -94,9 +96,16 @@ def _tools(home: Path) -> list[Any]:
 
 
 def _next_post(messages: list[Any]) -> Any:
+    """Post ``e0``, ``e1``, then finish; before ``e1`` it thinks a moment (between the
+    posts, outside any tool or transaction: a window to be stopped in)."""
     from langchain_core.messages import AIMessage
 
     done = sum(1 for m in messages if m.type == "tool")
+    if done == 1:
+        mark = _HOME[0] / "busy" / str(os.getpid())
+        mark.write_text("thinking")
+        time.sleep(HOLD_S)
+        mark.unlink(missing_ok=True)
     if done >= ENTRIES:
         return AIMessage(
             "", tool_calls=[{"name": "finish", "args": {"output": "posted"}, "id": "f"}]
@@ -113,6 +122,7 @@ def _serve(home: Path) -> None:
     from execgraph.state.errors import ExecGraphError
     from execgraph.testing import ScriptedChatModel
 
+    _HOME.append(home)
     run_lease.RUN_LEASE_S, run_lease.RENEW_EVERY_S = LEASE_S, LEASE_S / 4
     record_lease.LEASE_S, record_lease.RENEW_EVERY_S = LEASE_S, LEASE_S / 4
     app = build_graph(
@@ -195,9 +205,12 @@ def _in_tool(home: Path, pid: int) -> str | None:
 
 def _trial(home: Path, a: _Worker, b: _Worker, thread: str, inside: bool) -> dict[str, Any]:
     a.send("start", thread)
-    assert _wait(lambda: _in_tool(home, a.pid) == "e0", 30), "A never posted"
-    if not inside:  # between the posts: once e0 is booked
-        _wait(lambda: _in_tool(home, a.pid) != "e0", 10, 0.001)
+    # inside: in the post of e0, before its effect; between: e0 booked, deciding on e1.
+    # (Never inside a store transaction: a process stopped holding SQLite's write lock
+    # holds up the whole home until it is woken.)
+    where = "e0" if inside else "thinking"
+    assert _wait(lambda: _in_tool(home, a.pid) == where, 30), f"A never reached {where}"
+    time.sleep(0.03)
     os.kill(a.pid, signal.SIGSTOP)
     try:
         time.sleep(LEASE_S + 0.3)  # A's leases lapse
@@ -241,18 +254,20 @@ def test_a_stopped_owner_woken_after_a_takeover_repeats_no_effect_and_reports_no
         b.close()
     report = "\n".join(json.dumps(t) for t in trials)
     with closing(_ledger(home)) as conn:
-        booked = Counter(conn.execute("SELECT entry || '@' || key FROM effects").fetchall())
-        entries = Counter(r[0] for r in conn.execute("SELECT key FROM effects").fetchall())
+        keys = Counter(r[0] for r in conn.execute("SELECT key FROM effects").fetchall())
         refused = conn.execute("SELECT COUNT(*) FROM refused").fetchone()[0]
-    assert [k for k, n in entries.items() if n > 1] == [], report  # no effect twice
-    assert len(booked) == TRIALS * ENTRIES, report  # and none missing
+    assert [k for k, n in keys.items() if n > 1] == [], report  # no effect twice
+    inside = sum(1 for t in trials if t["inside"])
+    # stopped inside e0: B took e0 over from an owner that may still run it, so e0 is
+    # unknown (not posted again), and A's late post was refused by its fence
+    assert sum(keys.values()) == TRIALS * ENTRIES - inside, report
+    assert refused == inside, report
     for t in trials:
         assert t["B"] == {"status": "COMPLETED"}, report
         assert t["A"].get("error") == "FencedOut", report  # never COMPLETED
         assert t["log"] == t["checkpoint"] == "COMPLETED", report
-        assert t["records"] == [("committed", "succeeded")] * ENTRIES, report
-    inside = sum(1 for t in trials if t["inside"])
-    assert refused == inside, report  # each stopped-inside owner's late post was refused
+        first = "unknown" if t["inside"] else "succeeded"
+        assert t["records"] == [("committed", first), ("committed", "succeeded")], report
     print(f"{TRIALS} trials; {refused} late posts of stopped owners refused by their fence")
 
 
