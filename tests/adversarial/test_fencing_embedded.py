@@ -18,6 +18,7 @@ the log's ``run.finished``, the execution records and the checkpoint agreeing.
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import os
 import signal
@@ -123,6 +124,7 @@ def _serve(home: Path) -> None:
     from execgraph.testing import ScriptedChatModel
 
     _HOME.append(home)
+    faulthandler.register(signal.SIGUSR1)  # the torture asks a silent worker for its stacks
     run_lease.RUN_LEASE_S, run_lease.RENEW_EVERY_S = LEASE_S, LEASE_S / 4
     record_lease.LEASE_S, record_lease.RENEW_EVERY_S = LEASE_S, LEASE_S / 4
     app = build_graph(
@@ -176,7 +178,10 @@ class _Worker:
         ready, _, _ = select.select([self.proc.stdout], [], [], timeout_s)
         line = self.proc.stdout.readline() if ready else ""
         if not line:
-            raise AssertionError(f"worker said nothing:\n{self.log.read_text()[-4000:]}")
+            with suppress(ProcessLookupError):
+                os.kill(self.proc.pid, signal.SIGUSR1)
+                time.sleep(1)
+            raise AssertionError(f"worker said nothing:\n{self.log.read_text()[-12000:]}")
         reply: dict[str, Any] = json.loads(line)
         return reply
 
@@ -204,6 +209,7 @@ def _in_tool(home: Path, pid: int) -> str | None:
 
 
 def _trial(home: Path, a: _Worker, b: _Worker, thread: str, inside: bool) -> dict[str, Any]:
+    began = time.monotonic()
     a.send("start", thread)
     # inside: in the post of e0, before its effect; between: e0 booked, deciding on e1.
     # (Never inside a store transaction: a process stopped holding SQLite's write lock
@@ -212,14 +218,18 @@ def _trial(home: Path, a: _Worker, b: _Worker, thread: str, inside: bool) -> dic
     assert _wait(lambda: _in_tool(home, a.pid) == where, 30), f"A never reached {where}"
     time.sleep(0.03)
     os.kill(a.pid, signal.SIGSTOP)
+    stopped = time.monotonic()
     try:
         time.sleep(LEASE_S + 0.3)  # A's leases lapse
         b.send("resume", thread)
         taken = b.recv()
+        b_done = time.monotonic()
     finally:
         os.kill(a.pid, signal.SIGCONT)
     woken = a.recv()
-    return {"thread": thread, "inside": inside, "A": woken, "B": taken}
+    took = {k: round(v - began, 2) for k, v in (("stop", stopped), ("B", b_done))}
+    took["A"] = round(time.monotonic() - began, 2)
+    return {"thread": thread, "inside": inside, "A": woken, "B": taken, "s": took}
 
 
 def _state(home: Path, thread: str) -> tuple[Any, Any, list[Any]]:
@@ -268,6 +278,7 @@ def test_a_stopped_owner_woken_after_a_takeover_repeats_no_effect_and_reports_no
         assert t["log"] == t["checkpoint"] == "COMPLETED", report
         first = "unknown" if t["inside"] else "succeeded"
         assert t["records"] == [("committed", first), ("committed", "succeeded")], report
+    print(report)
     print(f"{TRIALS} trials; {refused} late posts of stopped owners refused by their fence")
 
 

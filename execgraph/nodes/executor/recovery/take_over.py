@@ -6,9 +6,9 @@ any other is reconciled by the tool's probe (:mod:`.probe`), and a decided outco
 committed, freeing the crashed attempt's locks with the commit. An undecided one runs
 again, once the gone owner's locks are released — unless its owner was only taken over
 because its lease lapsed (not proved gone: it may be stalled and act when it wakes) and
-the write is not idempotent: then it is ``unknown``, for a person to reconcile. Locks of any gone owner on the call's
-keys are released first: after two crashes in a row, the first owner's are no longer the
-last owner's.
+the write is not idempotent: then it is ``unknown``, for a person to reconcile. Locks of
+any gone owner on the call's keys are released first: after two crashes in a row, the
+first owner's are no longer the last owner's.
 """
 
 from __future__ import annotations
