@@ -66,3 +66,20 @@ def test_a_tool_taken_over_while_it_stalled_is_refused_at_its_effect(
         [record] = store.pending("t")  # still the new owner's, uncommitted: nothing applied
         assert record.owner == OTHER and record.fence == 2
         assert store.committed("t") == []
+
+
+def test_the_store_says_whether_a_fence_is_still_held(tmp_path: Path) -> None:
+    me = "here@boot@1/1/1/aaaaaaaaaaaa"
+    with SqliteExecutionStore(tmp_path / "exec.db") as store:
+        claim = {"run_id": "r", "call_id": "c", "tool": "t", "version": "1", "args_hash": "h"}
+        store.reserve("k", **claim, attempt_id="a1", owner=me, lease_s=0.05)
+        assert store.holds_fence("k", me, 1)
+        assert not store.holds_fence("k", me, 2) and not store.holds_fence("k", OTHER, 1)
+        assert store.lease_run("r", OTHER, lease_s=60).owner == OTHER  # its run, elsewhere
+        assert not store.holds_fence("k", me, 1)
+        store.release_run("r", OTHER)  # released, it still names OTHER: still fenced
+        assert not store.holds_fence("k", me, 1)
+        time.sleep(0.1)  # this owner's lease lapses; another takes the call over
+        taken = store.take_over("k", OTHER, attempt_id="a2", lease_s=60, fence=1)
+        assert taken is not None and taken.fence == 2
+        assert not store.holds_fence("k", me, 1) and store.holds_fence("k", OTHER, 2)
