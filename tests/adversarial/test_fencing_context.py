@@ -7,6 +7,7 @@ worker commits nothing (``FencedOut``): the record stays the new owner's.
 from __future__ import annotations
 
 import time
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from langchain_core.messages import AIMessage
 from execgraph.graph import build_graph
 from execgraph.nodes.executor import record_lease
 from execgraph.state.errors import FencedOut
+from execgraph.state.store.base import ExecutionStore
 from execgraph.state.store.sqlite import SqliteExecutionStore
 from execgraph.testing import ScriptedChatModel
 from execgraph.tools import InvokeContext, tool_spec
@@ -68,9 +70,18 @@ def test_a_tool_taken_over_while_it_stalled_is_refused_at_its_effect(
         assert store.committed("t") == []
 
 
-def test_the_store_says_whether_a_fence_is_still_held(tmp_path: Path) -> None:
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.integration)])
+def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> ExecutionStore:
+    if request.param == "sqlite":
+        return SqliteExecutionStore(tmp_path / "exec.db")
+    from execgraph.state.store.postgres import PostgresExecutionStore  # the extra, here
+
+    return PostgresExecutionStore(request.getfixturevalue("postgres_database"))
+
+
+def test_the_store_says_whether_a_fence_is_still_held(any_store: ExecutionStore) -> None:
     me = "here@boot@1/1/1/aaaaaaaaaaaa"
-    with SqliteExecutionStore(tmp_path / "exec.db") as store:
+    with closing(any_store) as store:
         claim = {"run_id": "r", "call_id": "c", "tool": "t", "version": "1", "args_hash": "h"}
         store.reserve("k", **claim, attempt_id="a1", owner=me, lease_s=0.05)
         assert store.holds_fence("k", me, 1)
