@@ -208,16 +208,34 @@ def _in_tool(home: Path, pid: int) -> str | None:
     return None
 
 
+def _write_locked(home: Path) -> bool:
+    """Whether a stopped process holds the write lock of one of the home's databases."""
+    for name in ("exec.db", "checkpoints.db"):
+        with closing(sqlite3.connect(home / name, timeout=0.05)) as conn:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                conn.rollback()
+            except sqlite3.OperationalError:
+                return True
+    return False
+
+
 def _trial(home: Path, a: _Worker, b: _Worker, thread: str, inside: bool) -> dict[str, Any]:
     began = time.monotonic()
     a.send("start", thread)
     # inside: in the post of e0, before its effect; between: e0 booked, deciding on e1.
     # (Never inside a store transaction: a process stopped holding SQLite's write lock
-    # holds up the whole home until it is woken.)
+    # holds up the whole home until it is woken; such a stop is made again.)
     where = "e0" if inside else "thinking"
     assert _wait(lambda: _in_tool(home, a.pid) == where, 30), f"A never reached {where}"
     time.sleep(0.03)
     os.kill(a.pid, signal.SIGSTOP)
+    for _ in range(20):  # stopped inside a store transaction (a lease renewal): again
+        if not _write_locked(home):
+            break
+        os.kill(a.pid, signal.SIGCONT)
+        time.sleep(0.005)
+        os.kill(a.pid, signal.SIGSTOP)
     stopped = time.monotonic()
     try:
         time.sleep(LEASE_S + 0.3)  # A's leases lapse
