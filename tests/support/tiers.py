@@ -109,6 +109,7 @@ PATH_TIERS = {
     "tests/reliability/test_fault_matrix.py": "system",
     "tests/graph/test_executor_crash.py": "system",
     "tests/adversarial/test_temporal_stalled_worker.py": "system",  # SIGSTOP torture
+    "tests/adversarial/test_fencing_embedded.py": "system",  # SIGSTOP torture, embedded
     "tests/engines/temporal/test_kill_harness.py": "system",
     "tests/middleware/test_kill_torture.py": "system",  # SIGKILL torture of create_agent
 }
