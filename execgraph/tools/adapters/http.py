@@ -1,6 +1,6 @@
 """The HTTP adapter: ``http_get`` (read) and ``http_post`` / ``http_put`` / ``http_delete``.
 
-Security (DESIGN §10): every request and every redirect hop is checked before it is sent —
+Security: every request and every redirect hop is checked before it is sent —
 scheme, no credentials in the URL, host allow-list, and (unless ``allow_private``) every
 address the host stands for must be public (see :mod:`execgraph.tools.adapters.netguard`). The
 connection goes to the checked address itself, so a DNS answer cannot change between the
