@@ -3,10 +3,19 @@
 A NUL in a tool's text is stored as it came (JSON escapes it) on every backend; on
 PostgreSQL the reads that look inside a stored result must not choke on it, or every later
 step of the run would fail to count its outcomes.
+
+A value no UTF-8 JSON can hold (a lone surrogate, bytes that are not UTF-8, a dict with a
+surrogate key, an object whose ``repr`` raises, a cycle) becomes a typed value: the run
+completes, the model reads what the tool returned in a form it can, and nothing raises.
+A result above the tool's ``max_result_bytes`` is stored cut at that bound, with its
+whole size and SHA-256.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +23,9 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
 from execgraph import build_graph, tool_spec
+from execgraph.state.store import open_store
 from execgraph.testing import ScriptedChatModel
+from execgraph.tools.spec import DEFAULT_MAX_RESULT_BYTES
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -54,3 +65,133 @@ def test_a_nul_in_a_tool_result_does_not_stop_the_run(where: dict[str, Any]) -> 
     assert result["data"] == "before\x00after"
     out = app.invoke({"messages": [HumanMessage("and again")]}, cfg)  # the run's next turn
     assert out["status"] == "COMPLETED", out.get("error")
+
+
+class _Unprintable:
+    """An object whose ``repr`` and ``str`` raise."""
+
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr for you")
+
+    __str__ = __repr__
+
+
+def _cycle() -> list[Any]:
+    loop: list[Any] = ["start"]
+    loop.append(loop)
+    return loop
+
+
+UNPRINTABLE = {"unstorable": "object", "class": "_Unprintable"}
+
+HOSTILE: dict[str, tuple[Callable[[], Any], Callable[[Any], bool]]] = {
+    "lone surrogate": (lambda: "a\ud800b", lambda d: d == "a\\ud800b"),
+    "bytes": (
+        lambda: b"\xff\xfe raw",
+        lambda d: d == {"unstorable": "bytes", "size": 6, "base64": "//4gcmF3"},
+    ),
+    "surrogate key": (lambda: {"k\udc80": 1}, lambda d: d == {"k\\udc80": 1}),
+    "repr raises": (
+        lambda: _Unprintable(),
+        lambda d: {k: d[k] for k in UNPRINTABLE} == UNPRINTABLE,
+    ),
+    "repr raises, nested": (
+        lambda: {"rows": [1, _Unprintable()]},
+        lambda d: d["rows"][0] == 1 and d["rows"][1]["unstorable"] == "object",
+    ),
+    "a cycle": (_cycle, lambda d: d[0] == "start" and d[1]["unstorable"] == "object"),
+}
+
+
+def _hostile_read(value: Callable[[], Any], reads: list[int]) -> Any:
+    @tool_spec(name="fetch", effect="read")
+    def hostile() -> Any:
+        """Fetch a record."""
+        reads.append(1)
+        return value()
+
+    return hostile
+
+
+def _fetch_then_finish(messages: list[Any]) -> AIMessage:
+    if any(m.type == "tool" for m in messages):
+        return _call("finish", {"output": "fetched"}, "f")
+    return _call("fetch", {}, "c1")
+
+
+@pytest.mark.parametrize("kind", list(HOSTILE))
+def test_a_hostile_value_becomes_a_typed_result_and_the_run_goes_on(
+    where: dict[str, Any], kind: str
+) -> None:
+    value, expected = HOSTILE[kind]
+    reads: list[int] = []
+    seen: list[str] = []
+
+    def decide(messages: list[Any]) -> AIMessage:
+        seen.extend(str(m.content) for m in messages if m.type == "tool")
+        return _fetch_then_finish(messages)
+
+    model = ScriptedChatModel([decide] * 4)
+    app = build_graph("react", model=model, tools=[_hostile_read(value, reads)], **where)
+    out = app.invoke({"task": {"goal": "fetch"}}, {"configurable": {"thread_id": "hostile"}})
+    assert out["status"] == "COMPLETED", out.get("error")
+    [result] = out["results"].values()
+    assert result["outcome"] == "succeeded" and expected(result["data"]), result["data"]
+    assert reads == [1]
+    [observation] = seen  # the model read it, as text a UTF-8 encoder writes
+    observation.encode()
+    assert "untrusted" in observation
+
+
+def _store(where: dict[str, Any]) -> Any:
+    """The execution store the graph of ``where`` wrote to."""
+    from execgraph.state.home import Home
+
+    return open_store(where.get("database") or Home(where["home"]).exec_db)
+
+
+def _big_read(size: int) -> Any:
+    @tool_spec(name="dump", effect="read", max_result_bytes=100_000)
+    def dump() -> str:
+        """Dump a large record."""
+        return "x" * size
+
+    return dump
+
+
+def test_a_result_above_the_bound_is_stored_cut_with_its_size_and_hash(
+    where: dict[str, Any],
+) -> None:
+    size = 2 * 1024 * 1024
+    model = ScriptedChatModel(
+        [_call("dump", {}, "c1"), _call("finish", {"output": "dumped"}, "c2")]
+    )
+    app = build_graph("react", model=model, tools=[_big_read(size)], **where)
+    out = app.invoke({"task": {"goal": "dump"}}, {"configurable": {"thread_id": "big"}})
+    assert out["status"] == "COMPLETED", out.get("error")
+    [result] = out["results"].values()
+    data = result["data"]
+    whole = json.dumps("x" * size).encode()
+    assert result["truncated"] is True
+    assert data["size"] == len(whole) and data["stored"] == 100_000
+    assert data["sha256"] == "sha256:" + hashlib.sha256(whole).hexdigest()
+    with _store(where) as store:
+        assert store.get_artifact(data["artifact"]) == whole[:100_000]
+
+
+def test_a_32_mib_result_is_kept_to_the_default_bound(tmp_path: Path) -> None:
+    @tool_spec(name="dump", effect="read")
+    def dump() -> str:
+        """Dump a 32 MiB record."""
+        return "y" * (32 * 1024 * 1024)
+
+    model = ScriptedChatModel(
+        [_call("dump", {}, "c1"), _call("finish", {"output": "dumped"}, "c2")]
+    )
+    app = build_graph("react", model=model, tools=[dump], home=tmp_path)
+    out = app.invoke({"task": {"goal": "dump"}}, {"configurable": {"thread_id": "huge"}})
+    assert out["status"] == "COMPLETED", out.get("error")
+    [result] = out["results"].values()
+    assert result["data"]["stored"] == DEFAULT_MAX_RESULT_BYTES
+    on_disk = sum(f.stat().st_size for f in tmp_path.rglob("*.db*"))
+    assert on_disk < 3 * DEFAULT_MAX_RESULT_BYTES, on_disk  # not 32 MiB, nor twice that
