@@ -191,9 +191,7 @@ class ToolSpec:
     def secret_args_of(model: type[BaseModel], named: tuple[str, ...]) -> frozenset[str]:
         """``named`` and the fields of ``model`` typed as a pydantic secret (cached: the
         executor asks for every call)."""
-        typed = {
-            n for n, f in model.model_fields.items() if _is_secret_type(f.annotation)
-        }
+        typed = {n for n, f in model.model_fields.items() if _is_secret_type(f.annotation)}
         return frozenset(named) | typed
 
     def effect_of(self, arguments: Mapping[str, Any]) -> Effect:

@@ -195,3 +195,33 @@ def test_a_32_mib_result_is_kept_to_the_default_bound(tmp_path: Path) -> None:
     assert result["data"]["stored"] == DEFAULT_MAX_RESULT_BYTES
     on_disk = sum(f.stat().st_size for f in tmp_path.rglob("*.db*"))
     assert on_disk < 3 * DEFAULT_MAX_RESULT_BYTES, on_disk  # not 32 MiB, nor twice that
+
+
+def test_on_temporal_a_hostile_value_completes_the_run_and_reads_once(
+    temporal_address: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+    import uuid
+
+    from execgraph.engines.graphs import Graphs
+    from execgraph.engines.spec import RunSpec
+    from execgraph.engines.temporal import SharedGraphs, TemporalRuns
+    from tests.adversarial.trust_helpers import worker_thread
+
+    monkeypatch.setenv("EXECGRAPH_APPROVAL_SECRET", "hostile-values-test-key")
+    reads: list[int] = []
+    graphs = Graphs()
+    graphs.add_tools("hostile", [_hostile_read(lambda: {"k\udc80": _Unprintable()}, reads)])
+    graphs.add_model("fetcher", lambda: ScriptedChatModel([_fetch_then_finish] * 4))
+    rid = f"hostile-{uuid.uuid4().hex[:6]}"
+    spec = RunSpec(rid, {"goal": "fetch"}, model="fetcher", tools="hostile")
+
+    async def run(queue: str) -> Any:
+        runs = await TemporalRuns.connect(temporal_address, task_queue=queue)
+        await runs.start(spec)
+        return await asyncio.wait_for(runs.result(rid), 45)
+
+    with worker_thread(temporal_address, SharedGraphs(graphs, home=tmp_path)) as queue:
+        final = asyncio.run(run(queue))
+    assert final.status == "COMPLETED", final
+    assert reads == [1]  # the read ran once: nothing raised, nothing was retried

@@ -26,7 +26,6 @@ from typing import Any
 
 from execgraph.nodes.executor.stages.invoke import Invoked
 from execgraph.state.contracts import Evidence, Outcome, PartialProgress, SideEffect, ToolError
-from execgraph.state.safe_values import safe_dumps
 from execgraph.state.errors import (
     ExecGraphError,
     ModelRetry,
@@ -35,6 +34,7 @@ from execgraph.state.errors import (
     ResponseLostError,
     ToolCancelled,
 )
+from execgraph.state.safe_values import safe_dumps
 from execgraph.tools.invocation import InvokeContext, output_of
 from execgraph.tools.retry import RetryPolicy
 from execgraph.tools.spec import DEFAULT_MAX_RESULT_BYTES, ToolSpec
