@@ -44,7 +44,7 @@ def take_over(call: Call, previous: ExecutionRecord, ctx: InvokeContext) -> Reco
     args, arguments = call.authorized.validated.args, call.authorized.validated.normalized.arguments
     settled = None if resumes_pause(previous) else in_doubt(call.spec, args, ctx, call.report)
     try:
-        keys = lock_keys(call.spec, arguments, call.request.workspace.id)
+        keys = lock_keys(call.spec, arguments, call.request.workspace)
     except ExecGraphError:
         keys = ()
     crashed = Locked(keys=keys, owner=lock_owner(previous.owner, call.key), queued_ms=0)
