@@ -80,7 +80,7 @@ def plan(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str,
     if stale:
         instruction += (
             "\n\nObservations now out of date (plan them again if still needed):\n"
-            + "\n".join(f"- step {i}: {staleness(*what)}" for i, what in stale.items())
+            + "\n".join(f"- step {i}: {staleness(old, new)}" for i, (_, old, new) in stale.items())
         )
     seen = [
         f"step {s['id']}: {observation_text(results[s['call_id']], deps.observation_limit)}"
