@@ -86,6 +86,15 @@ def _cycle() -> list[Any]:
     return loop
 
 
+def _deep() -> list[Any]:
+    top: list[Any] = []
+    inner = top
+    for _ in range(5000):
+        inner.append([])
+        inner = inner[0]
+    return top
+
+
 UNPRINTABLE = {"unstorable": "object", "class": "_Unprintable"}
 
 HOSTILE: dict[str, tuple[Callable[[], Any], Callable[[Any], bool]]] = {
@@ -104,6 +113,8 @@ HOSTILE: dict[str, tuple[Callable[[], Any], Callable[[Any], bool]]] = {
         lambda d: d["rows"][0] == 1 and d["rows"][1]["unstorable"] == "object",
     ),
     "a cycle": (_cycle, lambda d: d[0] == "start" and d[1]["unstorable"] == "object"),
+    "nested 5000 deep": (_deep, lambda d: "nested too deep" in json.dumps(d)),
+    "an int too long to print": (lambda: 10**5000, lambda d: d["unstorable"] == "int"),
 }
 
 
