@@ -34,6 +34,7 @@ __all__ = [
     "VAULT",
     "SecretUnavailable",
     "SecretVault",
+    "call_key",
     "redact_arguments",
     "redact_reply",
     "restore",
@@ -80,29 +81,64 @@ def redact_arguments(arguments: Mapping[str, Any], names: frozenset[str]) -> dic
     return {k: (REDACTED if k in names else v) for k, v in arguments.items()}
 
 
-def _redact_call(call: Mapping[str, Any], secrets: Secrets, run_id: str) -> dict[str, Any]:
-    names = secrets.get(str(call.get("name")), frozenset())
-    args = call.get("args")
+def call_key(tool_call_id: str | None, step_id: str | None) -> str:
+    """Which call a secret belongs to: the model's call id, or a planned step's id (a
+    step written into a plan is the planner's, and has no call id of its own)."""
+    return str(tool_call_id) if tool_call_id is not None else f"plan-step:{step_id}"
+
+
+def _kept(tool: str, args: Any, secrets: Secrets, run_id: str, key: str) -> Any:
+    """``args`` of a call of ``tool`` with its secrets kept in :data:`VAULT` under
+    ``key`` and replaced by :data:`REDACTED`."""
+    names = secrets.get(tool, frozenset())
     if not names or not isinstance(args, dict):
-        return dict(call)
+        return args
     for name in names & args.keys():
         if args[name] != REDACTED:  # a replayed reply is redacted already
-            VAULT.keep((run_id, str(call.get("id")), str(call["name"]), name), args[name])
-    return {**call, "args": redact_arguments(args, names)}
+            VAULT.keep((run_id, key, tool, name), args[name])
+    return redact_arguments(args, names)
 
 
-def _redact_raw(raw: Any, secrets: Secrets) -> Any:
+def _redact_call(
+    call: Mapping[str, Any], secrets: Secrets, run_id: str, plan_tool: str | None
+) -> dict[str, Any]:
+    name, args = str(call.get("name")), call.get("args")
+    if name == plan_tool and isinstance(args, dict) and isinstance(args.get("steps"), list):
+        steps = [
+            {
+                **step,
+                "arguments": _kept(
+                    str(step.get("tool")),
+                    step.get("arguments"),
+                    secrets,
+                    run_id,
+                    call_key(None, str(step.get("id"))),
+                ),
+            }
+            if isinstance(step, dict)
+            else step
+            for step in args["steps"]
+        ]
+        return {**call, "args": {**args, "steps": steps}}
+    return {**call, "args": _kept(name, args, secrets, run_id, call_key(call.get("id"), None))}
+
+
+def _redact_raw(raw: Any, secrets: Secrets, run_id: str, plan_tool: str | None) -> Any:
     """A provider's own record of a call (OpenAI's ``function.arguments`` JSON text)."""
     if not isinstance(raw, dict) or not isinstance(raw.get("function"), dict):
         return raw
     function = raw["function"]
-    names = secrets.get(str(function.get("name")), frozenset())
-    if not names:
+    name = str(function.get("name"))
+    if name not in secrets and name != plan_tool:
         return raw
     try:
         args = json.loads(function.get("arguments") or "{}")
-        text = json.dumps(redact_arguments(args, names)) if isinstance(args, dict) else REDACTED
     except ValueError:
+        args = None
+    if isinstance(args, dict):
+        call = {"name": name, "args": args, "id": raw.get("id")}
+        text = json.dumps(_redact_call(call, secrets, run_id, plan_tool)["args"])
+    else:
         text = REDACTED
     return {**raw, "function": {**function, "arguments": text}}
 
@@ -118,20 +154,25 @@ def _redact_block(block: Any, secrets: Secrets) -> Any:
     return {**block, key: redact_arguments(block[key], names)}
 
 
-def redact_reply(ai: AIMessage, secrets: Secrets, run_id: str) -> AIMessage:
+def redact_reply(
+    ai: AIMessage, secrets: Secrets, run_id: str, plan_tool: str | None = None
+) -> AIMessage:
     """``ai`` with each secret argument of its tool calls kept in :data:`VAULT` and
     replaced by :data:`REDACTED`, in every place a reply holds a call (the parsed
-    calls, the provider's raw calls, content blocks, invalid calls)."""
+    calls, the provider's raw calls, content blocks, invalid calls). A call of
+    ``plan_tool`` (a planner's ``submit_plan``) is a plan: its steps' secrets are kept by
+    step id."""
     if not secrets or not (ai.tool_calls or ai.invalid_tool_calls):
         return ai
-    calls = [_redact_call(c, secrets, run_id) for c in ai.tool_calls]
+    calls = [_redact_call(c, secrets, run_id, plan_tool) for c in ai.tool_calls]
     invalid = [
         {**c, "args": REDACTED} if secrets.get(str(c.get("name"))) else c
         for c in ai.invalid_tool_calls
     ]
     kwargs = dict(ai.additional_kwargs)
     if isinstance(kwargs.get("tool_calls"), list):
-        kwargs["tool_calls"] = [_redact_raw(r, secrets) for r in kwargs["tool_calls"]]
+        raw = kwargs["tool_calls"]
+        kwargs["tool_calls"] = [_redact_raw(r, secrets, run_id, plan_tool) for r in raw]
     content = ai.content
     if isinstance(content, list):
         content = [_redact_block(b, secrets) for b in content]
@@ -149,7 +190,7 @@ def restore(
     names: frozenset[str],
     *,
     run_id: str,
-    call_id: str | None,
+    call_id: str,
     tool: str,
 ) -> dict[str, Any]:
     """``arguments`` with each redacted secret put back from :data:`VAULT`.
@@ -163,7 +204,7 @@ def restore(
     for name in sorted(names & out.keys()):
         if out[name] != REDACTED:
             continue
-        value = VAULT.get((run_id, str(call_id), tool, name))
+        value = VAULT.get((run_id, call_id, tool, name))
         if value == REDACTED:
             raise SecretUnavailable(
                 f"the secret argument {name!r} of {tool} is not kept at rest, and this "

@@ -229,3 +229,24 @@ def test_a_placeholder_copied_into_another_call_gets_no_secret(tmp_path: Path) -
     assert RECEIVED == [API_KEY]  # the first call only; the copy never ran
     copied = next(r for r in out["results"].values() if r["tool_call_id"] == "b")
     assert copied["error"]["type"] == "SecretUnavailable"
+
+
+def test_a_planned_steps_secret_reaches_the_tool_and_no_database_keeps_it(
+    where: dict[str, Any],
+) -> None:
+    steps = [
+        {"id": "s1", "tool": "call_api", "arguments": {"url": "https://api", "api_key": API_KEY}},
+        {"id": "s2", "tool": "connect", "arguments": {"dsn": "db", "password": PASSWORD}},
+    ]
+    model = ScriptedChatModel(
+        [_call("submit_plan", {"steps": steps}, "plan"), _call("finish", {"output": "done"}, "f")]
+    )
+    app = build_graph("plan_execute", model=model, tools=TOOLS, **where)
+    out = app.invoke({"task": {"goal": "call"}}, {"configurable": {"thread_id": "planned"}})
+    assert out["status"] == "COMPLETED", out.get("error")
+    assert sorted(RECEIVED) == sorted([API_KEY, PASSWORD])
+    assert [s["arguments"] for s in out["plan"]["steps"]] == [
+        {"url": "https://api", "api_key": "[redacted]"},
+        {"dsn": "db", "password": "[redacted]"},
+    ]
+    assert _leaks(_at_rest(where)) == []

@@ -20,10 +20,11 @@ __all__ = ["reply_redaction"]
 
 
 def reply_redaction(
-    registry: ToolRegistry, run_id: str, turn_id: str
+    registry: ToolRegistry, run_id: str, turn_id: str, plan_tool: str | None = None
 ) -> Callable[[AIMessage], AIMessage] | None:
-    """The redaction of this turn's replies, or None when no tool has a secret argument."""
+    """The redaction of this turn's replies, or None when no tool has a secret argument.
+    ``plan_tool`` names the call that submits a plan (whose steps are calls too)."""
     secrets = {s.name: s.secrets for s in registry.latest() if s.secrets}
     if not secrets:
         return None
-    return lambda ai: redact_reply(distinct_call_ids(ai, turn_id), secrets, run_id)
+    return lambda ai: redact_reply(distinct_call_ids(ai, turn_id), secrets, run_id, plan_tool)

@@ -104,7 +104,7 @@ def plan(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str,
         turn_id=turn_id,
         config=config,
         recorded=recorded_replies(deps.executor.store, run_id, turn_id),
-        redact=reply_redaction(deps.executor.registry, run_id, turn_id),
+        redact=reply_redaction(deps.executor.registry, run_id, turn_id, plan_tool="submit_plan"),
     )
     update: dict[str, Any] = {"turn": turn, "budget": result.charge(f"{turn_id}:plan")}
     if result.problem is not None or result.parsed is None:
