@@ -241,7 +241,7 @@ def test_a_call_taken_over_twice_frees_the_first_dead_owners_locks(tmp_path: Pat
     keys = lock_keys(
         authorized.spec,
         authorized.validated.normalized.arguments,
-        ToolExecutionRequest.model_validate(req).workspace.id,
+        ToolExecutionRequest.model_validate(req).workspace,
     )
     child = subprocess.Popen(["true"])
     child.wait()

@@ -54,7 +54,7 @@ def take_over(
         else in_doubt(call.spec, args, ctx, call.report, may_still_run=may_still_run)
     )
     try:
-        keys = lock_keys(call.spec, arguments, call.request.workspace.id)
+        keys = lock_keys(call.spec, arguments, call.request.workspace)
     except ExecGraphError:
         keys = ()
     crashed = Locked(keys=keys, owner=lock_owner(previous.owner, call.key), queued_ms=0)
