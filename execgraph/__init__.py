@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     __version__: str
     from execgraph.graph.build import ARCHITECTURES, Architecture, build_graph
     from execgraph.graph.executor import build_executor
+    from execgraph.middleware import ExecutorMiddleware
     from execgraph.nodes.cancel import request_cancel
     from execgraph.nodes.executor import reconcile
     from execgraph.state import errors
@@ -74,6 +75,7 @@ __all__ = [
     "Evidence",
     "ExecGraphError",
     "ExecutionStore",
+    "ExecutorMiddleware",
     "FileAdapter",
     "HttpAdapter",
     "InvokeContext",
@@ -115,6 +117,7 @@ _WHERE: dict[str, str] = {
     "Evidence": "execgraph.state.contracts",
     "ExecGraphError": "execgraph.state.errors",
     "ExecutionStore": "execgraph.state.store.base",
+    "ExecutorMiddleware": "execgraph.middleware",
     "FileAdapter": "execgraph.tools.adapters.files",
     "HttpAdapter": "execgraph.tools.adapters.http",
     "InvokeContext": "execgraph.tools.invocation",

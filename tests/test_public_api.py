@@ -26,6 +26,7 @@ PUBLIC = [
     "Evidence",
     "ExecGraphError",
     "ExecutionStore",
+    "ExecutorMiddleware",
     "FileAdapter",
     "HttpAdapter",
     "InvokeContext",

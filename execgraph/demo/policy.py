@@ -6,7 +6,7 @@ proposes the next step of the research-assistant task (search the corpus, read t
 documents, draft a cited report, publish it, finish). It is deliberately frugal: it reads
 two documents before drafting and cites a third it only saw in search results, so the
 verifier rejects the first finish ("citation cannot be located"), the policy reads the
-missing document, and the second finish is accepted — the seed's scenario, reproducibly,
+missing document, and the second finish is accepted — the whole gated loop, reproducibly,
 under every architecture, with no network and no API key.
 """
 

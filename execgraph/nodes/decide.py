@@ -27,6 +27,7 @@ from execgraph.nodes.model.call import (
     unstorable,
 )
 from execgraph.nodes.model.call_ids import distinct_call_ids
+from execgraph.nodes.model.redaction import reply_redaction
 from execgraph.nodes.model.streamed import StreamedReplies, streaming_model, wants_tokens
 from execgraph.state.contracts import (
     DEFAULT_MAX_ARGUMENT_BYTES,
@@ -265,6 +266,7 @@ def decide(
         turn_id=turn_id,
         config=config,
         recorded=recorded_replies(deps.executor.store, run_id, turn_id),
+        redact=reply_redaction(deps.executor.registry, run_id, turn_id),
     )
     events = result.events
     update: dict[str, Any] = {

@@ -33,7 +33,12 @@ __all__ = ["DeclaredRegistry", "declaration_order", "skeleton"]
 class DeclaredRegistry(ToolRegistry):
     """A :class:`ToolRegistry` that refuses ambiguous names and keeps declaration order."""
 
-    def __init__(self, tools: Iterable[ToolLike] = ()) -> None:
+    def __init__(
+        self, tools: Iterable[ToolLike] = (), *, reserved: Iterable[str] = CONTROL_TOOLS
+    ) -> None:
+        """``reserved``: names no tool may take (the run-control actions of execgraph's
+        graphs; a ``create_agent`` agent has none)."""
+        self._reserved = tuple(reserved)
         self._given: set[int] = set()  # top-level objects seen: the same one twice is one
         self._declared: dict[tuple[str, str], ToolSpec] = {}
         self._origins: dict[str, str] = {}
@@ -52,7 +57,7 @@ class DeclaredRegistry(ToolRegistry):
         super().register(item)
 
     def _check(self, spec: ToolSpec) -> None:
-        if skeleton(spec.name) in {skeleton(name) for name in CONTROL_TOOLS}:
+        if skeleton(spec.name) in {skeleton(name) for name in self._reserved}:
             raise ToolDeclarationError(
                 f"tool name {spec.name!r} is reserved for run control "
                 f"({', '.join(CONTROL_TOOLS)}): the model would stop the run instead of "

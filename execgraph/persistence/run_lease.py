@@ -29,12 +29,12 @@ from dataclasses import dataclass
 from functools import partial
 
 from execgraph.state.diagnostics import logger
-from execgraph.state.errors import ExecGraphError, RunInProgress
+from execgraph.state.errors import ExecGraphError, FencedOut, RunInProgress
 from execgraph.state.lease_keeper import LEASES
 from execgraph.state.store.base import ExecutionStore
 from execgraph.state.store.worker import worker_id
 
-__all__ = ["RENEW_EVERY_S", "RUN_LEASE_S", "held_run"]
+__all__ = ["RENEW_EVERY_S", "RUN_LEASE_S", "check_run_fence", "held_run"]
 
 RUN_LEASE_S = 30.0
 """How long a run lease holds without a renewal (a worker crashed on another host frees
@@ -60,8 +60,8 @@ class _RunLeases:
         me, held = worker_id(), []
         for thread in threads:
             try:
-                if self.store.lease_run(thread, me, lease_s=RUN_LEASE_S).owner != me:
-                    continue  # taken over: its owner holds it now
+                if not self.store.renew_run(thread, me, lease_s=RUN_LEASE_S):
+                    continue  # taken over (and maybe released since): lost for good
             except ExecGraphError:
                 pass  # cannot tell now: kept
             held.append(thread)
@@ -83,6 +83,40 @@ def _lost(thread: str) -> None:
     )
 
 
+def _lease_key(store: ExecutionStore, thread: str) -> tuple[str, int, str]:
+    return ("run", id(store), thread)
+
+
+def check_run_fence(store: ExecutionStore, thread: str) -> None:
+    """Refuse a write of ``thread``'s run (a checkpoint) from a worker whose run lease was
+    taken over; nothing to check for a thread this process is not running.
+
+    Cheap while the lease is surely held: within half a lease period of its last grant
+    or renewal nobody else can have taken it, so only a worker that stalled longer (the
+    case to fence) asks the store.
+
+    Raises:
+        FencedOut: another worker holds (or took) the run's lease.
+    """
+    lease = LEASES.lease(_lease_key(store, thread))
+    if lease is None or not (lease.renewing or lease.lost):
+        return  # not running the thread here (or not granted yet)
+    if lease.lost:
+        raise _taken(thread, "another worker")
+    if time.monotonic() - lease.confirmed_at < RUN_LEASE_S / 2:
+        return
+    holder = store.lease_run_holder(thread)
+    if holder not in ("", worker_id()):
+        raise _taken(thread, holder)
+
+
+def _taken(thread: str, holder: str) -> FencedOut:
+    return FencedOut(
+        f"run {thread!r} was taken over by {holder} while this worker was stalled past its "
+        "run lease; this worker writes nothing more of it"
+    )
+
+
 @contextmanager
 def held_run(store: ExecutionStore, thread: str) -> Iterator[None]:
     """Hold ``thread``'s run lease while the block runs.
@@ -91,7 +125,7 @@ def held_run(store: ExecutionStore, thread: str) -> Iterator[None]:
         RunInProgress: another worker, or another call in this process, runs the thread.
     """
     lease = LEASES.hold(
-        ("run", id(store), thread),
+        _lease_key(store, thread),
         thread,
         _RunLeases(store),
         on_lost=partial(_lost, thread),
@@ -100,9 +134,11 @@ def held_run(store: ExecutionStore, thread: str) -> Iterator[None]:
     if lease is None:
         raise _in_progress(thread, worker_id(), time.time() + RUN_LEASE_S)
     try:
+        asked = time.monotonic()
         taken = store.lease_run(thread, worker_id(), lease_s=RUN_LEASE_S)
         if taken.owner != worker_id():
             raise _in_progress(thread, taken.owner, taken.lease_until)
+        lease.confirm(asked)
         lease.start()
         try:
             yield

@@ -31,7 +31,10 @@ One worker runs a thread at a time: ``stream`` and ``astream`` (so ``invoke`` an
 ``ainvoke``) hold the thread's run lease in the execution store while they run, and a
 thread another live worker holds is refused at once with
 :class:`~execgraph.state.errors.RunInProgress` (:mod:`execgraph.persistence.run_lease`). State
-reads and updates take no lease.
+reads and updates take no lease. While they run, the run's checkpoints are fenced by that
+lease (:mod:`execgraph.persistence.fenced_saver`): a worker that stalled past it and was
+taken over writes no checkpoint and stops with
+:class:`~execgraph.state.errors.FencedOut`.
 """
 
 from __future__ import annotations
@@ -42,11 +45,14 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import DEFAULT_RECURSION_LIMIT, merge_configs
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, StateSnapshot, StateUpdate
 
 from execgraph.nodes.executor import require_answer
 from execgraph.nodes.executor.stages.approval import check_resume
+from execgraph.persistence.fenced_saver import FencedSaver
 from execgraph.persistence.run_lease import held_run
 from execgraph.state.compiled import ExecutorGraph, RunGraph
 from execgraph.state.errors import UsageError
@@ -93,6 +99,18 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
         merged = merge_configs(self.config, config)
         return str((merged.get("configurable") or {}).get("thread_id") or "")
 
+    def _fenced(self, config: RunnableConfig | None) -> RunnableConfig | None:
+        """``config`` lending LangGraph this graph's checkpointer fenced by the run lease
+        (unless a parent graph lends one already)."""
+        saver, store = self.checkpointer, self.run_store
+        if store is None or not isinstance(saver, BaseCheckpointSaver):
+            return config
+        configurable = dict((config or {}).get("configurable") or {})
+        if CONFIG_KEY_CHECKPOINTER in configurable:
+            return config
+        configurable[CONFIG_KEY_CHECKPOINTER] = FencedSaver(saver, store)
+        return {**(config or {}), "configurable": configurable}
+
     def stream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> Iterator[Any]:
@@ -103,7 +121,7 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
         if _resumes(input):
             check_resume(self._pending(config), input.resume)
         config = self._own_limit(config)
-        inner = super().stream(input, config, **kwargs)
+        inner = super().stream(input, self._fenced(config), **kwargs)
         if self.run_store is None:
             return inner
         return _leased(self.run_store, self._thread(config), inner)
@@ -122,7 +140,7 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
     def _astream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
-        inner = super().astream(input, config, **kwargs)
+        inner = super().astream(input, self._fenced(config), **kwargs)
         if self.run_store is None:
             return inner
         return _aleased(self.run_store, self._thread(config), inner)

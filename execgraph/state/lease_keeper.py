@@ -73,6 +73,9 @@ class Lease(Generic[T]):
         on_lost: Called once, from the keeper's thread, when a renewal finds it gone.
         renewing: Renewed at each period (a lease is held before its store row exists).
         lost: A renewal found it gone; it is no longer renewed.
+        confirmed_at: When (``time.monotonic``) the store last granted or renewed it, as
+            of just before asking: until one lease period after it, nobody else can hold
+            it (0: never confirmed here; its holder :meth:`confirm` s a grant).
     """
 
     key: Hashable
@@ -81,7 +84,12 @@ class Lease(Generic[T]):
     on_lost: Callable[[], None] | None = None
     renewing: bool = False
     lost: bool = False
+    confirmed_at: float = 0.0
     _keeper: LeaseKeeper | None = field(default=None, repr=False)
+
+    def confirm(self, at: float) -> None:
+        """The store granted it, as asked at ``at`` (``time.monotonic``)."""
+        self.confirmed_at = max(self.confirmed_at, at)
 
     def start(self, on_lost: Callable[[], None] | None = None) -> None:
         """Renew it from now on (its store row exists); ``on_lost`` replaces the callback."""
@@ -131,6 +139,11 @@ class LeaseKeeper:
         if renewing:
             self._start(lease, on_lost)
         return lease
+
+    def lease(self, key: Hashable) -> Lease[Any] | None:
+        """The lease this process holds under ``key`` (None: none)."""
+        with self._cond:
+            return self._leases.get(key)
 
     def holds(self, key: Hashable) -> bool:
         """Whether this process holds a lease under ``key`` (renewed, lost or not yet)."""
@@ -208,6 +221,7 @@ class LeaseKeeper:
             return batches
 
     def _renew(self, renewer: Renewer[Any], leases: list[Lease[Any]]) -> None:
+        asked = time.monotonic()
         try:
             held = set(renewer.renew([lease.target for lease in leases]))
         except ExecGraphError:
@@ -218,7 +232,9 @@ class LeaseKeeper:
         lost = []
         with self._cond:
             for lease in leases:
-                if lease.target not in held and self._leases.get(lease.key) is lease:
+                if lease.target in held:
+                    lease.confirm(asked)
+                elif self._leases.get(lease.key) is lease:
                     lease.lost, lease.renewing = True, False
                     lost.append(lease)
         for lease in lost:

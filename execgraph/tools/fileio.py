@@ -14,6 +14,7 @@ import errno
 import hashlib
 import os
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 
 from execgraph.state.errors import (
@@ -61,12 +62,20 @@ def fsync_dir(directory: Path) -> None:
             os.close(fd)
 
 
-def replace_at(dir_fd: int, name: str, data: bytes, mode: int = 0o644) -> None:
+def replace_at(
+    dir_fd: int,
+    name: str,
+    data: bytes,
+    mode: int = 0o644,
+    *,
+    before_rename: Callable[[], None] | None = None,
+) -> None:
     """Replace entry ``name`` of directory ``dir_fd`` with ``data``, atomically and durably.
 
     The temp file is created ``O_EXCL | O_NOFOLLOW`` in that same directory and renamed
     over ``name`` there (a link at ``name`` is replaced, never followed); it is removed
-    if anything fails before the rename.
+    if anything fails before the rename, ``before_rename`` too (the fence check: the
+    rename is the effect, the temp file is nothing yet).
 
     Raises:
         OSError: as the filesystem reports it; callers turn it into a typed error.
@@ -83,6 +92,8 @@ def replace_at(dir_fd: int, name: str, data: bytes, mode: int = 0o644) -> None:
             os.fchmod(fd, mode)
         finally:
             os.close(fd)
+        if before_rename is not None:
+            before_rename()
         os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
         with contextlib.suppress(OSError):

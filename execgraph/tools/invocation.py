@@ -1,9 +1,18 @@
 """What a tool receives and returns: the call's InvokeContext and its AdapterOutput.
 
 The executor hands each call an :class:`InvokeContext` carrying the deadline, the
-cancellation signal, the output budget and the trace ids, and expects an
-:class:`AdapterOutput` back, or one of the typed errors of :mod:`execgraph.state.errors`.
+cancellation signal, the output budget, the trace ids and the fencing token, and expects
+an :class:`AdapterOutput` back, or one of the typed errors of :mod:`execgraph.state.errors`.
 A plain function tool, an adapter's tool and the executor all meet here.
+
+The fencing token (``fence``) is the call's execution record's fence while this worker
+holds it. A worker that stalled (a pause, a swap storm, ``SIGSTOP``) past its lease may
+have been taken over by another that runs the same call; when it wakes, its tool may be
+about to act. So a tool calls :meth:`InvokeContext.check_fence` right before its effect
+(the built-in adapters do): a stale owner gets :class:`~execgraph.state.errors.FencedOut`
+and acts on nothing. A resource that can refuse by itself is given the token too (the
+HTTP adapter sends it with the idempotency key as headers), closing the gap between the
+check and the effect.
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from execgraph.state.contracts import Evidence, PartialProgress
+from execgraph.state.errors import FencedOut
 
 __all__ = [
     "DEFAULT_OUTPUT_BUDGET",
@@ -34,6 +44,10 @@ def _no_emit(kind: str, payload: dict[str, Any]) -> None:
 
 def _no_artifacts(data: bytes, kind: str) -> str:
     raise RuntimeError("no artifact store attached to this context")
+
+
+def _always_held() -> bool:
+    return True
 
 
 @dataclass(frozen=True)
@@ -55,6 +69,35 @@ class InvokeContext:
     tool_call_id: str | None = None
     """The model's id for the call (what ``InjectedToolCallId`` receives, as under
     LangGraph's ``ToolNode``); None for a call no model made."""
+    #: The execution record's fencing token while this worker holds it (None: no record,
+    #: as in a tool called outside the executor).
+    fence: int | None = None
+    #: Asks the execution store whether ``fence`` is still this worker's (one read).
+    holds_fence: Callable[[], bool] = _always_held
+
+    def check_fence(self) -> None:
+        """Refuse to act for a stale owner: call it right before the effect.
+
+        Raises:
+            FencedOut: this worker's lease on the call (or on its run) was lost and
+                another worker took it over; the call's cancel signal is set too.
+        """
+        if self.fence is None:
+            return
+        if not self.holds_fence():
+            self.cancel.set()
+            raise FencedOut(
+                f"call {self.call_id!r} of run {self.run_id!r} was taken over by another "
+                f"worker (this worker held fence {self.fence}); its effect is not made here"
+            )
+
+    def fence_headers(self) -> dict[str, str]:
+        """The headers a resource can refuse a stale owner by: the idempotency key and,
+        when the call has a record, its fence (``X-Execgraph-Fence``)."""
+        headers = {"Idempotency-Key": self.idempotency_key} if self.idempotency_key else {}
+        if self.fence is not None:
+            headers["X-Execgraph-Fence"] = str(self.fence)
+        return headers
 
     def remaining_s(self) -> float | None:
         """Seconds left before the deadline (None: no deadline; never negative)."""

@@ -142,8 +142,21 @@ class Source:
             "path": self.path,
             "where": self.where,
             "excerpt": self.excerpt,
-            "arguments": dict(self.arguments),
+            "arguments": {k: _shown(v) for k, v in self.arguments.items()},
         }
+
+
+_SHOWN_CHARS = 1000
+"""How much of a long string the dict form of a provenance (what a person is shown, what an
+approval request carries) keeps: the whole value is in the call's own arguments, and an
+approval's request must not carry a megabyte argument twice."""
+
+
+def _shown(value: Any, limit: int = _SHOWN_CHARS) -> Any:
+    """``value``, a string beyond ``limit`` characters cut, saying its length."""
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[:limit]}… ({len(value)} characters)"
+    return value
 
 
 @dataclass(frozen=True)
@@ -164,7 +177,7 @@ class ValueProvenance:
 
     def to_dict(self) -> dict[str, Any]:
         found = {
-            "value": self.value,
+            "value": _shown(self.value),
             "label": self.label,
             "trusted_by": list(self.trusted_by),
             "sources": [s.to_dict() for s in self.sources],

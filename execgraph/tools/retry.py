@@ -1,4 +1,4 @@
-"""Retries with operation semantics (seed 002 §11.2): only what is safe to redo is redone.
+"""Retries with operation semantics: only what is safe to redo is redone.
 
 A retry is not "try again until it works". It is decided by what the operation is: a read
 may be redone; a write only when the tool declares it idempotent (it hands the call's

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, create_model
+from pydantic import BaseModel, ConfigDict, SecretBytes, SecretStr, create_model
 
 from execgraph.state.contracts import Evidence
 from execgraph.state.errors import ToolCancelled, ToolDeclarationError, ToolTypeError
@@ -31,6 +31,7 @@ from execgraph.tools.provenance import OutputProvenance
 from execgraph.tools.retry import DEFAULT_READ_RETRY, RetryPolicy
 
 __all__ = [
+    "DEFAULT_MAX_RESULT_BYTES",
     "EFFECT_RANK",
     "CallEffect",
     "Effect",
@@ -57,6 +58,9 @@ CallEffect = Callable[[Mapping[str, Any]], Effect]
 EFFECT_RANK: dict[str, int] = {"read": 0, "write": 1, "irreversible": 2}
 
 _EFFECTS = ("read", "write", "irreversible")
+
+DEFAULT_MAX_RESULT_BYTES = 8 * 1024 * 1024
+"""The most of one result (its JSON text) a store keeps: 8 MiB (``ToolSpec.max_result_bytes``)."""
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
 
 
@@ -106,6 +110,13 @@ class ToolSpec:
             declared ``effect``, never lower it (:meth:`effect_of`).
         output_provenance: What the tool's output is, for provenance: the user's own data
             (trusted), or which of its fields hold free text (every string, if undeclared).
+        max_result_bytes: The most of one result (its JSON text, in bytes) the execution
+            store keeps. A larger result is stored cut at this bound, with its full size
+            and SHA-256, and marked truncated: a tool cannot fill the disk with one answer.
+        secret_args: Arguments whose value is a secret (an API key, a password): the
+            tool receives the real value, but the event log, the execution store and the
+            checkpoints keep ``"[redacted]"`` in its place. An argument typed
+            ``SecretStr``/``SecretBytes`` in the input model is secret without being named.
     """
 
     name: str
@@ -131,6 +142,8 @@ class ToolSpec:
     sensitive_args: tuple[str, ...] = ()
     call_effect: CallEffect | None = field(default=None, compare=False, hash=False)
     output_provenance: OutputProvenance = field(default_factory=OutputProvenance)
+    max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES
+    secret_args: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         redo_safe = self.effect == "read" or self.idempotent
@@ -157,6 +170,29 @@ class ToolSpec:
             )
         if not (isinstance(self.cost_usd, int | float) and 0 <= self.cost_usd < math.inf):
             raise ToolDeclarationError(f"cost_usd must be a number >= 0, got {self.cost_usd!r}")
+        if not (isinstance(self.max_result_bytes, int) and self.max_result_bytes > 0):
+            raise ToolDeclarationError(
+                f"max_result_bytes must be an int > 0, got {self.max_result_bytes!r}"
+            )
+        unknown = [a for a in self.secret_args if a not in self.input_model.model_fields]
+        if unknown:
+            raise ToolDeclarationError(
+                f"tool {self.name!r}: secret_args {unknown} are not arguments of the tool"
+            )
+
+    @property
+    def secrets(self) -> frozenset[str]:
+        """The arguments redacted at rest: ``secret_args`` and every ``SecretStr`` or
+        ``SecretBytes`` field of the input model."""
+        return self.secret_args_of(self.input_model, self.secret_args)
+
+    @staticmethod
+    @functools.cache
+    def secret_args_of(model: type[BaseModel], named: tuple[str, ...]) -> frozenset[str]:
+        """``named`` and the fields of ``model`` typed as a pydantic secret (cached: the
+        executor asks for every call)."""
+        typed = {n for n, f in model.model_fields.items() if _is_secret_type(f.annotation)}
+        return frozenset(named) | typed
 
     def effect_of(self, arguments: Mapping[str, Any]) -> Effect:
         """This call's effect: the declared one, raised by ``call_effect`` if it says so."""
@@ -188,6 +224,13 @@ class ToolSpec:
                 "parameters": copy.deepcopy(_parameters(self.input_model)),
             },
         }
+
+
+def _is_secret_type(annotation: Any) -> bool:
+    """Whether ``annotation`` is ``SecretStr``/``SecretBytes``, or holds one (``| None``)."""
+    if annotation in (SecretStr, SecretBytes):
+        return True
+    return any(_is_secret_type(a) for a in getattr(annotation, "__args__", ()))
 
 
 @functools.cache
@@ -348,6 +391,8 @@ def tool_spec(
     sensitive_args: list[str] | tuple[str, ...] = (),
     call_effect: CallEffect | None = None,
     output_provenance: OutputProvenance | None = None,
+    max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES,
+    secret_args: list[str] | tuple[str, ...] = (),
 ) -> Any:
     """Declare a plain function as a tool; usable bare or with arguments.
 
@@ -397,6 +442,8 @@ def tool_spec(
             sensitive_args=tuple(sensitive_args),
             call_effect=call_effect,
             output_provenance=output_provenance or OutputProvenance(),
+            max_result_bytes=max_result_bytes,
+            secret_args=tuple(secret_args),
         )
 
     return build(func) if func is not None else build

@@ -4,7 +4,9 @@ tests.adversarial.stalled_temporal_worker ADDRESS QUEUE HOME``).
 It serves one tool set, ``ledger``: ``post(entry)`` appends the entry to
 ``HOME/ledger.jsonl`` under the call's idempotency key — a ledger that refuses a key it
 already booked, as a payment API does (each refusal is a line of ``refused.jsonl``, so
-the torture sees a stalled owner's late attempt). While ``post`` runs, the file
+the torture sees a stalled owner's late attempt); before that, the tool checks its
+fencing token (``ctx.check_fence()``), so a stale owner is refused before the ledger
+(a ``"fenced": true`` line). While ``post`` runs, the file
 ``HOME/busy/<pid>`` exists, and it lingers a moment before its effect, so the torture can
 stop the worker inside a tool. The model posts ``e0`` … ``e3``, then finishes. Leases
 are short here (3 s), so a stopped worker's run is taken over within seconds. It prints
@@ -26,6 +28,7 @@ import execgraph.nodes.executor.record_lease as record_lease
 import execgraph.persistence.run_lease as run_lease
 from execgraph.engines.graphs import Graphs
 from execgraph.engines.temporal import SharedGraphs, make_worker
+from execgraph.state.errors import FencedOut
 from execgraph.testing import ScriptedChatModel
 from execgraph.tools import AdapterOutput, InvokeContext, tool_spec
 
@@ -47,7 +50,11 @@ def ledger_tools(home: Path) -> Any:
     def probe(args: Any, ctx: InvokeContext) -> AdapterOutput:
         return AdapterOutput(committed=booked(ctx.idempotency_key))
 
-    @tool_spec(name="post", effect="write", version="1.0.0", reconcile=probe)
+    # idempotent: the ledger books a key once, so a worker that took the post over from a
+    # stalled owner may post it again
+    @tool_spec(
+        name="post", effect="write", version="1.0.0", reconcile=probe, idempotent=True, retry=None
+    )
     def post(entry: str, ctx: InvokeContext) -> str:
         """Book ``entry`` in the ledger (once per idempotency key)."""
         mark = busy / str(os.getpid())
@@ -58,6 +65,12 @@ def ledger_tools(home: Path) -> Any:
             with open(home / "ledger.lock", "w") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)
                 line = {"key": ctx.idempotency_key, "entry": entry, "pid": os.getpid()}
+                try:
+                    ctx.check_fence()  # a stale owner acts on nothing
+                except FencedOut:
+                    with refused.open("a") as fh:
+                        fh.write(json.dumps({**line, "fenced": True}) + "\n")
+                    raise
                 target = refused if booked(ctx.idempotency_key) else ledger
                 with target.open("a") as fh:
                     fh.write(json.dumps(line) + "\n")

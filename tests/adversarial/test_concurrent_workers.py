@@ -139,11 +139,18 @@ def _one_write(
     started: threading.Event | None = None,
     go: threading.Event | None = None,
     timeout_s: float = 30.0,
+    idempotent: bool = False,
 ) -> tuple[Any, Any, dict[str, Any]]:
     def reconcile(args: Any, ctx: InvokeContext) -> AdapterOutput:
         return AdapterOutput(committed=bool(ran))
 
-    @tool_spec(effect="write", reconcile=reconcile, retry=None, timeout_s=timeout_s)
+    @tool_spec(
+        effect="write",
+        reconcile=reconcile,
+        retry=None,
+        timeout_s=timeout_s,
+        idempotent=idempotent,
+    )
     def record_payment(line: str) -> str:
         """Record a payment."""
         if started is not None and go is not None:
@@ -186,15 +193,30 @@ def test_a_live_owner_elsewhere_is_waited_for_then_reported_not_run_again(
     assert record is not None and record.owner == OTHER and record.fence == 1
 
 
-def test_an_expired_lease_elsewhere_is_taken_over_and_reconciled(tmp_path: Path) -> None:
+def test_an_expired_lease_elsewhere_is_taken_over_and_stays_unknown(tmp_path: Path) -> None:
+    """Its worker stopped renewing but is not proved gone (another host): it may only be
+    stalled, and act when it wakes. The probe finds no effect yet, which proves nothing
+    about one still to come: the write is not run again, it is unknown."""
     ran: list[str] = []
     deps, app, req = _one_write(tmp_path, ran)
     _claim_as(deps, req, OTHER, 0.0)  # its worker stopped renewing: expired
     out = app.invoke({"request": req}, config())
-    assert out["results"]["call-1"]["outcome"] == "succeeded" and ran == ["pay 1"]
+    result = out["results"]["call-1"]
+    assert result["outcome"] == "unknown" and ran == []  # never re-invoked
+    assert "may still be running" in result["error"]["message"]
     record = deps.store.get("run-1:call-1")
     assert record is not None and record.fence == 2  # taken over, then committed:
     assert record.state == "committed" and record.owner == ""  # nobody's to run any more
+
+
+def test_an_expired_lease_elsewhere_runs_an_idempotent_write_again(tmp_path: Path) -> None:
+    ran: list[str] = []
+    deps, app, req = _one_write(tmp_path, ran, idempotent=True)
+    _claim_as(deps, req, OTHER, 0.0)
+    out = app.invoke({"request": req}, config())
+    assert out["results"]["call-1"]["outcome"] == "succeeded" and ran == ["pay 1"]
+    record = deps.store.get("run-1:call-1")
+    assert record is not None and record.fence == 2 and record.state == "committed"
 
 
 def test_a_call_taken_over_twice_frees_the_first_dead_owners_locks(tmp_path: Path) -> None:
@@ -205,7 +227,9 @@ def test_a_call_taken_over_twice_frees_the_first_dead_owners_locks(tmp_path: Pat
     def reconcile(args: Any, ctx: InvokeContext) -> AdapterOutput:
         return AdapterOutput(committed=bool(ran))
 
-    @tool_spec(effect="write", locks=["payments"], reconcile=reconcile, retry=None)
+    # idempotent: B is a live worker elsewhere, not proved gone, so only an idempotent
+    # write is run again after its lease lapsed
+    @tool_spec(effect="write", locks=["payments"], reconcile=reconcile, retry=None, idempotent=True)
     def record_payment(line: str) -> str:
         """Record a payment."""
         ran.append(line)
@@ -217,7 +241,7 @@ def test_a_call_taken_over_twice_frees_the_first_dead_owners_locks(tmp_path: Pat
     keys = lock_keys(
         authorized.spec,
         authorized.validated.normalized.arguments,
-        ToolExecutionRequest.model_validate(req).workspace.id,
+        ToolExecutionRequest.model_validate(req).workspace,
     )
     child = subprocess.Popen(["true"])
     child.wait()

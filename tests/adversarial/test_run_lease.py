@@ -25,6 +25,8 @@ import pytest
 from langgraph.types import Command
 
 from execgraph.persistence import run_lease
+from execgraph.persistence.fenced_saver import FencedSaver
+from execgraph.persistence.run_lease import check_run_fence, held_run
 from execgraph.state.errors import FencedOut, RunInProgress
 from execgraph.state.events import EventType
 from execgraph.state.lease_keeper import LEASES
@@ -117,6 +119,43 @@ def _expire(store: ExecutionStore, thread: str) -> None:
     mark = "%s" if table.startswith("execgraph") else "?"
     sql = f"UPDATE {table} SET lease_until = 0 WHERE key = {mark}"
     store._tx("expire a run lease", lambda cur: cur.execute(sql, (run_key(thread),)))  # type: ignore[attr-defined]
+
+
+@pytest.mark.timeout(300)
+def test_a_run_lease_taken_over_and_released_is_lost_for_good_and_fences_checkpoints(
+    where: str, tmp_path: Path
+) -> None:
+    app = build_app(where, tmp_path)
+    store = _store(app)
+    thread = "retaken"
+    app.invoke(task(thread), cfg(thread))  # paused: a checkpoint to write again
+    saved = app.checkpointer.get_tuple(cfg(thread))
+    assert saved is not None
+    fenced = FencedSaver(app.checkpointer, store)
+    with held_run(store, thread):
+        lease = LEASES.lease(("run", id(store), thread))
+        assert lease is not None
+        check_run_fence(store, thread)  # held: nothing refused
+        fenced.put(saved.config, saved.checkpoint, saved.metadata, {})
+        # this worker stalls past its lease; another takes the run, finishes, releases it
+        _expire(store, thread)
+        assert store.lease_run(thread, OTHER, lease_s=60).owner == OTHER
+        store.release_run(thread, OTHER)
+        with pytest.raises(FencedOut, match="taken over"):  # asks the store: stalled long
+            lease.confirmed_at = 0.0
+            check_run_fence(store, thread)
+        LEASES.renew_now()  # woken: its renewal finds the lease gone, never takes it back
+        deadline = time.monotonic() + 30
+        while not lease.lost:
+            assert time.monotonic() < deadline, "the renewal never found the lease lost"
+            time.sleep(0.01)
+        assert store.lease_run_holder(thread) == OTHER
+        before = len(list(app.checkpointer.list(cfg(thread))))
+        with pytest.raises(FencedOut):
+            fenced.put(saved.config, saved.checkpoint, saved.metadata, {})
+        with pytest.raises(FencedOut):
+            fenced.put_writes(saved.config, [("x", 1)], "task")
+        assert len(list(app.checkpointer.list(cfg(thread)))) == before
 
 
 @pytest.mark.timeout(300)

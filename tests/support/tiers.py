@@ -74,6 +74,7 @@ PATH_TIERS = {
     "tests/graph/test_postgres_database.py": "integration",  # PostgreSQL, or none reachable
     "tests/nodes/model/test_streamed.py": "integration",  # the OpenAI client
     "tests/tools/test_mcp.py": "integration",  # an MCP server
+    "tests/middleware/test_mcp.py": "integration",  # an MCP server
     "tests/adversarial/test_mcp_servers.py": "integration",  # a hostile MCP server
     "tests/tools/adapters/test_browser.py": "integration",  # Chromium
     "tests/tools/adapters/test_http.py": "integration",  # HTTP servers
@@ -108,7 +109,9 @@ PATH_TIERS = {
     "tests/reliability/test_fault_matrix.py": "system",
     "tests/graph/test_executor_crash.py": "system",
     "tests/adversarial/test_temporal_stalled_worker.py": "system",  # SIGSTOP torture
+    "tests/adversarial/test_fencing_embedded.py": "system",  # SIGSTOP torture, embedded
     "tests/engines/temporal/test_kill_harness.py": "system",
+    "tests/middleware/test_kill_torture.py": "system",  # SIGKILL torture of create_agent
 }
 
 _REPO = Path(__file__).resolve().parents[2]

@@ -217,3 +217,13 @@ def test_the_ways_a_text_names_a_short_id() -> None:
     ]:
         obs = Observation("t", "read", text)
         assert (one("13", obs).label == "untrusted") is named, text
+
+
+def test_the_shown_form_cuts_a_long_value_the_arguments_carry_whole() -> None:
+    """An approval request carries the arguments and their provenance: a megabyte argument
+    must not be carried twice (three such requests would exceed a Temporal payload)."""
+    memo = "a" * 900_000
+    shown = label_arguments({"memo": memo}, TrustedInputs(), []).get("memo")
+    assert shown is not None
+    value = shown.to_dict()["atoms"][0]["value"]
+    assert len(value) < 1100 and value.endswith("(900000 characters)")

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
+from execgraph.tools.provenance import Observation, TrustedInputs, label_arguments
 from execgraph.tools.value_match import Text, atoms_of, links_in, same_value
 
 
@@ -44,3 +47,24 @@ def test_atoms_and_links() -> None:
         "www.evil.example/x",
         "a@b.co",
     ]
+    assert links_in("DE89370400440532013000..evil.io/pay and -x.example.com/a") == [
+        "DE89370400440532013000",
+        "evil.io/pay",
+        "x.example.com/a",
+    ]
+    assert links_in("a/b/c.d/e ftp:x.org/y") == ["x.org/y"]
+
+
+@pytest.mark.parametrize(
+    "unit", ["a", "a.", "a ", "1", "a@", "www.", "a/", "a-.", "ab12 ", "DE", "http://x.com/a "]
+)
+def test_labelling_a_long_hostile_value_takes_linear_time(unit: str) -> None:
+    """A model's argument and a tool's output of 400 kB (one word, dots, slashes …) are
+    labelled in well under a second each: a pattern that rescans from every position
+    would take hours, and the call would hang the worker that runs it."""
+    text = unit * (400_000 // len(unit))
+    observation = Observation("c1", "read", {"text": text})
+    started = time.perf_counter()
+    links_in(text)
+    label_arguments({"memo": text}, TrustedInputs(texts={"task": text[:1000]}), [observation])
+    assert time.perf_counter() - started < 10

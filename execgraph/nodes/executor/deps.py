@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
+from typing import Any
 
 from execgraph.nodes.executor.threads.pools import shared_pool
 from execgraph.state.store.base import ExecutionStore
@@ -29,6 +30,10 @@ class ExecutorDeps:
     observation_chars: int = 2000
     """Bound on one observation's text, as the model sees it and its ToolMessage holds
     (the run's ``RunDeps.observation_chars``, which sets it)."""
+    decision_schema: Any = None
+    """What a person's answer to an approval must look like (``interrupt``'s
+    ``response_schema``: an answer that does not fit is refused and the run stays paused);
+    None: any answer, a malformed one read as a rejection (:func:`parse_decision`)."""
     pool: Executor = field(default_factory=lambda: shared_pool("tool"))
     calls: Executor = field(default_factory=lambda: shared_pool("call"))
     """Runs whole pipeline calls under ``ainvoke`` (tools run on ``pool``: separate pools, so

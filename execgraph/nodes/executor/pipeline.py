@@ -254,10 +254,10 @@ def _run(call: Call, reservation: Reservation | None, log: Sequence[Event]) -> F
         held = reserve(call, reservation, log)  # 5 reserve: the durable record, first
     except ExecGraphError as exc:  # its transaction fell: the refusal is logged on its own
         return log_refusal(call, _failure(call, exc), log)
-    previous = None
+    previous, may_still_run = None, False
     if held.kind == "in_doubt":  # another worker's call in flight, or an attempt cut short
         taken = await_owner(call, held)  # recovery: wait for its owner, or take it over
-        held, previous = taken.held, taken.previous
+        held, previous, may_still_run = taken.held, taken.previous, taken.may_still_run
     if held.kind == "committed":
         return committed_before(call, held.record)  # its result, as committed then
     assert call.lease is not None and call.authorized is not None
@@ -265,7 +265,8 @@ def _run(call: Call, reservation: Reservation | None, log: Sequence[Event]) -> F
     call.lease.start(on_lost=call.cancel.set)  # renewed while it runs; lost: told to stop
     ctx = tool_context(call)
     if previous is not None:  # taken over from an owner that is gone
-        recovered = take_over(call, previous, ctx)  # recovery: resume a pause, or reconcile
+        # recovery: resume a pause, or reconcile (an owner that may still run: no rerun)
+        recovered = take_over(call, previous, ctx, may_still_run=may_still_run)
         if recovered is not None:
             return commit(call, build_result(call, recovered.settled), recovered.locked)
     token = call.authorized.token_id

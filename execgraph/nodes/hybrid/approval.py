@@ -9,6 +9,14 @@ runs nothing and ends as a ``failed`` result at phase ``policy`` (:func:`rejecte
 which the model is shown. A run cancelled meanwhile publishes nothing. With tools off
 (``RunDeps.tools_enabled``) nothing was offered, so no person is asked: the executor
 refuses each call.
+
+An approval applies only while it still fits, by the executor's rule
+(:mod:`execgraph.nodes.executor.stages.approval`): the question is logged before the
+pause and, on resume, the logged one is what the answer is about (the node runs again
+from its start, and the world may have moved). An approved call whose tool version or
+arguments no longer match is refused as stale; one whose target changed while the person
+decided (a file someone else wrote) is asked again, showing the target as it is now, and
+is never run on the old approval.
 """
 
 from __future__ import annotations
@@ -33,9 +41,10 @@ from execgraph.nodes.executor import (
     parse_decision,
     preview,
 )
-from execgraph.state.contracts import Decision, RunStatus, TaskContract
-from execgraph.state.errors import ApprovalRejected, ExecGraphError
-from execgraph.state.events import EventType, make_event
+from execgraph.nodes.executor.stages.approval import changed_targets, check_fresh
+from execgraph.state.contracts import ApprovalRequest, Decision, RunStatus, TaskContract
+from execgraph.state.errors import ApprovalRejected, ApprovalStale, ExecGraphError
+from execgraph.state.events import Event, EventType, make_event
 from execgraph.state.schema import RunState
 from execgraph.state.updates import merge
 
@@ -76,6 +85,7 @@ def approval_tokens(
     """
     answers = GateAnswers()
     for decision in calls:
+        stale: ApprovalStale | None = None
         for round_ in range(_MAX_EDITS + 1):
             request = make_request(contract, decision, turn_id, allowed=state.get("offered"))
             try:
@@ -83,7 +93,13 @@ def approval_tokens(
             except ExecGraphError:
                 answers.approved.append(decision)  # the executor refuses it with a typed error
                 break
-            ask = approval_request(request, authorized, ttl_s=deps.executor.approval_ttl_s)
+            ask = _question(deps, request.run_id, request.call_id, round_)
+            if ask is None:
+                ask = approval_request(request, authorized, ttl_s=deps.executor.approval_ttl_s)
+                if stale is not None:
+                    reason = f"asked again: {stale.message} ({ask.reason})"
+                    ask = ask.model_copy(update={"reason": reason})
+                _log_question(deps, ask, round_)
             answer = parse_decision(interrupt(ask.model_dump(mode="json")))
             asked_id = make_event(
                 EventType.APPROVAL_RESOLVED,
@@ -106,6 +122,15 @@ def approval_tokens(
                 break
             if answer.action == "edit":
                 decision = decision.model_copy(update={"arguments": answer.arguments or {}})
+                stale = None
+                continue
+            try:
+                check_fresh(ask, authorized)
+            except ApprovalStale as exc:
+                answers.rejected.append((decision, exc.message))
+                break
+            stale = changed_targets(ask, request, authorized)
+            if stale is not None:  # the target moved while the person decided: ask again
                 continue
             answers.tokens[request.call_id] = issue_token(
                 deps.executor.approval_secret,
@@ -116,9 +141,34 @@ def approval_tokens(
             answers.approved.append(decision)
             break
         else:
-            why = f"{decision.tool_name} was edited {_MAX_EDITS + 1} times without an approval"
+            why = f"{decision.tool_name} was asked {_MAX_EDITS + 1} times without an approval"
+            if stale is not None:
+                why += f" that still held ({stale.message})"
             answers.rejected.append((decision, why))
     return answers
+
+
+def _question_event(
+    run_id: str, call_id: str, round_: int, payload: dict[str, Any] | None = None
+) -> Event:
+    return make_event(
+        EventType.APPROVAL_REQUESTED, run_id, call_id=call_id, seq=f"gate-{round_}", payload=payload
+    )
+
+
+def _question(deps: RunDeps, run_id: str, call_id: str, round_: int) -> ApprovalRequest | None:
+    """The question logged before this round's pause, if it was asked: the answer is about
+    what the person saw, not about the call as it is derived again on resume."""
+    logged = deps.executor.store.event(_question_event(run_id, call_id, round_).event_id)
+    if logged is None or not logged.payload:
+        return None
+    return ApprovalRequest.model_validate(logged.payload)
+
+
+def _log_question(deps: RunDeps, ask: ApprovalRequest, round_: int) -> None:
+    """Log what the person is shown, before the pause (the store then shows it waiting)."""
+    event = _question_event(ask.run_id, ask.call_id, round_, ask.model_dump(mode="json"))
+    deps.executor.store.append_events([event])
 
 
 def rejected_results(

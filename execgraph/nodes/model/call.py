@@ -224,6 +224,7 @@ def call_model(
     turn_id: str,
     config: RunnableConfig | None = None,
     recorded: Recorded | None = None,
+    redact: Callable[[AIMessage], AIMessage] | None = None,
 ) -> ModelTurn[T]:
     """Call ``bound`` until ``parse`` accepts a reply, up to ``max_repairs`` extra calls.
 
@@ -235,6 +236,9 @@ def call_model(
     With ``recorded``, a reply this turn already logged is used instead of a new call: a
     node that re-runs after a crash (its checkpoint never written) then makes the same
     decisions the event log shows, about calls that may already have run.
+
+    ``redact`` rewrites each reply as it arrives, before it is parsed, logged or kept
+    (secret arguments, :mod:`execgraph.state.secret_args`).
     """
     turn: ModelTurn[T] = ModelTurn(
         AIMessage(content=""), None, "no model call made", prices=prices_of(config)
@@ -255,6 +259,8 @@ def call_model(
         except Exception as exc:  # a provider failure is reported, never shown raw
             turn.problem = _provider_failure(exc, run_id, turn_id)
             break
+        if redact is not None:
+            ai = redact(ai)
         turn.ai, turn.tokens_in, turn.tokens_out = (
             ai,
             turn.tokens_in + t_in,

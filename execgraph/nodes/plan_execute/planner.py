@@ -25,6 +25,7 @@ from execgraph.nodes.conversation import ai_message, answer, unanswered
 from execgraph.nodes.decide import CONTROL_SCHEMAS, model_failure, parse_reply, unusable_reply
 from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.model.call import call_model, recorded_replies
+from execgraph.nodes.model.redaction import reply_redaction
 from execgraph.nodes.plan_execute.direct import DIRECT, direct_steps
 from execgraph.nodes.plan_execute.steps import (
     NO_TOOLS_PLAN_SCHEMA,
@@ -80,7 +81,7 @@ def plan(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str,
     if stale:
         instruction += (
             "\n\nObservations now out of date (plan them again if still needed):\n"
-            + "\n".join(f"- step {i}: {staleness(*what)}" for i, what in stale.items())
+            + "\n".join(f"- step {i}: {staleness(old, new)}" for i, (_, old, new) in stale.items())
         )
     seen = [
         f"step {s['id']}: {observation_text(results[s['call_id']], deps.observation_limit)}"
@@ -103,6 +104,7 @@ def plan(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str,
         turn_id=turn_id,
         config=config,
         recorded=recorded_replies(deps.executor.store, run_id, turn_id),
+        redact=reply_redaction(deps.executor.registry, run_id, turn_id, plan_tool="submit_plan"),
     )
     update: dict[str, Any] = {"turn": turn, "budget": result.charge(f"{turn_id}:plan")}
     if result.problem is not None or result.parsed is None:

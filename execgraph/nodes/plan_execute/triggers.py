@@ -20,12 +20,19 @@ every wave (:func:`causes`):
 
 The user changing the task, the verifier rejecting the answer and the model asking for a
 new plan replan too; those are decided where they happen (:mod:`.replan`).
+
+A trigger's message reaches the planner as the runtime's own instruction, outside the
+untrusted wrapper, so it is made of runtime words only: step ids, tool names, error types,
+versions and counts. What a tool said (a source id, an error's message, a value) is named
+by the step that observed it; the planner reads it in that step's result, inside the
+wrapper.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -83,9 +90,33 @@ def stale_steps(state: Mapping[str, Any]) -> dict[str, tuple[str, int, int]]:
     return stale
 
 
-def staleness(source: str, old: int, new: int) -> str:
-    """What a stale step saw, for the planner and the trigger message."""
-    return f"saw {source[:80]} at version {old}, now at version {new}"
+def staleness(old: int, new: int) -> str:
+    """What a stale step saw, for the planner and the trigger message (never the source's
+    id: a tool wrote it)."""
+    return f"observed a source at version {old}; it has changed since (version {new})"
+
+
+_ERROR_TYPE = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
+
+
+def _failure(step: Mapping[str, Any], error: Mapping[str, Any]) -> str:
+    """A failed step in runtime words: its id, its tool, the runtime's error type."""
+    kind = str(error.get("type") or "")
+    typed = f" with {kind}" if _ERROR_TYPE.fullmatch(kind) else ""
+    return f"step {step['id']} ({step['tool']}) failed{typed}; its result says why"
+
+
+def _observers(steps: list[Mapping[str, Any]], results: Mapping[str, Any], source: str) -> str:
+    """The steps whose results observed ``source``, as runtime words."""
+    ids = [
+        str(s["id"])
+        for s in steps
+        if any(
+            e.get("source_id") == source
+            for e in (results.get(s["call_id"]) or {}).get("evidence") or []
+        )
+    ]
+    return f"observed by steps {', '.join(ids)}" if ids else "observed outside this plan's steps"
 
 
 def causes(state: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -101,13 +132,13 @@ def causes(state: Mapping[str, Any]) -> list[tuple[str, str]]:
     for step in steps:
         if step_status(step, results) == "failed":
             error = results[step["call_id"]].get("error") or {}
-            text = f"step {step['id']} ({step['tool']}) {error.get('message', '')}".strip()
+            text = _failure(step, error)
             if error.get("type") == "StateGuardMismatch":
                 out.append((f"failed:{step['call_id']}", f"environment changed: {text}"))
             else:
                 out.append((f"failed:{step['call_id']}", f"dependency failed: {text}"))
     for step_id, (source, old, new) in stale_steps(state).items():
-        message = f"environment changed: step {step_id} {staleness(source, old, new)}"
+        message = f"environment changed: step {step_id} {staleness(old, new)}"
         out.append((f"changed:{source}@{new}", message))
     evidence = state.get("evidence") or {}
     for step in steps:
@@ -124,8 +155,8 @@ def causes(state: Mapping[str, Any]) -> list[tuple[str, str]]:
             digest = hashlib.sha256(json.dumps(values).encode()).hexdigest()[:16]
             key = f"conflict:{source}@{item.get('version', 1)}:{digest}"  # values may be long
             message = (
-                f"contrary evidence: {len(values)} observations of {source[:80]} "
-                f"at version {item.get('version', 1)} disagree"
+                f"contrary evidence: {len(values)} observations of one source at version "
+                f"{item.get('version', 1)} disagree ({_observers(steps, results, source)})"
             )
             out.append((key, message))
     planned = int(current.get("planned_tool_calls", len(steps)))

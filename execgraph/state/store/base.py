@@ -182,6 +182,12 @@ class ExecutionStore(Protocol):
         still held (a key missing was taken over or committed)."""
         ...
 
+    def holds_fence(self, key: str, owner: str, fence: int) -> bool:
+        """Whether ``owner`` still holds ``key``'s uncommitted record at ``fence`` and no
+        other worker holds (or took) the run's lease: a stale owner's effect is to be
+        refused (the check a tool makes right before its effect)."""
+        ...
+
     def settle_unknown(
         self, key: str, result: dict[str, Any], *, events: Sequence[Event] = ()
     ) -> ExecutionRecord:
@@ -266,6 +272,15 @@ class ExecutionStore(Protocol):
         While another worker holds it, that worker's :meth:`commit` of the run's records is
         refused (FencedOut): a worker whose run lease was taken over cannot commit.
         """
+        ...
+
+    def renew_run(self, run_id: str, owner: str, *, lease_s: float) -> bool:
+        """Extend ``owner``'s lease on ``run_id`` while no other worker took it since
+        (False: taken over, even if released again; a renewal never takes it back)."""
+        ...
+
+    def lease_run_holder(self, run_id: str) -> str:
+        """Who holds (or last held) ``run_id``'s lease ("" when nobody ever did)."""
         ...
 
     def release_run(self, run_id: str, owner: str) -> None:

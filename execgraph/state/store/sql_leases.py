@@ -14,6 +14,7 @@ from execgraph.state.store.base import ExecutionRecord
 from execgraph.state.store.dialect import Cursor
 from execgraph.state.store.rows import RECORD_COLUMNS, record_from_row
 from execgraph.state.store.sql_append_only import SqlLog
+from execgraph.state.store.sql_locks import RUN_KEY_PREFIX
 
 __all__ = ["SqlLeases"]
 
@@ -81,3 +82,22 @@ class SqlLeases(SqlLog):
             return held
 
         return self._tx("renew leases", run, durable=False)
+
+    def holds_fence(self, key: str, owner: str, fence: int) -> bool:
+        """Whether ``owner`` still holds ``key``'s uncommitted record at ``fence``, and no
+        other worker holds (or took) its run's lease: what :meth:`commit` would require,
+        read in one statement, so a tool can ask it right before its effect."""
+        d = self._dialect
+        locks = d.table("locks")
+        sql = (
+            f"SELECT 1 FROM {d.table('executions')} WHERE idempotency_key = {d.param}"
+            f" AND owner = {d.param} AND fence = {d.param} AND state = 'started'"
+            f" AND NOT EXISTS (SELECT 1 FROM {locks} WHERE {locks}.key = {d.param} || run_id"
+            f" AND {locks}.owner <> {d.param})"
+        )
+
+        def run(cur: Cursor) -> bool:
+            row = cur.execute(sql, (key, owner, fence, RUN_KEY_PREFIX, owner)).fetchone()
+            return row is not None
+
+        return self._read("check a fence", run)

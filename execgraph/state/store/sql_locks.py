@@ -126,6 +126,24 @@ class SqlLocks(SqlLog):
 
         return self._tx("take a run lease", run)
 
+    def renew_run(self, run_id: str, owner: str, *, lease_s: float) -> bool:
+        """Extend ``owner``'s lease on ``run_id`` while the row still names ``owner``
+        (expired or not); False once another worker took it, even if that one has
+        released it since: a lease lost is never taken back by a renewal."""
+        d = self._dialect
+        now, at = self._now()
+        sql = (
+            f"UPDATE {d.table('locks')} SET lease_until = {now} + {d.param}"
+            f" WHERE key = {d.param} AND owner = {d.param} RETURNING key"
+        )
+
+        def run(cur: Cursor) -> bool:
+            row = cur.execute(sql, (*at, float(lease_s), run_key(run_id), owner)).fetchone()
+            return row is not None
+
+        # not flushed: a renewal lost to a power cut only lets the lease expire
+        return self._tx("renew a run lease", run, durable=False)
+
     def release_run(self, run_id: str, owner: str) -> None:
         """End ``owner``'s lease on ``run_id``; the row keeps naming ``owner``."""
         d = self._dialect

@@ -67,8 +67,11 @@ class Exchanger:
         cancel: threading.Event,
         deadline: float,
         write: bool,
+        *,
+        before_send: Callable[[], None] | None = None,
     ) -> Exchange:
-        """Send, following redirects by hand; every hop is guarded before it is contacted."""
+        """Send, following redirects by hand; every hop is guarded before it is contacted
+        (and ``before_send`` runs right before each hop is sent: the fence check)."""
         redirects: list[str] = []
         origin: tuple[str, str, int] | None = None
         watchdog = Watchdog(cancel, deadline)
@@ -90,6 +93,8 @@ class Exchanger:
                     raise ToolCancelled("cancelled before the request was sent; nothing was sent")
                 if deadline <= time.time():
                     raise DeadlineExceeded("no time left to send the request; nothing was sent")
+                if before_send is not None:
+                    before_send()
                 response = self._send(target, method, headers, content, deadline, write, watchdog)
                 location = response.headers.get("location")
                 follow = response.status_code in (307, 308) or not write

@@ -45,6 +45,7 @@ MAX_RETRY_AFTER_S = 24 * 3600.0
 FORBIDDEN_HEADERS = frozenset(
     {
         "host",
+        "x-execgraph-fence",
         "content-length",
         "transfer-encoding",
         "connection",

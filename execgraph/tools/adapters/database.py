@@ -215,6 +215,7 @@ class DatabaseAdapter:
                 returned, _, affected = tx.execute(stmt, stmt.bind(values), ctx.output_budget)
                 if expect_rows and affected == 0:
                     raise TargetNotFound(f"{name} matched no rows; nothing was changed")
+                ctx.check_fence()  # a stale owner's write is rolled back, never committed
                 tx.commit()
             evidence = [
                 Evidence(

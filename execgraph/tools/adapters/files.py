@@ -178,12 +178,13 @@ class FileAdapter:
         pre = sha_of(before) if before is not None else ABSENT
         intended = sha_of(after)
         check_running(ctx)  # last point at which nothing has happened yet
+        ctx.check_fence()  # a stale owner (taken over while it stalled) writes nothing
         try:
             remember(self._root(ctx), ctx, pre, intended)
             with Beneath(self._root(ctx)) as tree:
                 spot = tree.locate(rel, make_parents=True)
                 _check_scope(ctx, rel, spot.rel)
-                replace_at(spot.dir_fd, spot.name, after, mode)
+                replace_at(spot.dir_fd, spot.name, after, mode, before_rename=ctx.check_fence)
         except OSError as exc:
             raise os_error(exc, rel, "write") from None
         summary, full = diff(rel, before or b"", after)

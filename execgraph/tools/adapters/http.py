@@ -1,6 +1,6 @@
 """The HTTP adapter: ``http_get`` (read) and ``http_post`` / ``http_put`` / ``http_delete``.
 
-Security (DESIGN §10): every request and every redirect hop is checked before it is sent —
+Security: every request and every redirect hop is checked before it is sent —
 scheme, no credentials in the URL, host allow-list, and (unless ``allow_private``) every
 address the host stands for must be public (see :mod:`execgraph.tools.adapters.netguard`). The
 connection goes to the checked address itself, so a DNS answer cannot change between the
@@ -32,7 +32,10 @@ write answered 301/302/303                   not followed; ``AdapterOutput`` wit
 
 Errors raised after a response arrived carry the observation (status, bounded body,
 evidence); read it with :func:`output_of`.
-Writes send ``Idempotency-Key: ctx.idempotency_key`` on every attempt and hop.
+Writes send ``Idempotency-Key: ctx.idempotency_key`` and, for a call with an execution
+record, ``X-Execgraph-Fence: ctx.fence`` on every attempt and hop, after checking the fence
+(:meth:`InvokeContext.check_fence`): a server that keeps the highest fence it saw per key
+can refuse a stale owner's request even if it was sent between the check and the send.
 
 Time: the call's deadline is a *total* for the whole exchange (every hop, header and body
 byte): a watchdog (:mod:`._httpwatchdog`) shuts the connection down when it passes or when
@@ -189,7 +192,10 @@ class HttpAdapter:
     def _writer(self, method: Literal["POST", "PUT", "DELETE"]) -> Runner:
         def run(args: BaseModel, ctx: InvokeContext) -> AdapterOutput:
             assert isinstance(args, HttpWriteArgs)
-            headers = {**args.headers, "Idempotency-Key": _idempotency_key(ctx)}
+            # The fence lets the server refuse a stale owner (a lower fence than it saw
+            # for this key); the check before each send refuses it here first.
+            fence = ctx.fence_headers()
+            headers = {**args.headers, **fence, "Idempotency-Key": _idempotency_key(ctx)}
             content: bytes | None = None
             if args.json_body is not None:
                 content = json.dumps(args.json_body).encode()
@@ -198,7 +204,14 @@ class HttpAdapter:
                 content = args.body.encode()
             deadline = self._deadline(args.timeout_s, ctx)
             ex = self._exchanger.exchange(
-                method, args.url, headers, content, ctx.cancel, deadline, True
+                method,
+                args.url,
+                headers,
+                content,
+                ctx.cancel,
+                deadline,
+                True,
+                before_send=ctx.check_fence,
             )
             return build_outcome(ex, ctx, write=True)
 

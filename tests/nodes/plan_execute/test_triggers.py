@@ -99,7 +99,7 @@ def test_contrary_evidence_replans_once_and_agreeing_evidence_completes(tmp_path
     assert out["status"] == "COMPLETED", out.get("error")
     assert out["plan"]["replans"] == 1 and out["plan"]["version"] == 2
     assert out["plan"]["why"].startswith("contrary evidence")
-    assert "fact:capital" in _prompt(model, 1)  # the planner is told which source disagrees
+    assert "observed by steps s1, s2" in _prompt(model, 1)  # which steps disagree
     assert [s["id"] for s in out["plan"]["steps"]] == ["s1", "s2", "s3"]
 
 
@@ -213,7 +213,7 @@ def test_a_source_changed_under_the_plan_replans_the_steps_that_saw_the_old_stat
     assert out["status"] == "COMPLETED", out.get("error")
     assert out["plan"]["replans"] == 1
     why = out["plan"]["why"]
-    assert why.startswith("environment changed") and "doc:spec" in why
+    assert why.startswith("environment changed: step s1") and "version 2" in why
     # s1 saw revision 1: its observation is out of date and it is re-planned; s2 and s3 stay.
     assert [s["id"] for s in out["plan"]["steps"]] == ["s2", "s3", "s4"]
     assert "out of date" in _prompt(model, 1) and "step s1" in _prompt(model, 1)

@@ -50,6 +50,7 @@ class ServerState:
     def __init__(self) -> None:
         self.hits: list[tuple[str, str]] = []
         self.keys: list[str | None] = []
+        self.fences: list[str | None] = []
         self.bodies: list[bytes] = []
         self.orders: dict[str, bytes] = {}
         self.stream_sent = 0
@@ -118,6 +119,7 @@ def _handler(state: ServerState) -> type[BaseHTTPRequestHandler]:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             key = self.headers.get("Idempotency-Key")
             state.keys.append(key)
+            state.fences.append(self.headers.get("X-Execgraph-Fence"))
             state.bodies.append(body)
             if path == "/fail":
                 self._reply(500, b"oops")

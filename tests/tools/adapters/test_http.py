@@ -20,6 +20,7 @@ import pytest
 from pydantic import ValidationError
 
 from execgraph.state.errors import (
+    FencedOut,
     PermanentError,
     PolicyDenied,
     ResponseLostError,
@@ -155,6 +156,29 @@ def test_write_sends_idempotency_key(
     assert server.state.keys == ["key-123"]
     assert json.loads(server.state.bodies[0]) == {"sku": 7}
     assert _evidence(out)["response_id"] == "req-order-1"
+
+
+def test_a_write_carries_its_fence_and_a_stale_owner_sends_nothing(
+    server: Server, transport: LoopbackOnly, tmp_path: Path
+) -> None:
+    held = [True]
+    ctx = _ctx(tmp_path, fence=3, holds_fence=lambda: held[0])
+    adapter = _adapter(transport)
+    out = _call(adapter, "http_post", ctx, url=server.url("/orders"), json_body={"sku": 7})
+    assert out.committed is True
+    assert server.state.keys == ["key-123"] and server.state.fences == ["3"]
+    held[0] = False  # another worker took the call over while this one stalled
+    with pytest.raises(FencedOut):
+        _call(adapter, "http_post", ctx, url=server.url("/orders"), json_body={"sku": 7})
+    assert server.state.fences == ["3"]  # the stale owner's request was never sent
+    assert ctx.cancel.is_set()
+
+
+def test_a_fence_header_cannot_be_given_as_an_argument() -> None:
+    with pytest.raises(ValidationError):
+        _tool(_adapter(None), "http_post").input_model(
+            url="http://127.0.0.1/x", headers={"X-Execgraph-Fence": "99"}
+        )
 
 
 def test_write_dropped_after_commit_is_unknown_then_reconciled(

@@ -54,6 +54,8 @@ class Taken:
 
     held: Reserved
     previous: ExecutionRecord | None = None
+    may_still_run: bool = False
+    """Taken because its lease lapsed, its owner not proved gone (it may only be stalled)."""
 
 
 def await_owner(call: Call, held: Reserved) -> Taken:
@@ -71,16 +73,18 @@ def await_owner(call: Call, held: Reserved) -> Taken:
     while True:
         if record.state == "committed":
             return Taken(Reserved(key, "committed", record))
+        gone = _free(record)
         taken = store.take_over(
             key,
             worker_id(),
             attempt_id=call.attempt_id,
             lease_s=record_lease.LEASE_S,
-            gone=_free(record),
+            gone=gone,
             fence=record.fence,
         )
         if taken is not None:
-            return Taken(Reserved(key, "in_doubt", taken), previous=record)
+            alive = gone is None and bool(record.owner)  # an owner not proved gone
+            return Taken(Reserved(key, "in_doubt", taken), previous=record, may_still_run=alive)
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise CallInProgress(

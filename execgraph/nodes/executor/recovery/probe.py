@@ -84,16 +84,40 @@ def reconcile_unknown(
 
 
 def in_doubt(
-    spec: ToolSpec, args: BaseModel, ctx: InvokeContext, report: Report | None = None
+    spec: ToolSpec,
+    args: BaseModel,
+    ctx: InvokeContext,
+    report: Report | None = None,
+    *,
+    may_still_run: bool = False,
 ) -> Settled | None:
     """Settle a record that started but never committed (a crash); None means run it again.
 
-    Reads and writes the probe proves absent are safe to run again; a proven write is
-    settled as succeeded; anything else is ``unknown`` and is never retried blindly.
+    Reads, and writes the probe proves absent, are safe to run again; a proven write is
+    settled as succeeded; anything else is ``unknown`` and is never retried blindly. With
+    ``may_still_run`` (taken over because its lease lapsed, its owner not proved gone: a
+    stalled worker may wake and finish its attempt), a write the probe finds absent is
+    run again only if it is idempotent: the probe cannot see an effect still to come.
     """
     if spec.effect == "read":
         return None
     committed = probe(spec, args, ctx, report)
+    if committed is False and may_still_run and not spec.idempotent:
+        effect = SideEffect(
+            attempted=True, committed=None, summary="taken over; its owner may still act"
+        )
+        return Settled(
+            Outcome.UNKNOWN,
+            ObservationStatus.UNKNOWN,
+            effect,
+            error=ToolError(
+                type="ResponseLostError",
+                phase=Phase.EXECUTE,
+                message="the worker running this call stopped answering and was taken over; "
+                "it may still be running the call, so it is not run again here; a person "
+                "must reconcile it",
+            ),
+        )
     if committed is False:
         return None
     if committed:

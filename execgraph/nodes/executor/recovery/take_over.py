@@ -4,9 +4,11 @@ The crashed attempt may have had its effect, so it is never blindly run again: a
 that paused the run (a tool's ``interrupt()``, :mod:`.paused`) resumes from its start;
 any other is reconciled by the tool's probe (:mod:`.probe`), and a decided outcome is
 committed, freeing the crashed attempt's locks with the commit. An undecided one runs
-again, once the gone owner's locks are released. Locks of any gone owner on the call's
-keys are released first: after two crashes in a row, the first owner's are no longer the
-last owner's.
+again, once the gone owner's locks are released — unless its owner was only taken over
+because its lease lapsed (not proved gone: it may be stalled and act when it wakes) and
+the write is not idempotent: then it is ``unknown``, for a person to reconcile. Locks of
+any gone owner on the call's keys are released first: after two crashes in a row, the
+first owner's are no longer the last owner's.
 """
 
 from __future__ import annotations
@@ -35,16 +37,24 @@ class Recovered:
     locked: Locked
 
 
-def take_over(call: Call, previous: ExecutionRecord, ctx: InvokeContext) -> Recovered | None:
+def take_over(
+    call: Call, previous: ExecutionRecord, ctx: InvokeContext, *, may_still_run: bool = False
+) -> Recovered | None:
     """The crashed attempt's outcome when it is decided; None when the call is to run.
 
-    ``previous`` is the record as the gone owner left it; ``call`` now holds it.
+    ``previous`` is the record as the gone owner left it; ``call`` now holds it. With
+    ``may_still_run`` (its lease lapsed, its owner not proved gone) a write is run again
+    only if it is idempotent (:func:`~.probe.in_doubt`).
     """
     assert call.authorized is not None
     args, arguments = call.authorized.validated.args, call.authorized.validated.normalized.arguments
-    settled = None if resumes_pause(previous) else in_doubt(call.spec, args, ctx, call.report)
+    settled = (
+        None
+        if resumes_pause(previous)
+        else in_doubt(call.spec, args, ctx, call.report, may_still_run=may_still_run)
+    )
     try:
-        keys = lock_keys(call.spec, arguments, call.request.workspace.id)
+        keys = lock_keys(call.spec, arguments, call.request.workspace)
     except ExecGraphError:
         keys = ()
     crashed = Locked(keys=keys, owner=lock_owner(previous.owner, call.key), queued_ms=0)

@@ -41,6 +41,7 @@ from execgraph.state.errors import (
     UsageError,
 )
 from execgraph.state.events import EventType
+from execgraph.state.secret_args import REDACTED, redact_arguments
 from execgraph.state.store.base import ExecutionStore
 
 __all__ = [
@@ -94,13 +95,27 @@ def approval_request(
         tool=authorized.spec.name,
         version=authorized.spec.version,
         effect=authorized.spec.effect,
-        arguments=normalized.arguments,
+        arguments=redact_arguments(normalized.arguments, authorized.spec.secrets),
         args_hash=normalized.args_hash,
         reason=authorized.decision.reason,
         expires_at=expires,
         target_state=_target_state(request, authorized),
-        provenance={k: v.to_dict() for k, v in (authorized.provenance or {}).items()},
+        provenance=_shown_provenance(authorized),
     )
+
+
+def _shown_provenance(authorized: Authorized) -> dict[str, Any]:
+    """Each argument's provenance as a person is shown it; a secret argument's without
+    its value or where it was read (an excerpt would show it)."""
+    secrets = authorized.spec.secrets
+    shown = {}
+    for name, found in (authorized.provenance or {}).items():
+        seen = found.to_dict()
+        if name in secrets:
+            atoms = [{"value": REDACTED, "label": a.get("label")} for a in seen.get("atoms", [])]
+            seen = {**seen, "atoms": atoms}
+        shown[name] = seen
+    return shown
 
 
 def read_decision(value: Any, tool: str | None = None) -> ApprovalDecision:
@@ -338,7 +353,10 @@ def ask(call: Call, question: Question) -> ApprovalDecision:
     )
     if not question.logged:
         call.deps.store.append_events([*call.events.recorded(), asked])
-    answer = parse_decision(interrupt(question.shown.model_dump(mode="json")), question.shown.tool)
+    shown = question.shown.model_dump(mode="json")
+    answer = parse_decision(
+        interrupt(shown, response_schema=call.deps.decision_schema), question.shown.tool
+    )
     decision = decide_once(call.deps.store, asked.event_id, answer)  # the first one stands
     call.events.extend([asked])
     call.events.record(

@@ -80,6 +80,7 @@ from execgraph.state.errors import (
 )
 from execgraph.state.errors.tool_bugs import remember
 from execgraph.state.events import EventType
+from execgraph.state.store.worker import worker_id
 from execgraph.tools.invocation import AdapterOutput, InvokeContext
 from execgraph.tools.langchain import LangChainRunner
 from execgraph.tools.spec import ToolSpec
@@ -153,6 +154,13 @@ def tool_context(call: Call) -> InvokeContext:
     def put_artifact(data: bytes, kind: str) -> str:
         return deps.store.put_artifact(data, kind=kind, run_id=request.run_id)
 
+    def holds_fence() -> bool:  # read now: a woken worker's renewal may not have run yet
+        if call.fence is None:
+            return True
+        if call.lease is not None and call.lease.lost:
+            return False
+        return deps.store.holds_fence(call.key, worker_id(), call.fence)
+
     return InvokeContext(
         run_id=request.run_id,
         call_id=request.call_id,
@@ -167,6 +175,8 @@ def tool_context(call: Call) -> InvokeContext:
         emit=emit,
         put_artifact=put_artifact,
         tool_call_id=request.tool_call_id,
+        fence=call.fence,
+        holds_fence=holds_fence,
     )
 
 

@@ -1,8 +1,11 @@
 """Stage 6 — lock: the resource locks a tool declares, taken all at once with a lease.
 
 Locks protect deterministic resource conflicts (one file, one browser session, one
-database lane); they do not replace business transactions. Keys are scoped to the
-workspace and sorted, and the store grants all or none, so two calls cannot deadlock.
+database lane); they do not replace business transactions. A key names the resource
+where it is: the workspace's root directory (resolved) and the formatted template, so two
+runs sharing a workspace — threads of one process, or processes on one store — exclude
+each other on one file, while runs in different workspaces never contend. Keys are
+sorted, and the store grants all or none, so two calls cannot deadlock.
 A call's locks are held under its worker and its record (:func:`lock_owner`), so a
 worker taking a crashed call over can name the locks the crashed attempt left.
 """
@@ -14,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from execgraph.nodes.executor.call import Call
+from execgraph.state.contracts import Workspace
 from execgraph.state.errors import DomainViolation
 from execgraph.state.store.base import ExecutionStore
 from execgraph.state.store.worker import worker_id
@@ -37,8 +41,9 @@ def lock_owner(owner: str, key: str) -> str:
     return f"{owner}|{key}"
 
 
-def lock_keys(spec: ToolSpec, arguments: dict[str, Any], workspace_id: str) -> tuple[str, ...]:
-    """Format the spec's lock templates with the normalized arguments.
+def lock_keys(spec: ToolSpec, arguments: dict[str, Any], workspace: Workspace) -> tuple[str, ...]:
+    """Format the spec's lock templates with the normalized arguments, each under the
+    workspace's root (not the run: runs share a workspace, and its files).
 
     Raises:
         DomainViolation: a template names an argument the call does not have.
@@ -46,7 +51,7 @@ def lock_keys(spec: ToolSpec, arguments: dict[str, Any], workspace_id: str) -> t
     keys = set()
     for template in spec.locks:
         try:
-            keys.add(f"{workspace_id}/{template.format(**arguments)}")
+            keys.add(f"{workspace.root}/{template.format(**arguments)}")
         except (KeyError, IndexError, ValueError):
             raise DomainViolation(f"lock {template!r} of {spec.key} cannot be formed") from None
     return tuple(sorted(keys))
@@ -71,7 +76,7 @@ def lock(call: Call, ctx: InvokeContext) -> Locked:
     """
     assert call.authorized is not None
     arguments = call.authorized.validated.normalized.arguments
-    keys = lock_keys(call.spec, arguments, call.request.workspace.id)
+    keys = lock_keys(call.spec, arguments, call.request.workspace)
     remaining = ctx.remaining_s() or call.deps.lock_timeout_s
     return acquire(
         call.deps.store,

@@ -13,6 +13,7 @@ from execgraph.nodes.executor.call import Normalized
 from execgraph.nodes.executor.hashing import canonical_json, stable_hash
 from execgraph.state.contracts import ToolExecutionRequest
 from execgraph.state.errors import SchemaViolation
+from execgraph.state.secret_args import call_key, restore
 from execgraph.state.surrogates import has_surrogate
 from execgraph.tools.paths import normalize_relpath
 from execgraph.tools.spec import ToolSpec
@@ -31,7 +32,13 @@ def normalize(request: ToolExecutionRequest, spec: ToolSpec) -> Normalized:
             collides with its target.
         PathEscapeError: a path argument leaves the workspace.
     """
-    raw = request.arguments
+    raw = restore(  # a secret argument's value, kept in memory only (state.secret_args)
+        request.arguments,
+        spec.secrets,
+        run_id=request.run_id,
+        call_id=call_key(request.tool_call_id, request.step_id),
+        tool=spec.name,
+    )
     args, paths = canonical_arguments(raw, spec)
     encoded = canonical_json(args).encode("utf-8", "surrogatepass")  # (refused above)
     return Normalized(

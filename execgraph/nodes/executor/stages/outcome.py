@@ -3,7 +3,11 @@
 The rules that keep "executed" and "succeeded" apart: a typed error means nothing was
 committed; a lost response or a deadline hit while a write ran means the effect is
 *unknown*; a read that timed out is merely retryable; bulky data goes to the artifact
-store and the result keeps a bounded preview and the ref.
+store and the result keeps a bounded preview and the ref; data beyond the tool's
+``max_result_bytes`` is not stored at all (the artifact keeps that much, the result its
+full size and SHA-256). Whatever the tool returned is made storable first
+(:mod:`execgraph.state.safe_values`): a value no JSON can hold becomes a typed value, and
+the call settles as it would have.
 
 A failure is tried again (:func:`retry_delay`) only when it says a retry may help, only
 for a tool whose retry policy allows it (a read, or a write that declares itself
@@ -15,12 +19,10 @@ for the wait, and only within the tool calls the run's budget left for it. An
 
 from __future__ import annotations
 
-import json
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-
-from pydantic_core import to_jsonable_python
 
 from execgraph.nodes.executor.stages.invoke import Invoked
 from execgraph.state.contracts import Evidence, Outcome, PartialProgress, SideEffect, ToolError
@@ -32,9 +34,10 @@ from execgraph.state.errors import (
     ResponseLostError,
     ToolCancelled,
 )
+from execgraph.state.safe_values import safe_dumps
 from execgraph.tools.invocation import InvokeContext, output_of
 from execgraph.tools.retry import RetryPolicy
-from execgraph.tools.spec import ToolSpec
+from execgraph.tools.spec import DEFAULT_MAX_RESULT_BYTES, ToolSpec
 
 __all__ = ["Settled", "bound_data", "error_of", "retry_delay", "settle"]
 
@@ -67,15 +70,24 @@ def error_of(exc: ExecGraphError) -> ToolError:
 
 
 def bound_data(
-    data: Any, budget: int, put_artifact: Callable[[bytes, str], str]
+    data: Any,
+    budget: int,
+    put_artifact: Callable[[bytes, str], str],
+    limit: int = DEFAULT_MAX_RESULT_BYTES,
 ) -> tuple[Any, bool]:
-    """JSON-safe data within ``budget`` bytes; larger data is stored and previewed."""
-    safe = to_jsonable_python(data, fallback=str)
-    text = json.dumps(safe, ensure_ascii=False, default=str)
-    if len(text.encode()) <= budget:
+    """JSON-safe data within ``budget`` bytes; larger data is stored and previewed, and
+    only its first ``limit`` bytes are stored (with the whole one's size and SHA-256)."""
+    safe, text = safe_dumps(data)
+    raw = text.encode()
+    if len(raw) <= budget:
         return safe, False
-    ref = put_artifact(text.encode(), "tool_data")
-    return {"artifact": ref, "preview": text[: max(0, budget // 4)]}, True
+    preview = text[: max(0, budget // 4)]
+    if len(raw) <= limit:
+        return {"artifact": put_artifact(raw, "tool_data"), "preview": preview}, True
+    ref = put_artifact(raw[:limit], "tool_data_truncated")
+    digest = "sha256:" + hashlib.sha256(raw).hexdigest()
+    cut = {"artifact": ref, "preview": preview, "size": len(raw), "stored": limit}
+    return {**cut, "sha256": digest}, True
 
 
 def _timed_out(spec: ToolSpec) -> Settled:
@@ -113,13 +125,13 @@ def _abandoned_on_cancel(spec: ToolSpec) -> Settled:
 
 
 def _observed(
-    exc: ExecGraphError, budget: int, put_artifact: Callable[[bytes, str], str]
+    exc: ExecGraphError, budget: int, put_artifact: Callable[[bytes, str], str], limit: int
 ) -> dict[str, Any]:
     """Bounded data and evidence an adapter observed before it raised (stderr, a body)."""
     output = output_of(exc)
     if output is None:
         return {}
-    data, truncated = bound_data(output.data, budget, put_artifact)
+    data, truncated = bound_data(output.data, budget, put_artifact, limit)
     return {"data": data, "evidence": output.evidence, "truncated": truncated or output.truncated}
 
 
@@ -133,7 +145,7 @@ def settle(
         return _abandoned_on_cancel(spec)
     exc = invoked.error
     if isinstance(exc, ExecGraphError):
-        seen = _observed(exc, budget, put_artifact)
+        seen = _observed(exc, budget, put_artifact, spec.max_result_bytes)
         if exc.status is ObservationStatus.UNKNOWN:
             effect = SideEffect(attempted=True, committed=None, summary="response lost")
             return Settled(Outcome.UNKNOWN, exc.status, effect, error=error_of(exc), **seen)
@@ -145,7 +157,7 @@ def settle(
         return Settled(Outcome.FAILED, exc.status, effect, error=error_of(exc), **seen)
     output = invoked.output
     assert output is not None  # invoke() returns an output, an error, or timed_out
-    data, truncated = bound_data(output.data, budget, put_artifact)
+    data, truncated = bound_data(output.data, budget, put_artifact, spec.max_result_bytes)
     truncated = truncated or output.truncated
     if output.partial is not None:
         effect = SideEffect(attempted=True, committed=True, summary=output.summary or "partial")
