@@ -186,20 +186,20 @@ def redact_reply(
 
 
 def restore(
-    arguments: Mapping[str, Any],
+    arguments: Any,
     names: frozenset[str],
     *,
     run_id: str,
     call_id: str,
     tool: str,
-) -> dict[str, Any]:
+) -> Any:
     """``arguments`` with each redacted secret put back from :data:`VAULT`.
 
     Raises:
         SecretUnavailable: a secret argument is redacted and its value is not here.
     """
-    if not names or REDACTED not in arguments.values():
-        return dict(arguments)
+    if not names or not isinstance(arguments, Mapping) or REDACTED not in arguments.values():
+        return arguments  # nothing to put back (what is not a mapping, validation refuses)
     out = dict(arguments)
     for name in sorted(names & out.keys()):
         if out[name] != REDACTED:

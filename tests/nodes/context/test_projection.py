@@ -134,6 +134,7 @@ def test_the_model_reads_a_tool_exception_but_never_a_foreign_one(tmp_path: Path
         store=store,
         checkpointer=InMemorySaver(),
         home=tmp_path,
+        tool_errors="model",  # the bug is handed to the model, withheld (by default it raises)
     )
     out = app.invoke({"task": {"goal": "count the items"}}, {"configurable": {"thread_id": "e"}})
     assert out["status"] == "FAILED"
