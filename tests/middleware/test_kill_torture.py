@@ -15,7 +15,6 @@ import random
 import select
 import subprocess
 import sys
-import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -102,7 +101,6 @@ def _torture(server: Server, base: Path, with_executor: bool) -> tuple[int, int]
 def test_sigkill_during_tools_duplicates_effects_only_without_the_middleware(
     server: Server, tmp_path: Path
 ) -> None:
-    started = time.monotonic()
     kills, with_it = _torture(server, tmp_path / "with", with_executor=True)
     assert kills >= KILLS
     kills, without = _torture(server, tmp_path / "without", with_executor=False)
@@ -110,4 +108,3 @@ def test_sigkill_during_tools_duplicates_effects_only_without_the_middleware(
 
     assert with_it == 0  # the record before the effect: never run twice
     assert without > 0  # a checkpoint after the effect: run again on restart
-    assert time.monotonic() - started < 60

@@ -40,7 +40,13 @@ def test_an_mcp_servers_tools_run_through_the_executor(tmp_path: Path) -> None:
 
     out = app.invoke({"messages": [("user", "tidy the notes")]}, CONFIG)
 
-    assert set(model.tools_offered[0]) == {"read_note", "put_note", "delete_note", "touch"}
+    assert set(model.tools_offered[0]) == {
+        "read_note",
+        "put_note",
+        "delete_note",
+        "touch",
+        "send_and_vanish",
+    }
     assert (notes / "new.txt").read_text() == "hello"  # a write: it ran without a person
     [pause] = out["__interrupt__"]  # the destructive tool waits for one
     assert (pause.value["tool"], pause.value["effect"]) == ("delete_note", "irreversible")
