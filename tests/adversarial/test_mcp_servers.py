@@ -122,14 +122,16 @@ def _alive(pid: int) -> bool:
 
 
 def test_a_call_past_its_deadline_ends_and_so_does_its_server_process(tmp_path: Path) -> None:
-    tools = mcp_tools(hostile(tmp_path), declare={"hang": {"effect": "read", "timeout_s": 2}})
+    # the deadline covers the server's start too: long enough for a loaded machine to get
+    # the call to the tool, which then hangs
+    tools = mcp_tools(hostile(tmp_path), declare={"hang": {"effect": "read", "timeout_s": 8}})
     app = _graph(tmp_path, tools, _call("hang", {"name": "h1"}, "h1"))
     began = time.monotonic()
     out = app.invoke({"task": {"goal": "wait"}}, {"configurable": {"thread_id": "hang"}})
     [result] = out["results"].values()
     assert result["outcome"] == "failed", result
     assert result["error"]["type"] == "DeadlineExceeded", result["error"]
-    assert time.monotonic() - began < 30
+    assert time.monotonic() - began < 40
     pid = int((tmp_path / "h1.pid").read_text())
     deadline = time.monotonic() + 10
     while _alive(pid) and time.monotonic() < deadline:
