@@ -1,6 +1,6 @@
 """An approval shows its target's state, and a target that changed meanwhile is asked again.
 
-Seed 000 §3.4: on resume re-check freshness; the target may have changed while the person
+On resume the approval is checked again: the target may have changed while the person
 was deciding. Driven through compiled graphs (the executor alone, and ReAct) with the real
 FileAdapter.
 """
@@ -8,6 +8,7 @@ FileAdapter.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -167,3 +168,30 @@ def test_a_replayed_approved_call_returns_its_record_not_a_new_question(tmp_path
     out = app.invoke(_approve(replayed), config("again"))
     assert "__interrupt__" not in out
     assert out["results"]["call-1"] == first
+
+
+class _SkewedStore(SqliteExecutionStore):
+    """A store whose clock is set by the test (the shared clock of two workers whose own
+    clocks disagree: the one that asks runs hours ahead of the one that answers)."""
+
+    now = 1_000_000.0
+
+    def clock(self) -> float:
+        return self.now
+
+
+def test_an_approval_expires_by_the_stores_clock_not_a_workers(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    deps = make_deps(tmp_path, [FileAdapter(ws)], PolicyEngine(ASK_WRITES))
+    deps = replace(deps, store=_SkewedStore(tmp_path / "skewed.db"))
+    app = make_executor(deps)
+    req = request("write_file", {"path": "plan.txt", "content": "v2\n"}, root=ws)
+    [pause] = app.invoke({"request": req}, config())["__interrupt__"]
+    assert pause.value["expires_at"] == _SkewedStore.now + deps.approval_ttl_s  # stamped by it
+
+    _SkewedStore.now += deps.approval_ttl_s + 1  # past the expiry, on the store's clock only
+    out = app.invoke(_approve(pause), config())
+    assert not (ws / "plan.txt").exists()
+    result = ToolResult.model_validate(out["results"]["call-1"])
+    assert result.outcome != "succeeded" and "expired" in str(result.error), result

@@ -95,7 +95,12 @@ def approval_tokens(
                 break
             ask = _question(deps, request.run_id, request.call_id, round_)
             if ask is None:
-                ask = approval_request(request, authorized, ttl_s=deps.executor.approval_ttl_s)
+                ask = approval_request(
+                    request,
+                    authorized,
+                    ttl_s=deps.executor.approval_ttl_s,
+                    now=deps.executor.store.clock(),
+                )
                 if stale is not None:
                     reason = f"asked again: {stale.message} ({ask.reason})"
                     ask = ask.model_copy(update={"reason": reason})
@@ -125,7 +130,7 @@ def approval_tokens(
                 stale = None
                 continue
             try:
-                check_fresh(ask, authorized)
+                check_fresh(ask, authorized, now=deps.executor.store.clock())
             except ApprovalStale as exc:
                 answers.rejected.append((decision, exc.message))
                 break

@@ -177,6 +177,12 @@ class ExecutionStore(Protocol):
         """
         ...
 
+    def clock(self) -> float:
+        """The store's time now, in seconds since the epoch: what an approval's expiry is
+        stamped and judged by, so the worker that asks and the one that answers read one
+        clock (PostgreSQL's server; an embedded home's own machine)."""
+        ...
+
     def renew_leases(self, keys: Sequence[str], owner: str, *, lease_s: float) -> list[str]:
         """Extend ``owner``'s leases on the uncommitted records of ``keys``; returns the keys
         still held (a key missing was taken over or committed)."""

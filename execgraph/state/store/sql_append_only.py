@@ -59,6 +59,14 @@ class SqlLog(ABC):
     def _now(self) -> tuple[str, tuple[Any, ...]]:
         """SQL for the time now, and the parameters it takes."""
 
+    def clock(self) -> float:
+        """The store's time now (:meth:`ExecutionStore.clock`)."""
+        now, at = self._now()
+        return self._read(
+            "read the store's clock",
+            lambda cur: float(cur.execute(f"SELECT {now}", at).fetchone()[0]),
+        )
+
     @abstractmethod
     def close(self) -> None:
         """Release the connections; later calls raise StoreError. Safe to call twice."""

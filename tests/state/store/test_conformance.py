@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -352,3 +353,12 @@ def test_postgres_unreachable_is_a_store_error_without_the_dsn() -> None:
             "postgresql://user:s3cret@127.0.0.1:1/nowhere", connect_timeout_s=0.5
         )
     assert "s3cret" not in info.value.message
+
+
+def test_the_store_has_one_clock_for_every_worker(store: ExecutionStore) -> None:
+    """An approval's expiry is stamped and judged by the store's clock (PostgreSQL's
+    server's; an embedded home's machine's), read in one short transaction."""
+    before = time.time()
+    now = store.clock()
+    assert isinstance(now, float) and abs(now - before) < 60
+    assert store.clock() >= now

@@ -331,7 +331,9 @@ def question_for(call: Call, stale: ApprovalStale | None = None) -> Question | N
         return Question(logged, logged=True)
     if authorized is None:
         return None
-    shown = approval_request(call.request, authorized, ttl_s=call.deps.approval_ttl_s)
+    shown = approval_request(
+        call.request, authorized, ttl_s=call.deps.approval_ttl_s, now=call.deps.store.clock()
+    )
     if stale is not None:
         reason = f"asked again: {stale.message} ({shown.reason})"
         shown = shown.model_copy(update={"reason": reason})
@@ -383,7 +385,7 @@ def answered(
         return Again(call.request.model_copy(update={"arguments": decision.arguments or {}}))
     try:
         current = recheck(call.request, call.deps)
-        check_fresh(shown, current)
+        check_fresh(shown, current, now=call.deps.store.clock())
     except ApprovalStale as exc:
         call.authorized, call.refusal = None, exc
         return None
