@@ -46,6 +46,7 @@ def test_an_mcp_servers_tools_run_through_the_executor(tmp_path: Path) -> None:
         "delete_note",
         "touch",
         "send_and_vanish",
+        "snapshot",
     }
     assert (notes / "new.txt").read_text() == "hello"  # a write: it ran without a person
     [pause] = out["__interrupt__"]  # the destructive tool waits for one

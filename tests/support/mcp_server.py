@@ -11,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-from mcp.server.fastmcp import FastMCP
+from mcp.server.fastmcp import FastMCP, Image
 from mcp.types import ToolAnnotations
 
 NOTES = Path(sys.argv[1] if len(sys.argv) > 1 else ".")
@@ -56,6 +56,19 @@ def send_and_vanish(name: str) -> str:
     """Send a note out, then lose the reply: the server process ends before it answers."""
     (NOTES / name).write_text("sent")
     os._exit(1)
+
+
+#: A 1x1 PNG: what ``snapshot`` answers with.
+PIXEL = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
+)
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True), structured_output=False)
+def snapshot(name: str) -> list[object]:
+    """A picture of a note: a caption and an image."""
+    return [f"snapshot of {name}", Image(data=PIXEL, format="png")]
 
 
 if __name__ == "__main__":

@@ -6,13 +6,14 @@ client, once to list the tools and once per call.
 
 from __future__ import annotations
 
+import base64
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
@@ -20,6 +21,7 @@ from execgraph import build_graph
 from execgraph.testing import ScriptedChatModel
 from execgraph.tools.annotations import declared_by_hints
 from execgraph.tools.mcp import mcp_tools
+from tests.support.mcp_server import PIXEL
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -86,6 +88,7 @@ def test_a_trusted_servers_tools_run_through_the_executor_as_their_annotations_d
         "delete_note": ("irreversible", False),
         "touch": ("irreversible", False),  # unannotated: as any undeclared tool
         "send_and_vanish": ("irreversible", False),
+        "snapshot": ("read", False),
     }
     model = ScriptedChatModel(
         [
@@ -174,3 +177,32 @@ def test_a_reply_lost_after_a_write_is_unknown_not_failed(tmp_path: Path) -> Non
     assert (notes / "out.txt").read_text() == "sent"  # the server did write
     assert result["outcome"] == "unknown" and result["error"]["type"] == "ResponseLostError"
     assert result["side_effect"]["committed"] is None  # nobody can tell: reconcile first
+
+
+def test_an_image_reaches_the_model_as_an_image_block_not_base64_text(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    [snapshot] = [
+        s for s in mcp_tools(connections(notes), trusted={"notes"}) if s.name == "snapshot"
+    ]
+    model = ScriptedChatModel(
+        [
+            _call(("snapshot", "s1", {"name": "plan.txt"})),
+            _call(("finish", "f1", {"output": "a picture of plan.txt"})),
+        ]
+    )
+    app = build_graph(
+        "react", model=model, tools=[snapshot], checkpointer=InMemorySaver(), home=tmp_path
+    )
+    out = app.invoke({"task": {"goal": "look"}}, {"configurable": {"thread_id": "img"}})
+    assert out["status"] == "COMPLETED", out.get("error")
+    [told] = [m for m in model.calls[1] if isinstance(m, ToolMessage)]
+    assert isinstance(told.content, list)
+    text, image = told.content
+    assert image == {
+        "type": "image",
+        "base64": base64.b64encode(PIXEL).decode(),
+        "mime_type": "image/png",
+    }
+    assert text["type"] == "text" and "snapshot of plan.txt" in text["text"]
+    assert base64.b64encode(PIXEL).decode() not in text["text"]  # bytes once, as an image

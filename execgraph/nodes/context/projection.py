@@ -47,7 +47,7 @@ from execgraph.nodes.budget import used
 from execgraph.nodes.context.requests import current_request, is_request, recent_records
 from execgraph.nodes.context.whole_transcript import whole_record
 from execgraph.nodes.deps import RunDeps
-from execgraph.nodes.executor import observation_text
+from execgraph.nodes.executor import observation_content, observation_text
 from execgraph.nodes.run_record import full_view
 from execgraph.nodes.untrusted import wrap_untrusted
 from execgraph.state.contracts import SuccessCheck, TaskContract
@@ -194,8 +194,9 @@ def render_turns(
         for call in ai.tool_calls:
             call_id = turn.get("calls", {}).get(call["id"])
             result = results.get(call_id) if call_id else None
+            text: str | list[str | dict[str, Any]]
             if result is not None:
-                text = observation_text(result, limit)
+                text = observation_content(result, limit)
                 status = "success" if result.get("status") == "OK" else "error"
             else:
                 text = _note_for(feedback, str(call["id"])) or "not executed"

@@ -14,7 +14,8 @@ the executor use only the names below:
 - approvals: :func:`approval_request`, :func:`parse_decision`, :func:`decide_once`,
   :func:`require_answer`, signed tokens (:func:`issue_token`, :func:`verify_token`);
 - an unknown outcome settled by a person: :func:`reconcile`;
-- what the model sees of a call: :func:`tool_message`, :func:`observation_text`;
+- what the model sees of a call: :func:`tool_message`, :func:`observation_text`,
+  :func:`observation_content`;
 - arguments: :func:`stable_hash`, :func:`argument_bytes`, :func:`oversized`,
   :func:`schema_message`, :data:`DEFAULT_MAX_ARGUMENT_BYTES`.
 """
@@ -27,7 +28,7 @@ from execgraph.nodes.executor.argument_size import (
 from execgraph.nodes.executor.call import Gate
 from execgraph.nodes.executor.deps import ExecutorDeps
 from execgraph.nodes.executor.hashing import stable_hash
-from execgraph.nodes.executor.messages import observation_text, tool_message
+from execgraph.nodes.executor.messages import observation_content, observation_text, tool_message
 from execgraph.nodes.executor.node import aexecutor_node, calls_update, executor_node, run_calls
 from execgraph.nodes.executor.pipeline import execute, needs_approval, preview
 from execgraph.nodes.executor.recovery.verdict import reconcile
@@ -59,6 +60,7 @@ __all__ = [
     "executor_node",
     "issue_token",
     "needs_approval",
+    "observation_content",
     "observation_text",
     "oversized",
     "parse_decision",
