@@ -83,13 +83,18 @@ __all__ = ["admit", "authorize", "execute", "gate", "needs_approval", "preview",
 
 
 def authorize(
-    request: ToolExecutionRequest, deps: ExecutorDeps, typed: Mapping[str, Any] | None = None
+    request: ToolExecutionRequest,
+    deps: ExecutorDeps,
+    typed: Mapping[str, Any] | None = None,
+    *,
+    shown: bool = True,
 ) -> Authorized:
     """Stages 1–4a, without any effect: what the executor would run for ``request``.
 
     The policy sees the arguments' provenance (from the run's record) when a rule reads
     it; a call a person is asked about carries it either way (they are shown it);
-    ``typed`` are arguments a person set in an edit, trusted as typed.
+    ``typed`` are arguments a person set in an edit, trusted as typed; ``shown=False``
+    leaves out the provenance computed only to be shown.
 
     Raises:
         ExecGraphError: the typed refusal (resolve, validate or policy).
@@ -111,7 +116,7 @@ def authorize(
     authorized = policy_verdict(  # 4 policy
         request, spec, validated, deps.policy, secret, provenance() if reads else None
     )
-    if not reads and authorized.decision.verdict == "require_approval":
+    if shown and not reads and authorized.decision.verdict == "require_approval":
         authorized = replace(authorized, provenance=provenance())  # what the person is shown
     return authorized
 
@@ -132,11 +137,18 @@ def gate(call: Call) -> None:
         if question is None:
             return
         decision = ask(call, question)  # 4b approval: the executor's one interrupt()
-        again = answered(call, question.shown, decision, recheck=authorize)
+        again = answered(call, question.shown, decision, recheck=_recheck)
         if again is None:
             return
         call.request, call.round, stale = again.request, call.round + 1, again.stale
         typed = decision.arguments if decision.action == "edit" else typed
+
+
+def _recheck(request: ToolExecutionRequest, deps: ExecutorDeps) -> Authorized:
+    """:func:`authorize` again after an approval: the person was already shown the
+    provenance, so it is computed again only where the policy reads it (it reads the
+    run's whole record)."""
+    return authorize(request, deps, shown=False)
 
 
 def _authorize(call: Call, typed: Mapping[str, Any] | None = None) -> None:
