@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from execgraph.nodes.provenance import recorded_observations, trusted_inputs
+from execgraph.nodes.provenance import PROVENANCE_EVENTS, recorded_observations, trusted_inputs
 from execgraph.state.contracts import SuccessCheck, TaskContract
 from execgraph.state.store.base import ExecutionStore
 from execgraph.tools.answer_marks import mark_answer
@@ -30,7 +30,7 @@ def output_sources(
     """The answer's stretches copied from the run's tool output, as dicts."""
     if not answer:
         return []
-    events = store.events(run_id)
+    events = store.events(run_id, types=PROVENANCE_EVENTS)
     spans = mark_answer(
         answer, trusted_inputs(events), recorded_observations(store, run_id, registry, events)
     )

@@ -35,7 +35,21 @@ from execgraph.tools.provenance import (
 )
 from execgraph.tools.registry import ToolRegistry
 
-__all__ = ["call_provenance", "recorded_observations", "refused_values", "trusted_inputs"]
+__all__ = [
+    "PROVENANCE_EVENTS",
+    "call_provenance",
+    "recorded_observations",
+    "refused_values",
+    "trusted_inputs",
+]
+
+PROVENANCE_EVENTS = (
+    EventType.RUN_ADMITTED,
+    EventType.TOOL_REQUESTED,
+    EventType.APPROVAL_RESOLVED,
+)
+"""The kinds of events provenance reads (requests, calls' arguments, a person's answers):
+a long run's log is read without its model replies and the rest."""
 
 
 def trusted_inputs(
@@ -110,7 +124,9 @@ def recorded_observations(
 ) -> list[Observation]:
     """Every committed result of the run with data, oldest first, with its call's
     arguments (from ``events``, the run's log, read if not given)."""
-    arguments = _requested(store.events(run_id) if events is None else events)
+    arguments = _requested(
+        store.events(run_id, types=PROVENANCE_EVENTS) if events is None else events
+    )
     found = []
     for record in store.committed(run_id):
         result = record.result or {}
@@ -142,7 +158,7 @@ def call_provenance(
 
     ``typed``: arguments a person set in an approval edit (trusted as typed).
     """
-    events = store.events(run_id)
+    events = store.events(run_id, types=PROVENANCE_EVENTS)
     return label_arguments(
         arguments,
         trusted_inputs(events, typed),

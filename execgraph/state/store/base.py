@@ -21,7 +21,7 @@ run lease's owner matches nothing (FencedOut) — the graph's entry points take 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -302,8 +302,11 @@ class ExecutionStore(Protocol):
         """
         ...
 
-    def events(self, run_id: str, *, call_id: str | None = None) -> list[Event]:
-        """A run's events in append order (optionally one call's)."""
+    def events(
+        self, run_id: str, *, call_id: str | None = None, types: Collection[str] | None = None
+    ) -> list[Event]:
+        """A run's events in append order (optionally one call's, or only ``types``: a
+        reader that needs a few kinds does not load a long run's whole log)."""
         ...
 
     def event(self, event_id: str) -> Event | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from types import TracebackType
 from typing import Any, ClassVar, Self, TypeVar
 
@@ -142,14 +142,20 @@ class SqlLog(ABC):
         with streamed():
             return self._tx("append events", lambda cur: self._append(cur, events), durable=durable)
 
-    def events(self, run_id: str, *, call_id: str | None = None) -> list[Event]:
-        """A run's events in append order (optionally one call's)."""
+    def events(
+        self, run_id: str, *, call_id: str | None = None, types: Collection[str] | None = None
+    ) -> list[Event]:
+        """A run's events in append order (optionally one call's, or only ``types``)."""
         d = self._dialect
         sql = f"SELECT {EVENT_SELECT} FROM {d.table('events')} WHERE run_id = {d.param}"
         params: tuple[str, ...] = (run_id,)
         if call_id is not None:
             sql += f" AND call_id = {d.param}"
-            params = (run_id, call_id)
+            params = (*params, call_id)
+        if types is not None:
+            chosen = sorted({str(getattr(t, "value", t)) for t in types})
+            sql += f" AND type IN ({', '.join([d.param] * len(chosen))})" if chosen else " AND 0=1"
+            params = (*params, *chosen)
         sql += " ORDER BY seq"
         return self._read(
             "read events", lambda cur: self._events_from(cur, cur.execute(sql, params).fetchall())

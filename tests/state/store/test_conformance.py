@@ -362,3 +362,23 @@ def test_the_store_has_one_clock_for_every_worker(store: ExecutionStore) -> None
     now = store.clock()
     assert isinstance(now, float) and abs(now - before) < 60
     assert store.clock() >= now
+
+
+def test_events_of_some_types_only_in_append_order(store: ExecutionStore) -> None:
+    """A reader that needs a few kinds of event (provenance) reads only those."""
+    made = [
+        make_event(EventType.RUN_ADMITTED, "run-t", payload={"goal": "g"}),
+        make_event(EventType.TOOL_REQUESTED, "run-t", call_id="c1"),
+        make_event(EventType.TOOL_COMPLETED, "run-t", call_id="c1"),
+        make_event(EventType.TOOL_REQUESTED, "run-t", call_id="c2"),
+    ]
+    store.append_events(made)
+    kinds = (EventType.TOOL_REQUESTED, EventType.RUN_ADMITTED)
+    assert [e.event_id for e in store.events("run-t", types=kinds)] == [
+        made[0].event_id,
+        made[1].event_id,
+        made[3].event_id,
+    ]
+    assert [e.call_id for e in store.events("run-t", call_id="c1", types=kinds)] == ["c1"]
+    assert store.events("run-t", types=()) == []
+    assert len(store.events("run-t")) == 4
