@@ -26,6 +26,7 @@ __all__ = [
     "ObservationStatus",
     "Outcome",
     "PartialProgress",
+    "RecoveryRef",
     "RunStatus",
     "SideEffect",
     "StopCondition",
@@ -318,11 +319,36 @@ class Timing(_Frozen):
     running_ms: int = 0
 
 
+class RecoveryRef(_Frozen):
+    """How a person or the runtime finishes or undoes a write that stopped midway.
+
+    A multi-item write commits item by item (a file, a batch of rows in its own
+    transaction), so a failure midway leaves a known prefix durable. This names it as data:
+    ``ref`` is a stable handle (the files' recovery manifest in the workspace journal, or
+    ``database:<adapter>:<tool>:<call_id>``), ``finish`` and ``undo`` say what to do, and
+    ``backups`` maps each overwritten item to the copy of what it held before (``""``: the
+    item did not exist, so undoing it means removing it).
+    """
+
+    kind: Literal["files", "database"]
+    ref: str
+    finish: str
+    undo: str
+    backups: dict[str, str] = Field(default_factory=dict)
+
+
 class PartialProgress(_Frozen):
-    """For a partial outcome: which items are done and which are not."""
+    """For a partial outcome: which items are done, which are not, and how to recover.
+
+    ``stopped_by`` is the typed error that stopped the write (``"PermanentError: ..."``,
+    the runtime's own words); ``recovery_ref`` says how to finish or undo (None when the
+    tool cannot tell).
+    """
 
     committed: list[str] = Field(default_factory=list)
     pending: list[str] = Field(default_factory=list)
+    stopped_by: str | None = None
+    recovery_ref: RecoveryRef | None = None
 
 
 class ToolResult(_Frozen):
