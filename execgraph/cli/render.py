@@ -347,10 +347,10 @@ def partial_lines(results: Mapping[str, Mapping[str, Any]]) -> list[str]:
         if not partial:
             continue
         ref = (partial.get("recovery_ref") or {}).get("ref") or "none"
+        call = f"{short(result.get('call_id'), 40)} {short(result.get('tool_name'), 60)}"
         lines.append(
             inert(
-                f"  partial: {short(result.get('call_id'), 40)} {short(result.get('tool_name'), 60)}"
-                f" — {len(partial.get('committed') or [])} committed, "
+                f"  partial: {call} — {len(partial.get('committed') or [])} committed, "
                 f"{len(partial.get('pending') or [])} pending; recovery: {short(ref, 200)}"
             )
         )

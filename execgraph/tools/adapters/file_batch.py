@@ -70,7 +70,11 @@ def _plan(args: WriteFilesArgs, ctx: InvokeContext) -> list[str]:
 
 
 def _prepare(
-    root: Path, ctx: InvokeContext, rels: list[str], befores: list[bytes | None], afters: list[bytes]
+    root: Path,
+    ctx: InvokeContext,
+    rels: list[str],
+    befores: list[bytes | None],
+    afters: list[bytes],
 ) -> tuple[str, dict[str, str]]:
     """Write the backups and the manifest; return the manifest's path and the backups."""
     tag = hashlib.sha256((ctx.idempotency_key or ctx.call_id).encode()).hexdigest()[:24]

@@ -75,7 +75,9 @@ def test_the_executor_settles_it_partial(db: Db, tmp_path: Path) -> None:
         {"customer": "ada", "item": "lamp", "qty": 1},  # UNIQUE (customer, item) of a seed row
     ]
     out = spec.run(spec.input_model(rows=rows), make_ctx(tmp_path))
-    settled = settle(spec, Invoked(output=out, error=None, running_ms=1), 10_000, lambda b, k: "ref")
+    settled = settle(
+        spec, Invoked(output=out, error=None, running_ms=1), 10_000, lambda b, k: "ref"
+    )
     assert settled.outcome is Outcome.PARTIAL and settled.status is ObservationStatus.PARTIAL
     assert settled.side_effect.committed is True
     assert settled.partial is not None and settled.partial.recovery_ref is not None
@@ -83,7 +85,10 @@ def test_the_executor_settles_it_partial(db: Db, tmp_path: Path) -> None:
 
 
 def test_failure_in_the_first_batch_commits_nothing_and_raises(db: Db, tmp_path: Path) -> None:
-    rows = [{"customer": "ada", "item": "lamp", "qty": 1}, {"customer": "cy", "item": "a", "qty": 1}]
+    rows = [
+        {"customer": "ada", "item": "lamp", "qty": 1},
+        {"customer": "cy", "item": "a", "qty": 1},
+    ]
     with pytest.raises(PermanentError):
         _run(_batch(db, 2), tmp_path, rows)
     assert _items(db) == []

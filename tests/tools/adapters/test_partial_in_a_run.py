@@ -49,9 +49,7 @@ def test_a_partial_write_reaches_result_observation_and_events(
     ref = partial["recovery_ref"]["ref"]
     assert (ws / ref).is_file()
     # The model's observation names what is pending and where recovery starts.
-    (seen,) = [
-        m for m in out["messages"] if isinstance(m, ToolMessage) and m.name == "write_files"
-    ]
+    (seen,) = [m for m in out["messages"] if isinstance(m, ToolMessage) and m.name == "write_files"]
     assert '"pending": ["c.txt"]' in str(seen.content) and ref in str(seen.content)
     # The event log has it: the side effect's summary and the committed result.
     observed = [e for e in store.events("p1") if e.type == "tool.side_effect_observed"]
