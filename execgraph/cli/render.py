@@ -369,10 +369,23 @@ def replay_table(report: Any) -> Table:
         "tool calls",
         f"{len(report.recorded_calls)} recorded, {len(report.replayed_calls)} replayed",
     )
-    table.add_row("model calls", f"{report.model_calls}, each answered from the recording")
     table.add_row(
-        "effects", f"{report.effects_replayed} answered from the recording, none performed"
+        "model calls",
+        f"{report.model_calls} made, {report.replies_used} answered from the recording "
+        f"({report.recorded_model_calls} recorded)",
     )
+    changed = report.workspace_changes
+    table.add_row(
+        "effects",
+        f"{report.effects_replayed} answered from the recording; workspace copy: "
+        + (
+            inert(f"{len(changed)} file(s) changed: {', '.join(changed)}")
+            if changed
+            else "unchanged"
+        ),
+    )
+    if report.store:
+        table.add_row("read from", short(report.store, 60))
     verdict = "same trajectory" if report.same else inert("\n".join(report.diff), lines=True)
     table.add_row("divergence", Text(verdict, style="green" if report.same else "red"))
     return table
