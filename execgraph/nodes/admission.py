@@ -41,6 +41,7 @@ from execgraph.nodes.deps import CONTROL_TOOLS, RunDeps
 from execgraph.nodes.executor import schema_message
 from execgraph.nodes.least_privilege import freeze_capabilities
 from execgraph.nodes.model.prices import prices_of
+from execgraph.nodes.release import check_release, check_task_release
 from execgraph.nodes.run_input import Request, new_request, read_request
 from execgraph.state.contracts import BudgetKind, RunStatus, TaskContract, TaskSpec, Workspace
 from execgraph.state.errors import AdmissionError, UsageError
@@ -101,7 +102,9 @@ def build_contract(
         deps.executor.policy.with_rules(spec.approval_rules)
     except UsageError as exc:
         raise AdmissionError(f"approval_rules: {exc.message}") from None
+    release = check_task_release(spec.release_ref, deps.release_ref)
     return TaskContract(
+        release_ref=release,
         run_id=run_id,
         actor=spec.actor,
         goal=spec.goal,
@@ -168,6 +171,7 @@ def admit(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str
     model call. A finished thread given a new request starts its next run (see above)."""
     if state.get("contract") or state.get("admitted"):
         if not _finished(state):
+            check_release(state, deps.release_ref)  # only the release it was admitted under
             return {}  # a resumed or continued run keeps its contract
         request = new_request(state)
         if request is None:

@@ -52,6 +52,7 @@ from langgraph.types import Command, StateSnapshot, StateUpdate
 
 from execgraph.nodes.executor import require_answer
 from execgraph.nodes.executor.stages.approval import check_resume
+from execgraph.nodes.release import check_release
 from execgraph.persistence.fenced_saver import FencedSaver
 from execgraph.persistence.run_lease import held_run
 from execgraph.state.compiled import ExecutorGraph, RunGraph
@@ -87,9 +88,37 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
     without one, which takes no run lease).
     """
 
-    def __init__(self, *, run_store: ExecutionStore | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        run_store: ExecutionStore | None = None,
+        release_ref: str | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.run_store = run_store  # kept in __dict__: LangGraph's copy passes it on
+        self.release_ref = release_ref  # a run bound to another is not continued here
+
+    def _same_release(self, values: Any) -> None:
+        """Any input to a thread whose run is under way and bound to another release — a
+        resume, a continue (``None``), a new request — is refused before LangGraph records
+        it (:mod:`execgraph.nodes.release`)."""
+        check_release(values if isinstance(values, dict) else None, self.release_ref)
+
+    def _values(self, config: RunnableConfig | None) -> Any:
+        """The thread's state values, or None without a checkpointer of its own to read
+        (compiled without one, or run inside a parent graph that lends its own)."""
+        if not self._own_state(config):
+            return None
+        try:
+            return self.get_state(config).values  # type: ignore[arg-type]
+        except ValueError:
+            return None
+
+    def _own_state(self, config: RunnableConfig | None) -> bool:
+        configurable = (config or {}).get("configurable") or {}
+        lent = CONFIG_KEY_CHECKPOINTER in configurable
+        return isinstance(self.checkpointer, BaseCheckpointSaver) and not lent
 
     def _require_thread(self, config: RunnableConfig | None) -> None:
         if not self._thread(config):
@@ -118,6 +147,7 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
         holding the thread's run lease while it runs (:mod:`execgraph.persistence.run_lease`)."""
         self._require_thread(config)
         require_answer(input)
+        self._same_release(self._values(config))
         if _resumes(input):
             check_resume(self._pending(config), input.resume)
         config = self._own_limit(config)
@@ -133,9 +163,7 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
         self._require_thread(config)
         require_answer(input)
         config = self._own_limit(config)
-        if _resumes(input):
-            return self._achecked(input, config, **kwargs)
-        return self._astream(input, config, **kwargs)
+        return self._achecked(input, config, **kwargs)
 
     def _astream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
@@ -148,12 +176,19 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
     async def _achecked(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
-        """``astream`` of a resume, once its answers are readable (:func:`check_resume`)."""
-        try:
-            pending: Sequence[Any] = (await self.aget_state(config)).interrupts  # type: ignore[arg-type]
-        except ValueError:  # no checkpointer to read: LangGraph refuses the resume itself
-            pending = ()
-        check_resume(pending, input.resume)
+        """``astream`` once the run's release is this graph's and a resume's answers are
+        readable (:func:`check_resume`)."""
+        pending: Sequence[Any] = ()
+        values: Any = None
+        if _resumes(input) or self._own_state(config):
+            try:
+                snapshot = await self.aget_state(config)  # type: ignore[arg-type]
+                pending, values = snapshot.interrupts, snapshot.values
+            except ValueError:  # no checkpointer to read: LangGraph refuses the resume itself
+                pass
+        self._same_release(values)
+        if _resumes(input):
+            check_resume(pending, input.resume)
         async for chunk in self._astream(input, config, **kwargs):
             yield chunk
 
@@ -311,9 +346,12 @@ def _attrs(graph: CompiledStateGraph[Any, Any, Any, Any]) -> dict[str, Any]:
     return {k: v for k, v in graph.__dict__.items() if k != "__orig_class__"}
 
 
-def thread_bound(graph: RunGraph, store: ExecutionStore | None = None) -> RunGraph:
-    """``graph`` as a :class:`ThreadBoundGraph` over the execution store ``store``."""
-    return ThreadBoundGraph(**_attrs(graph), run_store=store)
+def thread_bound(
+    graph: RunGraph, store: ExecutionStore | None = None, release_ref: str | None = None
+) -> RunGraph:
+    """``graph`` as a :class:`ThreadBoundGraph` over the execution store ``store``, of the
+    release ``release_ref``."""
+    return ThreadBoundGraph(**_attrs(graph), run_store=store, release_ref=release_ref)
 
 
 def answer_guarded(graph: ExecutorGraph) -> ExecutorGraph:

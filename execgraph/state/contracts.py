@@ -193,6 +193,14 @@ class TaskSpec(_Frozen):
     max_argument_bytes: int = Field(default=DEFAULT_MAX_ARGUMENT_BYTES, gt=0)
     """The most bytes of normalized JSON one call's arguments may take; a larger call is
     refused (``ArgumentsTooLarge``), reported to the model, and never stored."""
+    release_ref: str | None = Field(default=None, min_length=1, max_length=200)
+    """The release of the agent and its tools this task is meant for (``build_graph(...,
+    release_ref=...)``); a graph of another release refuses it (``ReleaseMismatch``)."""
+    required_slots: dict[str, str] = Field(default_factory=dict, max_length=10)
+    """Facts the task cannot run without, each with the question that asks for it. A slot
+    not in ``slots`` is asked of the user at admission, before any model or tool call."""
+    slots: dict[str, str] = Field(default_factory=dict, max_length=10)
+    """Values of ``required_slots`` already known."""
 
 
 class TaskContract(_Frozen):
@@ -212,6 +220,10 @@ class TaskContract(_Frozen):
     workspace: Workspace
     idempotency_key: str | None = None
     max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES
+    release_ref: str | None = None
+    """The release the run is bound to: a resume under another is refused."""
+    slots: dict[str, str] = Field(default_factory=dict)
+    """The task's required slots, filled (given, or answered at admission)."""
 
 
 # --------------------------------------------------------------------------- decisions
