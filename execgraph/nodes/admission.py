@@ -44,9 +44,10 @@ from execgraph.nodes.model.prices import prices_of
 from execgraph.nodes.release import check_release, check_task_release
 from execgraph.nodes.run_input import Request, new_request, read_request
 from execgraph.state.contracts import BudgetKind, RunStatus, TaskContract, TaskSpec, Workspace
-from execgraph.state.errors import AdmissionError, UsageError
+from execgraph.state.errors import AdmissionError, DependencyUnavailable, UsageError
 from execgraph.state.events import EventType, make_event
 from execgraph.state.schema import RunState
+from execgraph.tools.requirements import unmet
 
 __all__ = ["DEFAULT_BUDGETS", "admit", "build_contract", "route_admitted", "run_id_of"]
 
@@ -98,6 +99,7 @@ def build_contract(
         if check.kind == "tool_succeeded" and check.target not in allowed:
             raise AdmissionError(f"success check needs tool {check.target!r}, not allowed here")
     _check_limits(spec)
+    _check_dependencies(deps, allowed)
     try:  # a malformed rule refuses the task now, not a call later
         deps.executor.policy.with_rules(spec.approval_rules)
     except UsageError as exc:
@@ -120,6 +122,21 @@ def build_contract(
         idempotency_key=spec.idempotency_key,
         max_argument_bytes=spec.max_argument_bytes,
     )
+
+
+def _check_dependencies(deps: RunDeps, allowed: list[str]) -> None:
+    """Every need declared by a tool the run may use is there (``ToolSpec.requires``).
+
+    Raises:
+        DependencyUnavailable: naming each need that is not, before any model call.
+    """
+    wanted = set(allowed)
+    needs = [r for s in deps.executor.registry.latest() if s.name in wanted for r in s.requires]
+    missing = unmet(needs) if needs else []
+    if missing:
+        raise DependencyUnavailable(
+            "tools this task may use need what is not there: " + "; ".join(missing)
+        )
 
 
 def _check_limits(spec: TaskSpec) -> None:

@@ -28,6 +28,7 @@ from execgraph.state.contracts import Evidence
 from execgraph.state.errors import ToolCancelled, ToolDeclarationError, ToolTypeError
 from execgraph.tools.invocation import AdapterOutput, InvokeContext
 from execgraph.tools.provenance import OutputProvenance
+from execgraph.tools.requirements import Requirement
 from execgraph.tools.retry import DEFAULT_READ_RETRY, RetryPolicy
 
 __all__ = [
@@ -117,6 +118,9 @@ class ToolSpec:
             tool receives the real value, but the event log, the execution store and the
             checkpoints keep ``"[redacted]"`` in its place. An argument typed
             ``SecretStr``/``SecretBytes`` in the input model is secret without being named.
+        requires: What the tool needs from the world (a database that answers, a server,
+            a binary: :mod:`execgraph.tools.requirements`), checked when a run that may
+            use the tool is admitted; a need not met refuses the task there.
     """
 
     name: str
@@ -144,6 +148,7 @@ class ToolSpec:
     output_provenance: OutputProvenance = field(default_factory=OutputProvenance)
     max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES
     secret_args: tuple[str, ...] = ()
+    requires: tuple[Requirement, ...] = field(default=(), compare=False, hash=False)
 
     def __post_init__(self) -> None:
         redo_safe = self.effect == "read" or self.idempotent
@@ -393,6 +398,7 @@ def tool_spec(
     output_provenance: OutputProvenance | None = None,
     max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES,
     secret_args: list[str] | tuple[str, ...] = (),
+    requires: list[Requirement] | tuple[Requirement, ...] = (),
 ) -> Any:
     """Declare a plain function as a tool; usable bare or with arguments.
 
@@ -444,6 +450,7 @@ def tool_spec(
             output_provenance=output_provenance or OutputProvenance(),
             max_result_bytes=max_result_bytes,
             secret_args=tuple(secret_args),
+            requires=tuple(requires),
         )
 
     return build(func) if func is not None else build

@@ -37,6 +37,7 @@ from execgraph.state.errors import (
 from execgraph.tools.adapters._db_backends import Backend, PostgresBackend, SqliteBackend, Statement
 from execgraph.tools.adapters._pg_read_role import READ_ROLE
 from execgraph.tools.invocation import AdapterOutput, InvokeContext
+from execgraph.tools.requirements import Requirement
 from execgraph.tools.spec import Effect, ToolSpec
 
 __all__ = ["DEFAULT_MAX_CELL_BYTES", "READ_ROLE", "DatabaseAdapter"]
@@ -111,6 +112,10 @@ class DatabaseAdapter:
             raise ToolDeclarationError("database url must start with sqlite:/// or postgresql://")
         self._tools: list[ToolSpec] = []
         self._closed = False
+        # Every tool needs the database: a run that may use one checks it at admission.
+        self._needs = (
+            Requirement(f"database:{name}", f"the database {name!r}", self._backend.reachable),
+        )
 
     def __repr__(self) -> str:
         return f"DatabaseAdapter(name={self.name!r}, dialect={self._backend.dialect!r})"
@@ -171,6 +176,7 @@ class DatabaseAdapter:
                 effect="read",
                 run=run,
                 timeout_s=timeout_s,
+                requires=self._needs,
             )
         )
 
@@ -276,6 +282,7 @@ class DatabaseAdapter:
                 effect=effect,
                 run=run,
                 locks=(f"database:{self.name}",),
+                requires=self._needs,
                 verify=verify if check is not None else None,
                 reconcile=reconcile if check is not None else None,
                 timeout_s=timeout_s,
@@ -338,6 +345,7 @@ class DatabaseAdapter:
                 effect=effect,
                 run=run,
                 locks=(f"database:{self.name}",),
+                requires=self._needs,
                 timeout_s=timeout_s,
             )
         )
