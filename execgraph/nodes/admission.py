@@ -36,6 +36,7 @@ from pydantic import ValidationError
 
 from execgraph.nodes.cancel import cancel_requested
 from execgraph.nodes.checks import BUILTIN_CHECKS
+from execgraph.nodes.clarify import clarify
 from execgraph.nodes.context.requests import request_record
 from execgraph.nodes.deps import CONTROL_TOOLS, RunDeps
 from execgraph.nodes.executor import schema_message
@@ -239,6 +240,9 @@ def _admit(
             raise AdmissionError("nothing was asked: give a task with a goal, or a human message")
         priced = bool(prices_of(config))
         contract = build_contract(request.spec, deps, run_id, now, priced=priced)
+        if request.spec.get("required_slots"):  # asks the user first (clarify.py)
+            task = TaskSpec.model_validate(request.spec)
+            contract = clarify(contract, task.required_slots, task.slots)
     except AdmissionError as exc:
         event = _event(EventType.RUN_REJECTED, run_id, request, {"reason": exc.message})
         deps.executor.store.append_events([event])

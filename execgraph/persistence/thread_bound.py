@@ -281,7 +281,8 @@ def _waiting_output(out: Any) -> Any:
     node it pauses, so the checkpoint still says ``RUNNING`` while the run waits for a
     person; what the caller reads says what the run does: it waits.
     """
-    if isinstance(out, dict) and out.get("__interrupt__") and out.get("status") == _RUNNING:
+    # No status yet: paused at admission, asking for what the task needs (clarify.py).
+    if isinstance(out, dict) and out.get("__interrupt__") and out.get("status") in (_RUNNING, None):
         return {**out, "status": "WAITING"}
     return out
 
@@ -289,7 +290,11 @@ def _waiting_output(out: Any) -> Any:
 def _waiting_snapshot(snapshot: StateSnapshot) -> StateSnapshot:
     """:func:`_waiting_output` for a state snapshot."""
     values = snapshot.values
-    if snapshot.interrupts and isinstance(values, dict) and values.get("status") == _RUNNING:
+    if (
+        snapshot.interrupts
+        and isinstance(values, dict)
+        and values.get("status") in (_RUNNING, None)
+    ):
         return snapshot._replace(values={**values, "status": "WAITING"})
     return snapshot
 
