@@ -331,8 +331,8 @@ def render_status(console: Console, view: RunView, flags: str = "") -> None:
     for hint in hints:
         console.print(Text(f"  {inert(hint)}", style="cyan"), soft_wrap=True)
     values = view.values or {}
-    for line in partial_lines(values.get("results") or {}):
-        console.print(Text(line, style=STATUS_STYLE["PARTIAL"]), soft_wrap=True)
+    for stopped in partial_lines(values.get("results") or {}):
+        console.print(Text(stopped, style=STATUS_STYLE["PARTIAL"]), soft_wrap=True)
     table = budget_table(values.get("budget"), (values.get("contract") or {}).get("budgets"))
     if table.row_count:
         console.print(table)
