@@ -40,7 +40,7 @@ from execgraph.tools.invocation import AdapterOutput, InvokeContext
 from execgraph.tools.paths import in_scope, normalize_relpath
 from execgraph.tools.resolve_beneath import Beneath, Spot
 
-__all__ = ["RECOVERY_DIR", "undo_files", "write_files"]
+__all__ = ["RECOVERY_DIR", "reconcile_files", "undo_files", "write_files"]
 
 RECOVERY_DIR = f"{JOURNAL_DIR}/recovery"
 """Where ``write_files`` keeps its manifests and backup copies, one folder per call."""
@@ -69,6 +69,11 @@ def _plan(args: WriteFilesArgs, ctx: InvokeContext) -> list[str]:
     return rels
 
 
+def _folder(ctx: InvokeContext) -> str:
+    tag = hashlib.sha256((ctx.idempotency_key or ctx.call_id).encode()).hexdigest()[:24]
+    return f"{RECOVERY_DIR}/{tag}"
+
+
 def _prepare(
     root: Path,
     ctx: InvokeContext,
@@ -77,8 +82,7 @@ def _prepare(
     afters: list[bytes],
 ) -> tuple[str, dict[str, str]]:
     """Write the backups and the manifest; return the manifest's path and the backups."""
-    tag = hashlib.sha256((ctx.idempotency_key or ctx.call_id).encode()).hexdigest()[:24]
-    folder = f"{RECOVERY_DIR}/{tag}"
+    folder = _folder(ctx)
     backups: dict[str, str] = {}
     entries: list[dict[str, Any]] = []
     for index, (rel, before, after) in enumerate(zip(rels, befores, afters, strict=True)):
@@ -212,3 +216,36 @@ def undo_files(root: Path | str, ref: str) -> list[str]:
                 os.unlink(spot.name, dir_fd=spot.dir_fd)
         undone.append(rel)
     return undone
+
+
+def _current(root: Path, rel: str) -> str:
+    with Beneath(root) as tree:
+        found = tree.open_existing(rel)
+        return ABSENT if isinstance(found, Spot) else sha_of(tree.read_all(found))
+
+
+def reconcile_files(root: Path, args: WriteFilesArgs, ctx: InvokeContext) -> AdapterOutput | None:
+    """Did an interrupted ``write_files`` land, wholly, partly or not at all? Its manifest
+    (written before the first file) and the files' hashes tell; None when they cannot
+    (a file holds neither its old nor its new content)."""
+    manifest = f"{_folder(ctx)}/manifest.json"
+    try:
+        with Beneath(root) as tree:
+            entries = json.loads(tree.read_all(tree.open_file(manifest)))["files"]
+        states = [_current(root, str(e["path"])) for e in entries]
+    except FileNotFoundError:
+        return AdapterOutput(None, False, "write_files never started writing")
+    except (OSError, ExecGraphError, ValueError, KeyError, TypeError):
+        return None
+    done = [s == e["after"] for s, e in zip(states, entries, strict=True)]
+    rels = [str(e["path"]) for e in entries]
+    if all(done):
+        return AdapterOutput({"written": rels, "recovery_ref": manifest}, True, "all files written")
+    if not any(done) and all(s == e["before"] for s, e in zip(states, entries, strict=True)):
+        return AdapterOutput(None, False, "no file was written")
+    cut = done.index(False)
+    if any(done[cut:]):
+        return None  # not the prefix a write in order leaves: a person must look
+    backups = {str(e["path"]): str(e["backup"]) for e in entries}
+    stop = PermanentError("write_files was interrupted")
+    return _partial(rels, cut, stop, manifest, backups, args, [])

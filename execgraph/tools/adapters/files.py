@@ -328,16 +328,20 @@ class FileAdapter:
         return specs
 
     def _write_files_spec(self) -> ToolSpec:
-        from execgraph.tools.adapters.file_batch import write_files
+        from execgraph.tools.adapters.file_batch import reconcile_files, write_files
 
         def run(args: BaseModel, ctx: InvokeContext) -> AdapterOutput:
             assert isinstance(args, WriteFilesArgs)
             return write_files(self._load, self._root(ctx), args, ctx)
 
+        def reconcile(args: BaseModel, ctx: InvokeContext) -> AdapterOutput | None:
+            assert isinstance(args, WriteFilesArgs)
+            return reconcile_files(self._root(ctx), args, ctx)
+
         # One lane for batch writes: their paths are a list no lock template can name.
         return ToolSpec(
             "write_files", "1.0.0", _WRITE_FILES_DOC, WriteFilesArgs, "write", run,
-            locks=("files:write_files",),
+            locks=("files:write_files",), reconcile=reconcile,
         )  # fmt: skip
 
     def close(self) -> None:

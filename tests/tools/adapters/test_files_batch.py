@@ -122,3 +122,24 @@ def test_every_path_is_checked_before_any_write(batch: FileAdapter, root: Path) 
         call(batch, "write_files", ctx_for(root), files=[FILES[0], FILES[0]])
     assert _contents(root) == {"a.txt": "old a", "sub/b.txt": None, "c.txt": "old c"}
     assert not os.path.exists(root / "sub")
+
+
+def test_reconcile_tells_from_the_manifest_and_the_hashes(
+    batch: FileAdapter, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (spec,) = [s for s in batch.tools() if s.name == "write_files"]
+    assert spec.reconcile is not None
+    args = spec.input_model.model_validate({"files": FILES})
+    never = spec.reconcile(args, ctx_for(root, call_id="never"))
+    assert never is not None and never.committed is False  # no manifest: nothing written
+    _fail_on(monkeypatch, "c.txt")
+    call(batch, "write_files", ctx_for(root, call_id="cut"), files=FILES)
+    found = spec.reconcile(args, ctx_for(root, call_id="cut"))
+    assert found is not None and found.partial is not None
+    assert found.partial.committed == ["a.txt", "sub/b.txt"] and found.partial.pending == ["c.txt"]
+    monkeypatch.undo()
+    call(batch, "write_files", ctx_for(root, call_id="whole"), files=FILES)
+    whole = spec.reconcile(args, ctx_for(root, call_id="whole"))
+    assert whole is not None and whole.committed is True and whole.partial is None
+    (root / "a.txt").write_text("someone else")  # neither old nor new: a person must look
+    assert spec.reconcile(args, ctx_for(root, call_id="whole")) is None
