@@ -14,6 +14,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from rich.console import Console
 
 from execgraph.cli.render import render_status
+from execgraph.cli.trace import trace_table
 from execgraph.engines.spec import RunView
 from execgraph.graph import build_graph
 from execgraph.state.store.sqlite import SqliteExecutionStore
@@ -54,6 +55,10 @@ def test_a_partial_write_reaches_result_observation_and_events(
     # The event log has it: the side effect's summary and the committed result.
     observed = [e for e in store.events("p1") if e.type == "tool.side_effect_observed"]
     assert any(ref in json.dumps(e.payload) for e in observed)
+    # ``execgraph trace`` shows the counts and the reference on the call's completion.
+    trace = Console(record=True, width=500)
+    trace.print(trace_table(store.events("p1")))
+    assert f"partial / PARTIAL · 2 committed, 1 pending · recovery: {ref}" in trace.export_text()
     # A run whose write stopped midway never reads as plainly completed.
     assert out["status"] != "COMPLETED"
     # ``execgraph status`` shows the stopped call and where its recovery starts.
