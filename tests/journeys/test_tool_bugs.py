@@ -112,3 +112,39 @@ def test_tool_errors_takes_raise_or_model(
 ) -> None:
     with pytest.raises(UsageError, match="tool_errors"):
         build_graph("react", model=chat_model(), tools=[forecast], tool_errors="ignore")
+
+
+@tool
+def lookup(city: str) -> str:
+    """The forecast for a city, from a table."""
+    return {"Rome": "rain"}[city]  # a bug: only Rome is in the table
+
+
+lookup.metadata = {"effect": "read"}
+
+
+def test_a_bug_after_an_earlier_success_of_the_same_tool_still_raises(
+    home: Path, openai_server: OpenAIServer, chat_model: Callable[..., ChatOpenAI]
+) -> None:
+    """The tool's first call succeeds, its second raises: the bug is raised all the same
+    (a success of the tool earlier in the run does not hide a later bug of it)."""
+    ask = {"messages": [HumanMessage("Rome, then Paris?")]}
+
+    def script() -> None:
+        openai_server.add(tool_calls(tool_call("lookup", {"city": "Rome"})))
+        openai_server.add(tool_calls(tool_call("lookup", {"city": "Paris"})))
+
+    script()
+    app = build_graph("react", model=chat_model(), tools=[lookup])
+    with pytest.raises(KeyError) as bug:
+        app.invoke(ask, cfg("twice"))
+    assert bug.value.args == ("Paris",)
+    assert len(openai_server.requests) == 2 and not openai_server.unexpected  # not asked again
+    state = app.get_state(cfg("twice")).values
+    assert state["status"] == "FAILED"
+    assert state["error"]["message"].startswith("tool bug: lookup raised KeyError")
+
+    script()
+    with pytest.raises(KeyError):  # create_agent: the same bug, raised the same way
+        agent(chat_model(), [lookup]).invoke(ask, cfg("agent"))
+    assert not openai_server.unexpected
