@@ -23,8 +23,8 @@ from langchain_openai import ChatOpenAI
 
 from execgraph import build_graph
 from execgraph.state.errors import UsageError
-from tests.support.cli_helpers import cli
 from tests.journeys.everyday import ARCHITECTURES, agent, cfg, get_weather
+from tests.support.cli_helpers import cli
 from tests.support.openai_server import OpenAIServer, text, tool_call, tool_calls
 
 pytestmark = pytest.mark.timeout(120)
