@@ -96,3 +96,36 @@ def test_edit_state_at_the_approval_pause_is_refused_and_the_approval_stays_answ
     )
     assert done["status"] == "COMPLETED", done.get("error")
     assert _refunded(user_server, "E-1") == ["E-1 42.0"]
+
+
+def test_rerun_from_the_approval_checkpoint_after_the_refund_does_not_refund_again(
+    user_server: UserServer,
+) -> None:
+    """Approved and done; then "re-run from here" on the old approval checkpoint and
+    approve again: the refund is not made a second time, and the state still reads."""
+    user_server.model.add(
+        tool_calls(tool_call("refund_order", {"order_id": "S-1", "amount": 42.0})),
+        text("Refunded S-1."),
+    )
+    client = user_server.server.client()
+    thread_id = client.threads.create()["thread_id"]
+    client.runs.wait(thread_id, "react", input=_ask("S-1"))
+    here: Any = client.threads.get_state(thread_id)
+    [first] = here["interrupts"]
+    done: Any = client.runs.wait(
+        thread_id, "react", command={"resume": {first["id"]: {"action": "approve"}}}
+    )
+    assert done["status"] == "COMPLETED", done.get("error")
+
+    rerun: Any = client.runs.wait(
+        thread_id, "react", input=None, checkpoint_id=here["checkpoint"]["checkpoint_id"]
+    )
+    for pause in interrupts(client, thread_id):  # asked again, if it is: approve again
+        rerun = client.runs.wait(
+            thread_id, "react", command={"resume": {pause["id"]: {"action": "approve"}}}
+        )
+    assert rerun["status"] == "COMPLETED", rerun
+    assert _refunded(user_server, "S-1") == ["S-1 42.0"]  # once
+    state: Any = client.threads.get_state(thread_id)
+    assert state["values"]["messages"][-1]["content"] == "Refunded S-1."
+    assert user_server.model.unexpected == []
