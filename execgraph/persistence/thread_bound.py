@@ -254,9 +254,12 @@ def _no_edit_while_waiting(thread: str, interrupts: Sequence[Any]) -> None:
     """Refuse a state update of a checkpoint with a pending question (see the module)."""
     if not interrupts:
         return
+    values = [i.value if isinstance(i.value, dict) else {} for i in interrupts]
     asked = ", ".join(
-        f"approval of {v['tool']}" if v.get("kind") == "approval" and v.get("tool") else "a question"
-        for v in (i.value if isinstance(i.value, dict) else {} for i in interrupts)
+        f"approval of {v['tool']}"
+        if v.get("kind") == "approval" and v.get("tool")
+        else "a question"
+        for v in values
     )
     raise UsageError(
         f"run {thread} waits for a person's answer ({asked}); an edit of its state now would "
