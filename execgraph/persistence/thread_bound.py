@@ -27,6 +27,14 @@ not change a decision already logged; turns past the last logged one call the mo
 usual. To have the model decide again from some point, start a new thread (a new run
 id) with the task, rather than forking the old one.
 
+An update of a checkpoint where the run waits for a person's answer (an approval, a
+question: an ``interrupt()`` pending) is refused with a
+:class:`~execgraph.state.errors.UsageError` that says so (LangGraph Server answers it with
+a 400 and the message): LangGraph would write the update as a new checkpoint without the
+pending interrupt, so the approval would no longer be offered while the state still read
+``WAITING``. The answer comes first (``Command(resume=...)``); a fork from an earlier
+checkpoint, and an update at a static breakpoint (``interrupt_before``), are not refused.
+
 One worker runs a thread at a time: ``stream`` and ``astream`` (so ``invoke`` and
 ``ainvoke``) hold the thread's run lease in the execution store while they run, and a
 thread another live worker holds is refused at once with
@@ -241,14 +249,17 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
         self, config: RunnableConfig, supersteps: Sequence[Sequence[StateUpdate]]
     ) -> RunnableConfig:
         """LangGraph's ``bulk_update_state`` (and so ``update_state``), once the config
-        names a thread."""
+        names a thread and its checkpoint waits for no answer."""
         self._require_thread(config)
+        _no_edit_while_waiting(self._thread(config), super().get_state(config).interrupts)
         return super().bulk_update_state(config, supersteps)
 
     async def abulk_update_state(
         self, config: RunnableConfig, supersteps: Sequence[Sequence[StateUpdate]]
     ) -> RunnableConfig:
         self._require_thread(config)
+        waiting = (await super().aget_state(config)).interrupts
+        _no_edit_while_waiting(self._thread(config), waiting)
         return await super().abulk_update_state(config, supersteps)
 
 
@@ -272,6 +283,24 @@ class AnswerGuardedExecutor(CompiledStateGraph[ExecutorState, None, ExecutorInpu
 
 
 _RUNNING = "RUNNING"
+
+
+def _no_edit_while_waiting(thread: str, interrupts: Sequence[Any]) -> None:
+    """Refuse a state update of a checkpoint with a pending question (see the module)."""
+    if not interrupts:
+        return
+    values = [i.value if isinstance(i.value, dict) else {} for i in interrupts]
+    asked = ", ".join(
+        f"approval of {v['tool']}"
+        if v.get("kind") == "approval" and v.get("tool")
+        else "a question"
+        for v in values
+    )
+    raise UsageError(
+        f"run {thread} waits for a person's answer ({asked}); an edit of its state now would "
+        "drop that question. Answer it first (Command(resume=...); in Studio, Resume), "
+        "or fork from an earlier checkpoint"
+    )
 
 
 def _waiting_output(out: Any) -> Any:
