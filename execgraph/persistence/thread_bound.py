@@ -113,14 +113,16 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
         it (:mod:`execgraph.nodes.release`)."""
         check_release(values if isinstance(values, dict) else None, self.release_ref)
 
-    def _values(self, config: RunnableConfig | None) -> Any:
-        """The thread's state values, or None without a checkpointer of its own to read
-        (compiled without one, or run inside a parent graph that lends its own)."""
-        if not self._own_state(config):
+    def _snapshot(self, config: RunnableConfig | None, *, resumes: bool) -> StateSnapshot | None:
+        """The thread's state, read once per call: for the release check where the graph
+        has a checkpointer of its own (not compiled without one, not inside a parent graph
+        that lends its own), and for a resume's pending questions; None where neither
+        applies or there is no checkpointer to read."""
+        if not (resumes or self._own_state(config)):
             return None
         try:
-            return self.get_state(config).values  # type: ignore[arg-type]
-        except ValueError:
+            return self.get_state(config)  # type: ignore[arg-type]
+        except ValueError:  # no checkpointer: LangGraph refuses a resume itself
             return None
 
     def _own_state(self, config: RunnableConfig | None) -> bool:
@@ -155,9 +157,10 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
         holding the thread's run lease while it runs (:mod:`execgraph.persistence.run_lease`)."""
         self._require_thread(config)
         require_answer(input)
-        self._same_release(self._values(config))
+        snapshot = self._snapshot(config, resumes=_resumes(input))
+        self._same_release(snapshot.values if snapshot is not None else None)
         if _resumes(input):
-            check_resume(self._pending(config), input.resume)
+            check_resume(snapshot.interrupts if snapshot is not None else (), input.resume)
         config = self._own_limit(config)
         inner = super().stream(input, self._fenced(config), **kwargs)
         if self.run_store is None:
@@ -210,13 +213,6 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
         if config.get("recursion_limit") == DEFAULT_RECURSION_LIMIT:
             return {**config, "recursion_limit": own}
         return config
-
-    def _pending(self, config: RunnableConfig | None) -> Sequence[Any]:
-        """The interrupts the thread waits on (none without a checkpointer to read)."""
-        try:
-            return self.get_state(config).interrupts  # type: ignore[arg-type]
-        except ValueError:  # no checkpointer: LangGraph refuses the resume itself
-            return ()
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         """LangGraph's ``invoke``; a run paused on any interrupt reads ``WAITING``."""
