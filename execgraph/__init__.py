@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from execgraph.graph.build import ARCHITECTURES, Architecture, build_graph
     from execgraph.graph.executor import build_executor
     from execgraph.middleware import ExecutorMiddleware
-    from execgraph.nodes.cancel import request_cancel
+    from execgraph.nodes.cancel import request_call_cancel, request_cancel
     from execgraph.nodes.executor import reconcile
     from execgraph.state import errors
     from execgraph.state.contracts import (
@@ -100,6 +100,7 @@ __all__ = [
     "mcp_tools",
     "open_store",
     "reconcile",
+    "request_call_cancel",
     "request_cancel",
     "tool_spec",
 ]
@@ -141,6 +142,7 @@ _WHERE: dict[str, str] = {
     "mcp_tools": "execgraph.tools.mcp",
     "open_store": "execgraph.state.store",
     "reconcile": "execgraph.nodes.executor",
+    "request_call_cancel": "execgraph.nodes.cancel",
     "request_cancel": "execgraph.nodes.cancel",
     "tool_spec": "execgraph.tools.spec",
 }

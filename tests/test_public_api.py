@@ -51,6 +51,7 @@ PUBLIC = [
     "mcp_tools",
     "open_store",
     "reconcile",
+    "request_call_cancel",
     "request_cancel",
     "tool_spec",
 ]

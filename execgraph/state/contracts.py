@@ -256,6 +256,8 @@ class ToolExecutionRequest(_Frozen):
     workspace: Workspace
     deadline: float | None = None
     cancellation_token: str = ""
+    """A second name that cancels this one call besides its ``call_id``
+    (:func:`~execgraph.nodes.cancel.request_call_cancel`): several calls may share one."""
     idempotency_key: str | None = None
     task_key: str | None = None
     approval_token: str | None = None
