@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from execgraph.state.errors import ObservationStatus, Phase
+from execgraph.state.waits import OnExpiry, WaitPolicy, WaitRule
 
 __all__ = [
     "DEFAULT_MAX_ARGUMENT_BYTES",
@@ -192,6 +193,9 @@ class TaskSpec(_Frozen):
     max_argument_bytes: int = Field(default=DEFAULT_MAX_ARGUMENT_BYTES, gt=0)
     """The most bytes of normalized JSON one call's arguments may take; a larger call is
     refused (``ArgumentsTooLarge``), reported to the model, and never stored."""
+    waits: WaitPolicy = Field(default_factory=WaitPolicy)
+    """How long the run waits for a person or an event, and what expiry does
+    (:mod:`execgraph.state.waits`)."""
 
 
 class TaskContract(_Frozen):
@@ -211,6 +215,7 @@ class TaskContract(_Frozen):
     workspace: Workspace
     idempotency_key: str | None = None
     max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES
+    waits: WaitPolicy = Field(default_factory=WaitPolicy)
 
 
 # --------------------------------------------------------------------------- decisions
@@ -274,6 +279,9 @@ class ToolExecutionRequest(_Frozen):
     such as a plan step): the call's ``ToolMessage`` answers it."""
     max_argument_bytes: int = Field(default=DEFAULT_MAX_ARGUMENT_BYTES, gt=0)
     """The bound validate holds ``arguments`` to (the run's, from its task)."""
+    wait: WaitRule | None = None
+    """How long a person's approval of this call may take, and what its expiry does (the
+    contract's rule for the tool; None: the executor's default TTL, then rejected)."""
 
 
 class ToolError(_Frozen):
@@ -378,6 +386,12 @@ class ApprovalRequest(_Frozen):
     expires_at: float | None = None
     target_state: dict[str, str] = Field(default_factory=dict)
     provenance: dict[str, Any] = Field(default_factory=dict)
+    asked_at: float | None = None
+    """When the person was asked (the store's clock)."""
+    on_expiry: OnExpiry = "reject"
+    """What happens when ``expires_at`` passes unanswered (:mod:`execgraph.state.waits`)."""
+    escalated_to: str | None = None
+    """Set on a question asked again after an expiry: who it is now asked of."""
 
 
 class ApprovalDecision(_Frozen):

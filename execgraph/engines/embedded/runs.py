@@ -51,6 +51,7 @@ from execgraph.engines.graphs import Graphs
 from execgraph.engines.reading import RunTrace, replay_with, trace_of
 from execgraph.engines.runs import Answerer, RunRow
 from execgraph.engines.spec import Answers, RunSpec, RunView
+from execgraph.engines.waits import expired_answers
 from execgraph.state.errors import UsageError
 from execgraph.state.home import Home, check_run_id, default_home
 
@@ -277,6 +278,8 @@ class EmbeddedRuns:
         view = self._view(meta, graph)
         if view.waiting:
             answers = answerer(view) if answerer is not None else None
+            if not answers:  # a wait past its deadline ends by its expiry policy
+                answers = expired_answers(view, graph.run_store.clock())
             if not answers:
                 return view
             return self._drive(meta, graph, Step(answers=answers), answerer)
