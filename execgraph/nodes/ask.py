@@ -2,12 +2,12 @@
 waits for (``wait_for``). The run waits (status WAITING) on a LangGraph interrupt.
 
 Every wait has a deadline (:mod:`execgraph.state.waits`). Its start is stamped by the
-execution store's clock and logged as ``wait.started`` before the pause (idempotent by id,
+execution store's clock and logged as ``run.wait_started`` before the pause (idempotent by id,
 so the node, which runs again from its start on resume, reads the same stamp). An answer
 or event that arrives after the deadline does not count: the wait expired, and its policy
 decides — ``reject`` (the model is told nothing came, the run goes on), ``cancel`` (the run
 is cancelled), or ``escalate`` (asked once more, of someone else, with a new deadline).
-How it ended is logged as ``wait.ended``; both events give the wait's time to metrics.
+How it ended is logged as ``run.wait_ended``; both events give the wait's time to metrics.
 
 An event is delivered through the same resume path as an answer:
 ``Command(resume={"event": "<name>", "data": ...})`` (:func:`~execgraph.engines.answers.deliver`).
@@ -69,7 +69,7 @@ def _started(
     escalated_to: str | None = None,
 ) -> dict[str, Any]:
     """The wait's interrupt value, stamped by the store's clock when first asked (logged
-    as ``wait.started``; a re-run of the node reads the logged stamp)."""
+    as ``run.wait_started``; a re-run of the node reads the logged stamp)."""
     seq = "escalated" if escalated_to is not None else None
     event = make_event(EventType.WAIT_STARTED, contract.run_id, turn_id=f"t{turn}", seq=seq)
     logged = store.event(event.event_id)

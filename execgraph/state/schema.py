@@ -204,6 +204,7 @@ class TaskInput(TypedDict, total=False):
     actor: ActorInput
     idempotency_key: str | None
     max_argument_bytes: int
+    waits: dict[str, Any]
 
 
 class RunInput(TypedDict, total=False):
