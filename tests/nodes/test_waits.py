@@ -181,3 +181,13 @@ def test_wait_for_is_not_offered_without_named_events(tmp_path: Path) -> None:
     app, _, model = _app(tmp_path, [_finish()])
     app.invoke(_task(), _cfg("w2"))
     assert "wait_for" not in model.tools_offered[0]
+
+
+def test_status_says_what_a_run_waits_for_since_and_until_when(tmp_path: Path) -> None:
+    from execgraph.cli.approvals import interrupt_summary
+
+    app, _, _ = _app(tmp_path, [_ask("Which city?"), _finish()])
+    out = app.invoke(_task(timeout_s=60, on_expiry="cancel"), _cfg("s1"))
+    line = interrupt_summary(out["__interrupt__"][0].value)
+    assert line.startswith("an answer to: Which city?") and "waiting since " in line
+    assert line.endswith("(then cancel)") and " until " in line
