@@ -191,3 +191,13 @@ def test_status_says_what_a_run_waits_for_since_and_until_when(tmp_path: Path) -
     line = interrupt_summary(out["__interrupt__"][0].value)
     assert line.startswith("an answer to: Which city?") and "waiting since " in line
     assert line.endswith("(then cancel)") and " until " in line
+
+
+def test_metrics_count_the_time_a_run_waited(tmp_path: Path) -> None:
+    from execgraph.eval.metrics import run_metrics
+
+    app, store, _ = _app(tmp_path, [_ask("Which city?"), _finish()])
+    app.invoke(_task(timeout_s=600), _cfg("m1"))
+    store.offset = 90  # answered a minute and a half later, by the store's clock
+    app.invoke(Command(resume={"answer": "Paris"}), _cfg("m1"))
+    assert run_metrics(store.events("m1")).wait_s >= 90
