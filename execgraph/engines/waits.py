@@ -93,7 +93,8 @@ def deliver(view: RunView, event: str, data: Any = None) -> Answers:
     """
     for item in view.interrupts:
         value = item.get("value")
-        awaited = isinstance(value, Mapping) and value.get("kind") == "wait"
-        if awaited and value.get("event") == event:
+        if not isinstance(value, Mapping):
+            continue
+        if value.get("kind") == "wait" and value.get("event") == event:
             return {str(item["id"]): {"event": event, "data": data}}
     raise UsageError(f"run {view.run_id!r} waits for no event named {event!r}")
