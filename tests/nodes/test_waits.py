@@ -201,3 +201,35 @@ def test_metrics_count_the_time_a_run_waited(tmp_path: Path) -> None:
     store.offset = 90  # answered a minute and a half later, by the store's clock
     app.invoke(Command(resume={"answer": "Paris"}), _cfg("m1"))
     assert run_metrics(store.events("m1")).wait_s >= 90
+
+
+def test_the_hybrid_publish_gate_applies_the_expiry_policy(tmp_path: Path) -> None:
+    from tests.graph.test_hybrid_semantics import LOOK, POST_TWO, SAVE, TASK, finish, toolkit
+    from tests.support.executor import Counter
+
+    posted = Counter()
+    replies = [LOOK, finish("looked"), SAVE, finish("saved"), POST_TWO, finish("posted a")]
+    store = _Clock(tmp_path / "exec.db")
+    app = build_graph(
+        "hybrid",
+        model=ScriptedChatModel(replies),
+        tools=toolkit(posted),
+        store=store,
+        checkpointer=InMemorySaver(),
+        home=tmp_path,
+    )
+    cfg = _cfg("h1")
+    waits = {"timeout_s": 60, "tools": {"post": {"timeout_s": 60, "on_expiry": "escalate"}}}
+    [first] = app.invoke({"task": {**TASK, "waits": waits}}, cfg)["__interrupt__"]
+    store.offset = 61
+    [again] = app.invoke(Command(resume={first.id: "approve"}), cfg)["__interrupt__"]
+    assert again.value["call_id"] == first.value["call_id"]  # asked again, escalated
+    assert again.value["escalated_to"] == "another approver"
+    store.offset = 200  # the escalated question expires too: refused, not posted
+    out = app.invoke(Command(resume={again.id: "approve"}), cfg)
+    [second] = out["__interrupt__"]  # the batch's other call, asked on its own
+    assert second.value["arguments"] == {"item": "b"}
+    out = app.invoke(Command(resume={second.id: "approve"}), cfg)  # in time
+    assert posted.effects == ["b"]
+    refused = out["results"][first.value["call_id"]]
+    assert "expired unanswered" in refused["error"]["message"]
