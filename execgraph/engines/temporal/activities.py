@@ -151,6 +151,8 @@ class Advancer:
                 decided_by=str(args.get("decided_by") or ""), note=str(args.get("note") or ""),
             )  # fmt: skip
             return {"result": result.model_dump(mode="json")}
+        if look.what == "clock":  # the store's time: what a wait's deadline is judged by
+            return {"now": store.clock()}
         if look.what == "cancel_call":  # one running call: logged where its worker polls
             from execgraph.engines.call_cancel import cancel_call
 

@@ -229,7 +229,15 @@ class TemporalEngine:
 
     def resume(self, run_id: str, *, answerer: Answerer | None = None) -> RunView:
         """A run on Temporal is continued by its workers: only its questions are answered
-        from here (``answer``)."""
+        from here (``answer``), and its waits past their deadline (the store's clock, read
+        by a worker) ended by their expiry policy."""
+        from execgraph.engines.waits import expired_answers
+
+        view = self.status(run_id)
+        if view.waiting:
+            answers = expired_answers(view, float(self._look(run_id, "clock")["now"]))
+            if answers:
+                return self.answer(run_id, answers, answerer=answerer)
         raise UsageError("a run on Temporal is continued by its workers: give --answer")
 
     def cancel(  # Temporal says why a run was cancelled

@@ -97,8 +97,8 @@ class Look:
 
     ``what``: ``"trace"`` (events, evidence, final state), ``"events"`` (from the
     ``after``-th), ``"replay"``, ``"reconcile"`` (``args``: happened, decided_by, note,
-    call_id) or ``"cancel_call"`` (``args``: call_id, reason). ``spec`` is the run's, as
-    its workflow holds it.
+    call_id), ``"cancel_call"`` (``args``: call_id, reason) or ``"clock"`` (the store's
+    time). ``spec`` is the run's, as its workflow holds it.
     """
 
     spec: RunSpec
