@@ -3,7 +3,7 @@ answers that end the expired ones; and the delivery of an awaited event.
 
 Expiry is judged by the execution store's clock (:mod:`execgraph.state.waits`): a run
 whose wait passed its deadline is ended by its expiry policy the next time it is resumed
-(``execgraph resume RUN``, :meth:`~execgraph.engines.embedded.EmbeddedRuns.resume`): the
+(``execgraph resume RUN``, ``Runs.resume`` on either engine): the
 engine answers each expired wait, and the node that waits applies the policy, judging the
 deadline by the same clock (an answer cannot make a wait expire early, nor late).
 """
