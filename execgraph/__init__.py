@@ -15,7 +15,7 @@ commit)::
 
 The names in ``__all__`` are the public API. The layers below them (``execgraph.graph``,
 ``execgraph.nodes``, ``execgraph.tools``, ``execgraph.state``) and the applications built on
-them (``execgraph.cli``, ``execgraph.demo``, ``execgraph.replay``, ``execgraph.studio``) are
+them (``execgraph.cli``, ``execgraph.demo``, ``execgraph.replaying``, ``execgraph.studio``) are
 importable but internal: their names may change between releases.
 
 Every name loads on first use (PEP 562), so ``import execgraph`` costs milliseconds and an
@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     __version__: str
+    from execgraph.engines.replay_api import replay
     from execgraph.graph.build import ARCHITECTURES, Architecture, build_graph
     from execgraph.graph.executor import build_executor
     from execgraph.middleware import ExecutorMiddleware
@@ -100,6 +101,7 @@ __all__ = [
     "mcp_tools",
     "open_store",
     "reconcile",
+    "replay",
     "request_call_cancel",
     "request_cancel",
     "tool_spec",
@@ -142,6 +144,7 @@ _WHERE: dict[str, str] = {
     "mcp_tools": "execgraph.tools.mcp",
     "open_store": "execgraph.state.store",
     "reconcile": "execgraph.nodes.executor",
+    "replay": "execgraph.engines.replay_api",
     "request_call_cancel": "execgraph.nodes.cancel",
     "request_cancel": "execgraph.nodes.cancel",
     "tool_spec": "execgraph.tools.spec",

@@ -51,6 +51,7 @@ PUBLIC = [
     "mcp_tools",
     "open_store",
     "reconcile",
+    "replay",
     "request_call_cancel",
     "request_cancel",
     "tool_spec",

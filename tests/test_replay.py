@@ -14,7 +14,7 @@ from langgraph.types import Command
 from execgraph.demo.build import DEMO_STAGES, build_demo_graph, demo_task, demo_tools
 from execgraph.demo.research import RESEARCH_CHECKS
 from execgraph.graph.build import build_graph
-from execgraph.replay import replay_run
+from execgraph.replaying import replay_run
 from execgraph.state.events import EventType
 from execgraph.state.store.sqlite import SqliteExecutionStore
 from execgraph.testing.scripted import ScriptedChatModel
@@ -127,3 +127,91 @@ def test_a_changed_tool_default_is_a_divergence_even_with_the_same_ids(tmp_path:
     assert changed.replayed_calls == changed.recorded_calls
     assert not changed.same
     assert any("arguments differ once normalized" in line for line in changed.diff), changed.diff
+
+
+# --------------------------------------------------------------------------- public replay
+
+
+def _transfer_run(store: Any, tmp_path: Path) -> None:
+    """Record the run ``pay`` in ``store``: one write, then finish."""
+    replies = [
+        AIMessage("", tool_calls=[{"name": "transfer", "args": {"to": "bob"}, "id": "c1"}]),
+        AIMessage("", tool_calls=[{"name": "finish", "args": {"output": "sent"}, "id": "c2"}]),
+    ]
+    app = build_graph(
+        "react",
+        model=ScriptedChatModel(replies),
+        tools=[_amount_tool(1)],
+        store=store,
+        home=tmp_path,
+        checkpointer=InMemorySaver(),
+    )
+    out = app.invoke({"task": {"goal": "pay bob"}}, {"configurable": {"thread_id": "pay"}})
+    assert out["status"] == "COMPLETED"
+
+
+def test_replay_is_a_public_function_even_once_its_mechanism_is_imported() -> None:
+    import inspect
+
+    import execgraph.engines.reading  # imports the replay mechanism, as the CLI does
+    from execgraph import replay
+
+    assert execgraph.engines.reading is not None
+    assert inspect.isfunction(replay) and replay.__name__ == "replay"
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.integration)])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return str(tmp_path / "exec.db")
+    return str(request.getfixturevalue("postgres_database"))
+
+
+def test_public_replay_over_each_store_is_measured(store_url: str, tmp_path: Path) -> None:
+    from execgraph import open_store, replay
+
+    recording = open_store(store_url)
+    try:
+        _transfer_run(recording, tmp_path)
+        recorded_replies = sum(
+            1 for e in recording.events("pay") if e.type == EventType.MODEL_CALLED
+        )
+        expected_store = type(recording).__name__
+    finally:
+        recording.close()
+    report = replay("pay", tools=[_amount_tool(1)], store=store_url)  # the goal as recorded
+    assert report.same, report.diff
+    assert report.replayed_status == report.recorded_status == "COMPLETED"
+    assert report.model_calls == report.replies_used == report.recorded_model_calls
+    assert report.recorded_model_calls == recorded_replies > 0
+    assert report.effects_replayed == 1 and report.workspace_changes == []
+    assert report.store == expected_store
+    # A changed tool shows up, whatever the store.
+    changed = replay("pay", tools=[_amount_tool(1000)], store=store_url)
+    assert not changed.same
+
+
+def test_public_replay_of_an_unknown_run_is_a_usage_error(tmp_path: Path) -> None:
+    from execgraph import replay
+    from execgraph.state.errors import UsageError
+
+    with pytest.raises(UsageError, match="no recording"):
+        replay("nope", tools=[], store=str(tmp_path / "exec.db"))
+
+
+def test_the_replay_table_shows_what_was_measured() -> None:
+    from rich.console import Console
+
+    from execgraph.cli.render import replay_table
+    from execgraph.replaying import ReplayReport
+
+    report = ReplayReport(
+        "r", "COMPLETED", "COMPLETED", model_calls=3, replies_used=2, recorded_model_calls=4,
+        effects_replayed=1, workspace_changes=["notes.txt"], store="PostgresExecutionStore",
+    )  # fmt: skip
+    console = Console(record=True, width=300)
+    console.print(replay_table(report))
+    shown = console.export_text()
+    assert "3 made, 2 answered from the recording (4 recorded)" in shown
+    assert "1 file(s) changed: notes.txt" in shown
+    assert "PostgresExecutionStore" in shown

@@ -18,8 +18,14 @@ from rich.text import Text
 from execgraph.cli.approvals import interrupt_summary
 from execgraph.cli.inert import short
 from execgraph.cli.live import LiveOutput
-from execgraph.cli.options import exit_code
-from execgraph.cli.render import STATUS_STYLE, progress_lines, render_final, render_waiting
+from execgraph.cli.options import err, exit_code
+from execgraph.cli.render import (
+    STATUS_STYLE,
+    progress_lines,
+    raised_text,
+    render_final,
+    render_waiting,
+)
 from execgraph.engines.runs import Answerer, Runs
 from execgraph.engines.spec import RunView
 
@@ -113,6 +119,7 @@ def report(runs: Runs, view: RunView) -> int:
         return exit_code("WAITING")
     values = view.values if view.values is not None else _plain(view)
     render_final(out, values, Path(view.workspace) if view.workspace else None)
+    _bug_traceback(runs, view, values)
     if not view.ended:
         out.print(
             Text(
@@ -126,6 +133,29 @@ def report(runs: Runs, view: RunView) -> int:
         )
         return 1
     return exit_code(view.status)
+
+
+BUG_PREFIX = "tool bug: "
+"""How the reason of a run a tool's bug stopped begins (``state.errors.tool_bugs``)."""
+
+
+def _bug_traceback(runs: Runs, view: RunView, values: Mapping[str, Any]) -> None:
+    """A run a tool's bug stopped: the tool's traceback on stderr, as Python prints an
+    uncaught exception, so the developer sees it without asking for logs.
+
+    The traceback is the call's ``tool.raised`` event (bounded and scrubbed by the
+    executor), made inert: what the tool raised quotes data it read.
+    """
+    reason = str((values.get("error") or {}).get("message") or view.error or "")
+    if view.status != "FAILED" or not reason.startswith(BUG_PREFIX):
+        return
+    raised = [e for e in runs.events(view.run_id) if str(e.type) == "tool.raised"]
+    bug = [e for e in raised if e.call_id and f" in call {e.call_id};" in reason]
+    for event in bug or raised[-1:]:
+        tool = (event.payload or {}).get("tool", "")
+        head = f"{tool} raised in call {event.call_id}:"
+        err.print(Text(short(head, 300), style="red"), soft_wrap=True)
+        err.print(Text(raised_text(event.payload or {})), soft_wrap=True)
 
 
 def _plain(view: RunView) -> dict[str, Any]:

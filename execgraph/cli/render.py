@@ -27,6 +27,7 @@ __all__ = [
     "STATUS_STYLE",
     "budget_table",
     "evidence_table",
+    "partial_lines",
     "progress_lines",
     "raised_text",
     "render_final",
@@ -330,9 +331,30 @@ def render_status(console: Console, view: RunView, flags: str = "") -> None:
     for hint in hints:
         console.print(Text(f"  {inert(hint)}", style="cyan"), soft_wrap=True)
     values = view.values or {}
+    for stopped in partial_lines(values.get("results") or {}):
+        console.print(Text(stopped, style=STATUS_STYLE["PARTIAL"]), soft_wrap=True)
     table = budget_table(values.get("budget"), (values.get("contract") or {}).get("budgets"))
     if table.row_count:
         console.print(table)
+
+
+def partial_lines(results: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """One line per call that stopped midway: what is written, what is pending, and the
+    recovery reference to finish or undo it from (all inert: they are a tool's words)."""
+    lines = []
+    for result in results.values():
+        partial = result.get("partial") or {}
+        if not partial:
+            continue
+        ref = (partial.get("recovery_ref") or {}).get("ref") or "none"
+        call = f"{short(result.get('call_id'), 40)} {short(result.get('tool_name'), 60)}"
+        lines.append(
+            inert(
+                f"  partial: {call} — {len(partial.get('committed') or [])} committed, "
+                f"{len(partial.get('pending') or [])} pending; recovery: {short(ref, 200)}"
+            )
+        )
+    return lines
 
 
 def replay_table(report: Any) -> Table:
@@ -347,10 +369,23 @@ def replay_table(report: Any) -> Table:
         "tool calls",
         f"{len(report.recorded_calls)} recorded, {len(report.replayed_calls)} replayed",
     )
-    table.add_row("model calls", f"{report.model_calls}, each answered from the recording")
     table.add_row(
-        "effects", f"{report.effects_replayed} answered from the recording, none performed"
+        "model calls",
+        f"{report.model_calls} made, {report.replies_used} answered from the recording "
+        f"({report.recorded_model_calls} recorded)",
     )
+    changed = report.workspace_changes
+    table.add_row(
+        "effects",
+        f"{report.effects_replayed} answered from the recording; workspace copy: "
+        + (
+            inert(f"{len(changed)} file(s) changed: {', '.join(changed)}")
+            if changed
+            else "unchanged"
+        ),
+    )
+    if report.store:
+        table.add_row("read from", short(report.store, 60))
     verdict = "same trajectory" if report.same else inert("\n".join(report.diff), lines=True)
     table.add_row("divergence", Text(verdict, style="green" if report.same else "red"))
     return table

@@ -51,7 +51,15 @@ def _event_detail(event: Any) -> str:
         "tool.side_effect_observed": lambda: (
             f"committed={p.get('committed')} " + short(p.get("summary", ""), 60)
         ),
-        "tool.completed": lambda: f"{p.get('outcome')} / {p.get('status')}",
+        "tool.completed": lambda: (
+            f"{p.get('outcome')} / {p.get('status')}"
+            + (
+                f" · {p.get('committed_items')} committed, {p.get('pending_items')} pending"
+                f" · recovery: {short(p.get('recovery_ref') or 'none', 200)}"
+                if "pending_items" in p
+                else ""
+            )
+        ),
         "tool.raised": lambda: raised_text(p),
     }
     render = details.get(str(event.type))

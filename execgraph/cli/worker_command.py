@@ -10,7 +10,6 @@ SIGINT or SIGTERM; a run it was advancing is taken up by another worker.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Annotated
 
 import typer
@@ -89,6 +88,8 @@ def worker(
         served = ", ".join(graphs.names)
         line = f"worker ready: task queue {task_queue} on {address} (state: {where})"
         print(f"{line}; tool sets: {served}", flush=True)
+
+    import asyncio  # here, not at the top: `execgraph --help` need not load it
 
     unreachable = ""
     exit_without_teardown()

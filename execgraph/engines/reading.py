@@ -19,7 +19,7 @@ from typing import Any
 from execgraph.engines.graphs import ToolSet
 from execgraph.engines.spec import RunSpec
 from execgraph.graph.build import build_graph
-from execgraph.replay import ReplayReport, replay_run
+from execgraph.replaying import ReplayReport, replay_run
 from execgraph.state.events import Event
 from execgraph.state.store.base import ExecutionStore
 from execgraph.tools.registry import ToolLike, ToolRegistry

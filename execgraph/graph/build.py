@@ -233,7 +233,7 @@ def build_graph(
     graph = graph.with_config(recursion_limit=RECURSION_LIMIT)
     # The nodes that call a model read the prices from the run's config.
     graph = graph.with_config(configurable={PRICES_KEY: table}) if table else graph
-    return thread_bound(graph, executor.store)
+    return thread_bound(graph, executor.store, deps.release_ref)
 
 
 def partial_workflow(stages: Iterable[Stage] | None) -> Callable[..., RunGraph]:

@@ -36,16 +36,19 @@ from pydantic import ValidationError
 
 from execgraph.nodes.cancel import cancel_requested
 from execgraph.nodes.checks import BUILTIN_CHECKS
+from execgraph.nodes.clarify import clarify
 from execgraph.nodes.context.requests import request_record
 from execgraph.nodes.deps import CONTROL_TOOLS, RunDeps
 from execgraph.nodes.executor import schema_message
 from execgraph.nodes.least_privilege import freeze_capabilities
 from execgraph.nodes.model.prices import prices_of
+from execgraph.nodes.release import check_release, check_task_release
 from execgraph.nodes.run_input import Request, new_request, read_request
 from execgraph.state.contracts import BudgetKind, RunStatus, TaskContract, TaskSpec, Workspace
-from execgraph.state.errors import AdmissionError, UsageError
+from execgraph.state.errors import AdmissionError, DependencyUnavailable, UsageError
 from execgraph.state.events import EventType, make_event
 from execgraph.state.schema import RunState
+from execgraph.tools.requirements import unmet
 
 __all__ = ["DEFAULT_BUDGETS", "admit", "build_contract", "route_admitted", "run_id_of"]
 
@@ -97,11 +100,14 @@ def build_contract(
         if check.kind == "tool_succeeded" and check.target not in allowed:
             raise AdmissionError(f"success check needs tool {check.target!r}, not allowed here")
     _check_limits(spec)
+    _check_dependencies(deps, allowed)
     try:  # a malformed rule refuses the task now, not a call later
         deps.executor.policy.with_rules(spec.approval_rules)
     except UsageError as exc:
         raise AdmissionError(f"approval_rules: {exc.message}") from None
+    release = check_task_release(spec.release_ref, deps.release_ref)
     return TaskContract(
+        release_ref=release,
         run_id=run_id,
         actor=spec.actor,
         goal=spec.goal,
@@ -118,6 +124,21 @@ def build_contract(
         max_argument_bytes=spec.max_argument_bytes,
         waits=spec.waits,
     )
+
+
+def _check_dependencies(deps: RunDeps, allowed: list[str]) -> None:
+    """Every need declared by a tool the run may use is there (``ToolSpec.requires``).
+
+    Raises:
+        DependencyUnavailable: naming each need that is not, before any model call.
+    """
+    wanted = set(allowed)
+    needs = [r for s in deps.executor.registry.latest() if s.name in wanted for r in s.requires]
+    missing = unmet(needs) if needs else []
+    if missing:
+        raise DependencyUnavailable(
+            "tools this task may use need what is not there: " + "; ".join(missing)
+        )
 
 
 def _check_limits(spec: TaskSpec) -> None:
@@ -169,6 +190,7 @@ def admit(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str
     model call. A finished thread given a new request starts its next run (see above)."""
     if state.get("contract") or state.get("admitted"):
         if not _finished(state):
+            check_release(state, deps.release_ref)  # only the release it was admitted under
             return {}  # a resumed or continued run keeps its contract
         request = new_request(state)
         if request is None:
@@ -219,6 +241,9 @@ def _admit(
             raise AdmissionError("nothing was asked: give a task with a goal, or a human message")
         priced = bool(prices_of(config))
         contract = build_contract(request.spec, deps, run_id, now, priced=priced)
+        if request.spec.get("required_slots"):  # asks the user first (clarify.py)
+            task = TaskSpec.model_validate(request.spec)
+            contract = clarify(contract, task.required_slots, task.slots)
     except AdmissionError as exc:
         event = _event(EventType.RUN_REJECTED, run_id, request, {"reason": exc.message})
         deps.executor.store.append_events([event])

@@ -101,6 +101,10 @@ class RunDeps:
     loop_guard: bool = True
     context: ContextMode = "projected"
     tool_errors: ToolErrors = "raise"
+    release_ref: str | None = None
+    """The release of the agent and its tools this graph is (a version, a commit, an image
+    digest). Admission binds each run to it; a run bound to another is not resumed here
+    (:class:`~execgraph.state.errors.ReleaseMismatch`)."""
     contract: ContractMode = "task"
     """``"task"``: the contract is the task as given. ``"least_privilege"``: before the
     run reads anything, a planner that sees only the request and the tools' declarations

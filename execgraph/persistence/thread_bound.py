@@ -27,6 +27,14 @@ not change a decision already logged; turns past the last logged one call the mo
 usual. To have the model decide again from some point, start a new thread (a new run
 id) with the task, rather than forking the old one.
 
+An update of a checkpoint where the run waits for a person's answer (an approval, a
+question: an ``interrupt()`` pending) is refused with a
+:class:`~execgraph.state.errors.UsageError` that says so (LangGraph Server answers it with
+a 400 and the message): LangGraph would write the update as a new checkpoint without the
+pending interrupt, so the approval would no longer be offered while the state still read
+``WAITING``. The answer comes first (``Command(resume=...)``); a fork from an earlier
+checkpoint, and an update at a static breakpoint (``interrupt_before``), are not refused.
+
 One worker runs a thread at a time: ``stream`` and ``astream`` (so ``invoke`` and
 ``ainvoke``) hold the thread's run lease in the execution store while they run, and a
 thread another live worker holds is refused at once with
@@ -52,6 +60,7 @@ from langgraph.types import Command, StateSnapshot, StateUpdate
 
 from execgraph.nodes.executor import require_answer
 from execgraph.nodes.executor.stages.approval import check_resume
+from execgraph.nodes.release import check_release
 from execgraph.persistence.fenced_saver import FencedSaver
 from execgraph.persistence.run_lease import held_run
 from execgraph.state.compiled import ExecutorGraph, RunGraph
@@ -87,9 +96,37 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
     without one, which takes no run lease).
     """
 
-    def __init__(self, *, run_store: ExecutionStore | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        run_store: ExecutionStore | None = None,
+        release_ref: str | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.run_store = run_store  # kept in __dict__: LangGraph's copy passes it on
+        self.release_ref = release_ref  # a run bound to another is not continued here
+
+    def _same_release(self, values: Any) -> None:
+        """Any input to a thread whose run is under way and bound to another release — a
+        resume, a continue (``None``), a new request — is refused before LangGraph records
+        it (:mod:`execgraph.nodes.release`)."""
+        check_release(values if isinstance(values, dict) else None, self.release_ref)
+
+    def _values(self, config: RunnableConfig | None) -> Any:
+        """The thread's state values, or None without a checkpointer of its own to read
+        (compiled without one, or run inside a parent graph that lends its own)."""
+        if not self._own_state(config):
+            return None
+        try:
+            return self.get_state(config).values  # type: ignore[arg-type]
+        except ValueError:
+            return None
+
+    def _own_state(self, config: RunnableConfig | None) -> bool:
+        configurable = (config or {}).get("configurable") or {}
+        lent = CONFIG_KEY_CHECKPOINTER in configurable
+        return isinstance(self.checkpointer, BaseCheckpointSaver) and not lent
 
     def _require_thread(self, config: RunnableConfig | None) -> None:
         if not self._thread(config):
@@ -118,6 +155,7 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
         holding the thread's run lease while it runs (:mod:`execgraph.persistence.run_lease`)."""
         self._require_thread(config)
         require_answer(input)
+        self._same_release(self._values(config))
         if _resumes(input):
             check_resume(self._pending(config), input.resume)
         config = self._own_limit(config)
@@ -133,9 +171,7 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
         self._require_thread(config)
         require_answer(input)
         config = self._own_limit(config)
-        if _resumes(input):
-            return self._achecked(input, config, **kwargs)
-        return self._astream(input, config, **kwargs)
+        return self._achecked(input, config, **kwargs)
 
     def _astream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
@@ -148,12 +184,19 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
     async def _achecked(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
-        """``astream`` of a resume, once its answers are readable (:func:`check_resume`)."""
-        try:
-            pending: Sequence[Any] = (await self.aget_state(config)).interrupts  # type: ignore[arg-type]
-        except ValueError:  # no checkpointer to read: LangGraph refuses the resume itself
-            pending = ()
-        check_resume(pending, input.resume)
+        """``astream`` once the run's release is this graph's and a resume's answers are
+        readable (:func:`check_resume`)."""
+        pending: Sequence[Any] = ()
+        values: Any = None
+        if _resumes(input) or self._own_state(config):
+            try:
+                snapshot = await self.aget_state(config)  # type: ignore[arg-type]
+                pending, values = snapshot.interrupts, snapshot.values
+            except ValueError:  # no checkpointer to read: LangGraph refuses the resume itself
+                pass
+        self._same_release(values)
+        if _resumes(input):
+            check_resume(pending, input.resume)
         async for chunk in self._astream(input, config, **kwargs):
             yield chunk
 
@@ -206,14 +249,17 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
         self, config: RunnableConfig, supersteps: Sequence[Sequence[StateUpdate]]
     ) -> RunnableConfig:
         """LangGraph's ``bulk_update_state`` (and so ``update_state``), once the config
-        names a thread."""
+        names a thread and its checkpoint waits for no answer."""
         self._require_thread(config)
+        _no_edit_while_waiting(self._thread(config), super().get_state(config).interrupts)
         return super().bulk_update_state(config, supersteps)
 
     async def abulk_update_state(
         self, config: RunnableConfig, supersteps: Sequence[Sequence[StateUpdate]]
     ) -> RunnableConfig:
         self._require_thread(config)
+        waiting = (await super().aget_state(config)).interrupts
+        _no_edit_while_waiting(self._thread(config), waiting)
         return await super().abulk_update_state(config, supersteps)
 
 
@@ -239,6 +285,24 @@ class AnswerGuardedExecutor(CompiledStateGraph[ExecutorState, None, ExecutorInpu
 _RUNNING = "RUNNING"
 
 
+def _no_edit_while_waiting(thread: str, interrupts: Sequence[Any]) -> None:
+    """Refuse a state update of a checkpoint with a pending question (see the module)."""
+    if not interrupts:
+        return
+    values = [i.value if isinstance(i.value, dict) else {} for i in interrupts]
+    asked = ", ".join(
+        f"approval of {v['tool']}"
+        if v.get("kind") == "approval" and v.get("tool")
+        else "a question"
+        for v in values
+    )
+    raise UsageError(
+        f"run {thread} waits for a person's answer ({asked}); an edit of its state now would "
+        "drop that question. Answer it first (Command(resume=...); in Studio, Resume), "
+        "or fork from an earlier checkpoint"
+    )
+
+
 def _waiting_output(out: Any) -> Any:
     """An ``invoke`` result paused on an interrupt, with the status ``WAITING``.
 
@@ -246,7 +310,8 @@ def _waiting_output(out: Any) -> Any:
     node it pauses, so the checkpoint still says ``RUNNING`` while the run waits for a
     person; what the caller reads says what the run does: it waits.
     """
-    if isinstance(out, dict) and out.get("__interrupt__") and out.get("status") == _RUNNING:
+    # No status yet: paused at admission, asking for what the task needs (clarify.py).
+    if isinstance(out, dict) and out.get("__interrupt__") and out.get("status") in (_RUNNING, None):
         return {**out, "status": "WAITING"}
     return out
 
@@ -254,7 +319,11 @@ def _waiting_output(out: Any) -> Any:
 def _waiting_snapshot(snapshot: StateSnapshot) -> StateSnapshot:
     """:func:`_waiting_output` for a state snapshot."""
     values = snapshot.values
-    if snapshot.interrupts and isinstance(values, dict) and values.get("status") == _RUNNING:
+    if (
+        snapshot.interrupts
+        and isinstance(values, dict)
+        and values.get("status") in (_RUNNING, None)
+    ):
         return snapshot._replace(values={**values, "status": "WAITING"})
     return snapshot
 
@@ -311,9 +380,12 @@ def _attrs(graph: CompiledStateGraph[Any, Any, Any, Any]) -> dict[str, Any]:
     return {k: v for k, v in graph.__dict__.items() if k != "__orig_class__"}
 
 
-def thread_bound(graph: RunGraph, store: ExecutionStore | None = None) -> RunGraph:
-    """``graph`` as a :class:`ThreadBoundGraph` over the execution store ``store``."""
-    return ThreadBoundGraph(**_attrs(graph), run_store=store)
+def thread_bound(
+    graph: RunGraph, store: ExecutionStore | None = None, release_ref: str | None = None
+) -> RunGraph:
+    """``graph`` as a :class:`ThreadBoundGraph` over the execution store ``store``, of the
+    release ``release_ref``."""
+    return ThreadBoundGraph(**_attrs(graph), run_store=store, release_ref=release_ref)
 
 
 def answer_guarded(graph: ExecutorGraph) -> ExecutorGraph:

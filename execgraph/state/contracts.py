@@ -27,6 +27,7 @@ __all__ = [
     "ObservationStatus",
     "Outcome",
     "PartialProgress",
+    "RecoveryRef",
     "RunStatus",
     "SideEffect",
     "StopCondition",
@@ -193,6 +194,14 @@ class TaskSpec(_Frozen):
     max_argument_bytes: int = Field(default=DEFAULT_MAX_ARGUMENT_BYTES, gt=0)
     """The most bytes of normalized JSON one call's arguments may take; a larger call is
     refused (``ArgumentsTooLarge``), reported to the model, and never stored."""
+    release_ref: str | None = Field(default=None, min_length=1, max_length=200)
+    """The release of the agent and its tools this task is meant for (``build_graph(...,
+    release_ref=...)``); a graph of another release refuses it (``ReleaseMismatch``)."""
+    required_slots: dict[str, str] = Field(default_factory=dict, max_length=10)
+    """Facts the task cannot run without, each with the question that asks for it. A slot
+    not in ``slots`` is asked of the user at admission, before any model or tool call."""
+    slots: dict[str, str] = Field(default_factory=dict, max_length=10)
+    """Values of ``required_slots`` already known."""
     waits: WaitPolicy = Field(default_factory=WaitPolicy)
     """How long the run waits for a person or an event, and what expiry does
     (:mod:`execgraph.state.waits`)."""
@@ -215,6 +224,10 @@ class TaskContract(_Frozen):
     workspace: Workspace
     idempotency_key: str | None = None
     max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES
+    release_ref: str | None = None
+    """The release the run is bound to: a resume under another is refused."""
+    slots: dict[str, str] = Field(default_factory=dict)
+    """The task's required slots, filled (given, or answered at admission)."""
     waits: WaitPolicy = Field(default_factory=WaitPolicy)
 
 
@@ -328,11 +341,36 @@ class Timing(_Frozen):
     running_ms: int = 0
 
 
+class RecoveryRef(_Frozen):
+    """How a person or the runtime finishes or undoes a write that stopped midway.
+
+    A multi-item write commits item by item (a file, a batch of rows in its own
+    transaction), so a failure midway leaves a known prefix durable. This names it as data:
+    ``ref`` is a stable handle (the files' recovery manifest in the workspace journal, or
+    ``database:<adapter>:<tool>:<call_id>``), ``finish`` and ``undo`` say what to do, and
+    ``backups`` maps each overwritten item to the copy of what it held before (``""``: the
+    item did not exist, so undoing it means removing it).
+    """
+
+    kind: Literal["files", "database"]
+    ref: str
+    finish: str
+    undo: str
+    backups: dict[str, str] = Field(default_factory=dict)
+
+
 class PartialProgress(_Frozen):
-    """For a partial outcome: which items are done and which are not."""
+    """For a partial outcome: which items are done, which are not, and how to recover.
+
+    ``stopped_by`` is the typed error that stopped the write (``"PermanentError: ..."``,
+    the runtime's own words); ``recovery_ref`` says how to finish or undo (None when the
+    tool cannot tell).
+    """
 
     committed: list[str] = Field(default_factory=list)
     pending: list[str] = Field(default_factory=list)
+    stopped_by: str | None = None
+    recovery_ref: RecoveryRef | None = None
 
 
 class ToolResult(_Frozen):

@@ -320,11 +320,16 @@ PROGRESS_MEMORY = 32
 def _fold_tools(
     left: Mapping[str, Mapping[str, Any]] | None, right: Mapping[str, Mapping[str, Any]] | None
 ) -> dict[str, dict[str, Any]]:
-    """What the run's calls came to per tool: a success sticks, else the newest failure."""
+    """What the run's calls came to per tool: a success sticks, else the newest failure;
+    a bug (``"bug"``) sticks too, whatever the tool's other calls came to, so a bug after
+    an earlier success of the same tool still stops the run."""
     tools = {name: dict(entry) for name, entry in (left or {}).items()}
     for name, entry in (right or {}).items():
-        if not tools.get(name, {}).get("ok"):
-            tools[name] = dict(entry)
+        kept = tools.get(name, {})
+        if not kept.get("ok"):
+            tools[name] = {**entry, "bug": kept["bug"]} if kept.get("bug") else dict(entry)
+        elif entry.get("bug") and not kept.get("bug"):
+            tools[name] = {**kept, "bug": entry["bug"]}
     return tools
 
 
@@ -340,8 +345,8 @@ def fold_progress(
 
     An update may also carry ``tools``: per tool name, what this turn's calls of it came
     to (``{"ok": True}``, or ``{"ok": False, "why": ...}``). The value keeps one entry per
-    tool the run called: a success sticks, a failure is replaced by a newer one (see
-    :mod:`execgraph.nodes.run_actions`).
+    tool the run called: a success sticks, a failure is replaced by a newer one, and the
+    first bug a tool raised sticks (see :mod:`execgraph.nodes.run_actions`).
     """
     value = {"turn": None, "seen": [], "facts": [], "stale": 0, **(left or {})}
     if not right or right.get("turn") == value["turn"]:

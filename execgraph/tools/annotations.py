@@ -10,6 +10,13 @@ them decide a tool's effect class only for a server the application trusts, as f
 - otherwise, destructive or unannotated → ``irreversible``, as every undeclared tool:
   recorded before it runs, never retried blindly, and the default policy asks a person;
 - ``idempotentHint: true`` → ``idempotent`` (a write may then be retried like a read).
+
+``openWorldHint: true`` (the tool reaches outside systems: the web, other people) only
+ever narrows what a tool may do, so it is honoured from any server and over the
+application's own declaration (:func:`open_world_by_hints`): the tool is ``open_world``,
+and the policy treats its calls as egress (:mod:`execgraph.tools.policy`). An
+``openWorldHint: false`` never clears an application's ``open_world=True``, and an
+unannotated tool is open-world only if the application says so.
 """
 
 from __future__ import annotations
@@ -17,10 +24,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["HINTS", "declared_by_hints"]
+__all__ = ["HINTS", "declared_by_hints", "open_world_by_hints"]
 
 HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
-"""The MCP tool annotations execgraph reads; the effect comes from the first three."""
+"""The MCP tool annotations execgraph reads; the effect comes from the first three, the
+open world (egress) from the last."""
 
 _EFFECT_HINTS = HINTS[:3]
 
@@ -36,3 +44,9 @@ def declared_by_hints(metadata: Mapping[str, Any]) -> dict[str, Any] | None:
         return {"effect": "read"}
     effect = "write" if metadata.get("destructiveHint") is False else "irreversible"
     return {"effect": effect, "idempotent": metadata.get("idempotentHint") is True}
+
+
+def open_world_by_hints(metadata: Mapping[str, Any]) -> bool:
+    """Whether the MCP annotations say the tool reaches outside systems (only an explicit
+    ``openWorldHint: true``: a narrowing, so taken from any server)."""
+    return metadata.get("openWorldHint") is True

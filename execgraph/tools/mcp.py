@@ -19,6 +19,12 @@ What a server sends is data, and data never widens a privilege:
   asks a person). The hints of a server named in ``trusted`` decide the effect class
   (:mod:`execgraph.tools.annotations`: read-only → ``read``, not destructive → ``write``,
   destructive or unannotated → ``irreversible``).
+- ``openWorldHint: true`` (the tool reaches outside systems) is honoured from every
+  server, trusted or not, and over the application's ``declare``: it can only narrow
+  what the tool may do. The tool is ``open_world`` and the policy treats its calls as
+  egress (an open-world write asks a person by default; an open-world read's arguments
+  are checked as an irreversible call's are). ``openWorldHint: false`` never clears an
+  ``open_world=True`` the application declares.
 - Every MCP tool carries its server as its origin, and a graph refuses two tools of one
   name from different origins (:class:`~execgraph.nodes.toolset.DeclaredRegistry`), so a
   server cannot shadow the application's own ``pay`` by offering a ``pay`` of its own.
@@ -42,7 +48,7 @@ from typing import Any
 
 from execgraph.state.diagnostics import logger
 from execgraph.state.errors import ExecGraphError, ResponseLostError, TransientError
-from execgraph.tools.annotations import HINTS, declared_by_hints
+from execgraph.tools.annotations import HINTS, declared_by_hints, open_world_by_hints
 from execgraph.tools.langchain import from_langchain
 from execgraph.tools.spec import ToolSpec
 
@@ -105,6 +111,8 @@ def _as_spec(tool: Any, server: str, trusted: bool, declared: dict[str, Any]) ->
     hints = {k: v for k, v in (tool.metadata or {}).items() if k in HINTS}
     fields = dict(declared_by_hints(hints) or {}) if trusted else {}
     fields.update(declared)
+    if open_world_by_hints(hints):  # narrows only: from any server, over any declaration
+        fields["open_world"] = True
     fields.setdefault("timeout_s", MCP_TIMEOUT_S)
     # The tool as the application sees it: no server-chosen metadata or tags left to read.
     update: dict[str, Any] = {"metadata": None, "tags": None}

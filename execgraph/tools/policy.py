@@ -15,6 +15,13 @@ the text of a tool's output needs a person: ``sensitive_fallback``). The effect 
 defaults and ``effect=`` rules see is the call's (``ToolSpec.effect_of``): a calendar event
 with participants can be irreversible where one without is a write.
 
+An open-world tool (``ToolSpec.open_world``: it reaches outside systems, as an MCP
+server's ``openWorldHint`` says) is egress: what its arguments say leaves. Its write asks
+a person by default (a write inside the data scope is otherwise allowed), and its read's
+arguments are checked as an irreversible call's are: the user's declared secrets, and
+(with ``copied_text``) text and links copied from a tool's output. A rule may name such
+tools with ``open_world=True``.
+
 Paths are matched where they *land*: a symlink inside the workspace (``public/assets ->
 ../private``) is resolved (:func:`execgraph.tools.paths.landing`) and a rule sees both
 the path as written and the resolved one. A tightening rule applies if either matches,
@@ -70,6 +77,7 @@ class PolicyRule:
     path: str | None = None
     reason: str = ""
     override: bool = False
+    open_world: bool | None = None
 
     @classmethod
     def parse(cls, raw: PolicyRule | Mapping[str, Any]) -> PolicyRule:
@@ -91,7 +99,7 @@ class PolicyRule:
         landed: Sequence[str] | None = None,
         effect: str | None = None,
     ) -> bool:
-        """True when tool, effect, actor and (if given) every path match.
+        """True when tool, effect, open world, actor and (if given) every path match.
 
         ``landed`` are the same paths resolved where they land (symlinks inside the
         workspace followed): a tightening rule matches a path if either form does, an
@@ -101,6 +109,8 @@ class PolicyRule:
         if not fnmatch.fnmatchcase(spec.name, self.tool):
             return False
         if self.effect is not None and self.effect != (effect or spec.effect):
+            return False
+        if self.open_world is not None and self.open_world != spec.open_world:
             return False
         if not fnmatch.fnmatchcase(actor, self.actor):
             return False
@@ -190,8 +200,10 @@ class PolicyEngine:
 
     def needs_provenance(self, spec: ToolSpec) -> bool:
         """Whether a decision on ``spec`` reads provenance (so the caller computes it)."""
-        acts = spec.effect != "read" or spec.call_effect is not None
+        acts = spec.effect != "read" or spec.call_effect is not None or spec.open_world
         if self.copied_text is not None and acts:
+            return True
+        if spec.open_world:  # egress: the user's secrets are looked for in what leaves
             return True
         return bool(spec.sensitive_args) or any(
             r.needs_provenance and fnmatch.fnmatchcase(spec.name, r.tool)
@@ -208,9 +220,11 @@ class PolicyEngine:
         """
         if spec.effect == "irreversible" or spec.call_effect is not None:
             return True
+        if spec.open_world and (spec.effect != "read" or self.sensitive_fallback == "ask"):
+            return True
         if spec.sensitive_args and self.sensitive_fallback == "ask":
             return True
-        if self.copied_text == "ask" and spec.effect != "read":
+        if self.copied_text == "ask" and (spec.effect != "read" or spec.open_world):
             return True
         if any(
             r.fallback == "ask" and fnmatch.fnmatchcase(spec.name, r.tool)
@@ -221,6 +235,7 @@ class PolicyEngine:
             r.decision == "require_approval"
             and fnmatch.fnmatchcase(spec.name, r.tool)
             and r.effect in (None, spec.effect)
+            and r.open_world in (None, spec.open_world)
             for r in self.rules
         )
 
@@ -298,9 +313,11 @@ class PolicyEngine:
             violation = rule.check(arguments[rule.argument], given, self.trusted_sets)
             if violation is not None:
                 found.append(violation)
-        if spec.effect_of(arguments) == "irreversible" and provenance is not None:
+        if _egress(spec, arguments) and provenance is not None:
             found += self._secrets_out(spec, provenance)
-        if self.copied_text is not None and spec.effect_of(arguments) != "read":
+        if self.copied_text is not None and (
+            spec.effect_of(arguments) != "read" or spec.open_world
+        ):
             constrained = replaced | set(spec.sensitive_args)
             found += self._copied(spec, arguments, provenance, constrained)
         return found
@@ -308,8 +325,8 @@ class PolicyEngine:
     def _secrets_out(
         self, spec: ToolSpec, provenance: Mapping[str, ArgumentProvenance]
     ) -> list[Violation]:
-        """The user's declared secrets leaving in an irreversible call the request did
-        not ask for by value."""
+        """The user's declared secrets leaving in an irreversible or open-world call the
+        request did not ask for by value."""
         found = []
         for name, given in provenance.items():
             if not given.secrets:
@@ -334,7 +351,7 @@ class PolicyEngine:
         """Arguments copied word for word from the text of a tool's output."""
         found = []
         fallback = self.copied_text or "deny"
-        if spec.effect_of(arguments) == "irreversible" and provenance is not None:
+        if _egress(spec, arguments) and provenance is not None:
             for name, labelled in provenance.items():
                 read = [e for e in labelled.embedded if e.in_text]
                 if name in constrained or not read:
@@ -390,6 +407,15 @@ class PolicyEngine:
             return PolicyDecision("allow", "read-only tool")
         if effect == "irreversible":
             return PolicyDecision("require_approval", "irreversible effect needs a person")
-        if all(in_scope(p, request.data_scope) for p in paths):
-            return PolicyDecision("allow", "write inside the data scope")
-        return PolicyDecision("deny", "write outside the contract's data scope")
+        if not all(in_scope(p, request.data_scope) for p in paths):
+            return PolicyDecision("deny", "write outside the contract's data scope")
+        if spec.open_world:
+            return PolicyDecision(
+                "require_approval", "an open-world write reaches outside systems: a person decides"
+            )
+        return PolicyDecision("allow", "write inside the data scope")
+
+
+def _egress(spec: ToolSpec, arguments: Mapping[str, Any]) -> bool:
+    """Whether what this call's arguments say leaves: an irreversible or open-world call."""
+    return spec.open_world or spec.effect_of(arguments) == "irreversible"

@@ -28,6 +28,7 @@ from execgraph.state.contracts import Evidence
 from execgraph.state.errors import ToolCancelled, ToolDeclarationError, ToolTypeError
 from execgraph.tools.invocation import AdapterOutput, InvokeContext
 from execgraph.tools.provenance import OutputProvenance
+from execgraph.tools.requirements import Requirement
 from execgraph.tools.retry import DEFAULT_READ_RETRY, RetryPolicy
 
 __all__ = [
@@ -113,10 +114,18 @@ class ToolSpec:
         max_result_bytes: The most of one result (its JSON text, in bytes) the execution
             store keeps. A larger result is stored cut at this bound, with its full size
             and SHA-256, and marked truncated: a tool cannot fill the disk with one answer.
+        open_world: The tool reaches systems outside the application (the web, a
+            third-party API, other people's inboxes): what its arguments say leaves. The
+            policy treats every call of it as egress (:mod:`execgraph.tools.policy`): a
+            write asks a person by default, and a read's arguments are checked as an
+            irreversible call's are (the user's secrets, text copied from a tool's output).
         secret_args: Arguments whose value is a secret (an API key, a password): the
             tool receives the real value, but the event log, the execution store and the
             checkpoints keep ``"[redacted]"`` in its place. An argument typed
             ``SecretStr``/``SecretBytes`` in the input model is secret without being named.
+        requires: What the tool needs from the world (a database that answers, a server,
+            a binary: :mod:`execgraph.tools.requirements`), checked when a run that may
+            use the tool is admitted; a need not met refuses the task there.
     """
 
     name: str
@@ -144,6 +153,8 @@ class ToolSpec:
     output_provenance: OutputProvenance = field(default_factory=OutputProvenance)
     max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES
     secret_args: tuple[str, ...] = ()
+    open_world: bool = False
+    requires: tuple[Requirement, ...] = field(default=(), compare=False, hash=False)
 
     def __post_init__(self) -> None:
         redo_safe = self.effect == "read" or self.idempotent
@@ -173,6 +184,10 @@ class ToolSpec:
         if not (isinstance(self.max_result_bytes, int) and self.max_result_bytes > 0):
             raise ToolDeclarationError(
                 f"max_result_bytes must be an int > 0, got {self.max_result_bytes!r}"
+            )
+        if not isinstance(self.open_world, bool):
+            raise ToolDeclarationError(
+                f"tool {self.name!r}: open_world must be True or False, got {self.open_world!r}"
             )
         unknown = [a for a in self.secret_args if a not in self.input_model.model_fields]
         if unknown:
@@ -393,6 +408,8 @@ def tool_spec(
     output_provenance: OutputProvenance | None = None,
     max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES,
     secret_args: list[str] | tuple[str, ...] = (),
+    open_world: bool = False,
+    requires: list[Requirement] | tuple[Requirement, ...] = (),
 ) -> Any:
     """Declare a plain function as a tool; usable bare or with arguments.
 
@@ -444,6 +461,8 @@ def tool_spec(
             output_provenance=output_provenance or OutputProvenance(),
             max_result_bytes=max_result_bytes,
             secret_args=tuple(secret_args),
+            open_world=open_world,
+            requires=tuple(requires),
         )
 
     return build(func) if func is not None else build

@@ -1,4 +1,5 @@
-"""The command line starts without LangChain or LangGraph: help costs no model stack.
+"""The command line starts without LangChain or LangGraph: help costs no model stack, no
+event loop and no rich help formatter (with its Markdown parser): most of what it would cost.
 
 A fresh interpreter (a separate process is the point: this one has imported everything)
 runs the app's help and then lists what it imported.
@@ -22,7 +23,8 @@ try:
 except SystemExit as exc:
     code = exc.code
 heavy = sorted({m.split(".")[0] for m in sys.modules
-                if m.split(".")[0] in ("langchain", "langchain_core", "langgraph", "temporalio")})
+                if m.split(".")[0] in ("langchain", "langchain_core", "langgraph", "temporalio")}
+               | {m for m in ("asyncio", "typer.rich_utils", "markdown_it") if m in sys.modules})
 print(json.dumps({"code": code, "heavy": heavy}), file=sys.stderr)
 """
 

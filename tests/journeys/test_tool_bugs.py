@@ -24,6 +24,7 @@ from langchain_openai import ChatOpenAI
 from execgraph import build_graph
 from execgraph.state.errors import UsageError
 from tests.journeys.everyday import ARCHITECTURES, agent, cfg, get_weather
+from tests.support.cli_helpers import cli
 from tests.support.openai_server import OpenAIServer, text, tool_call, tool_calls
 
 pytestmark = pytest.mark.timeout(120)
@@ -38,6 +39,7 @@ def forecast(city: str) -> str:
 
 
 forecast.metadata = {"effect": "read"}
+FORECAST = [forecast]  # what `execgraph run --tools` imports
 
 
 @pytest.mark.parametrize("arch", ARCHITECTURES)
@@ -112,3 +114,58 @@ def test_tool_errors_takes_raise_or_model(
 ) -> None:
     with pytest.raises(UsageError, match="tool_errors"):
         build_graph("react", model=chat_model(), tools=[forecast], tool_errors="ignore")
+
+
+@tool
+def lookup(city: str) -> str:
+    """The forecast for a city, from a table."""
+    return {"Rome": "rain"}[city]  # a bug: only Rome is in the table
+
+
+lookup.metadata = {"effect": "read"}
+
+
+def test_a_bug_after_an_earlier_success_of_the_same_tool_still_raises(
+    home: Path, openai_server: OpenAIServer, chat_model: Callable[..., ChatOpenAI]
+) -> None:
+    """The tool's first call succeeds, its second raises: the bug is raised all the same
+    (a success of the tool earlier in the run does not hide a later bug of it)."""
+    ask = {"messages": [HumanMessage("Rome, then Paris?")]}
+
+    def script() -> None:
+        openai_server.add(tool_calls(tool_call("lookup", {"city": "Rome"})))
+        openai_server.add(tool_calls(tool_call("lookup", {"city": "Paris"})))
+
+    script()
+    app = build_graph("react", model=chat_model(), tools=[lookup])
+    with pytest.raises(KeyError) as bug:
+        app.invoke(ask, cfg("twice"))
+    assert bug.value.args == ("Paris",)
+    assert len(openai_server.requests) == 2 and not openai_server.unexpected  # not asked again
+    state = app.get_state(cfg("twice")).values
+    assert state["status"] == "FAILED"
+    assert state["error"]["message"].startswith("tool bug: lookup raised KeyError")
+
+    script()
+    with pytest.raises(KeyError):  # create_agent: the same bug, raised the same way
+        agent(chat_model(), [lookup]).invoke(ask, cfg("agent"))
+    assert not openai_server.unexpected
+
+
+def test_execgraph_run_exits_non_zero_and_shows_the_traceback_of_a_tool_bug(
+    home: Path, tmp_path: Path, openai_server: OpenAIServer
+) -> None:
+    """``execgraph run`` with a tool that raises: as ``python script.py`` would, the
+    command fails (the FAILED exit code, not 0) and the developer sees the traceback
+    on stderr without asking for logs."""
+    openai_server.add(tool_calls(tool_call("forecast", {"city": "Paris"})))
+    task = tmp_path / "task.json"
+    task.write_text('{"goal": "What is the forecast for Paris?"}')
+    env = {"OPENAI_BASE_URL": openai_server.base_url, "OPENAI_API_KEY": "sk-test-key"}
+    tools = f"{__name__}:FORECAST"
+    ran = cli("run", str(task), "--model", "openai:gpt-test", "--tools", tools, **env)
+    assert ran.code == 4 and ran.status == "FAILED", ran.out  # exit code 4: FAILED
+    assert "tool bug: forecast raised KeyError" in ran.out
+    assert "Traceback" in ran.err and "KeyError: 'Paris'" in ran.err, ran.err
+    assert 'return {"Rome": "rain"}[city]' in ran.err  # the line of the tool that raised
+    assert len(openai_server.requests) == 1 and not openai_server.unexpected

@@ -172,6 +172,29 @@ def test_may_ask_is_false_for_reads_under_the_defaults() -> None:
     assert PolicyEngine([{"tool": "read_*", "decision": "deny"}]).may_ask(READ) is False
 
 
+def test_an_open_world_tool_is_egress_its_write_asks_a_person() -> None:
+    """``open_world`` (an MCP ``openWorldHint``): a write to an outside system asks first,
+    even inside the data scope; a read is still allowed; a rule can name such tools, and
+    may_ask still over-estimates."""
+    post = tool_spec(name="post", effect="write", open_world=True)(lambda path="": path)
+    fetch = tool_spec(name="fetch", effect="read", open_world=True)(lambda path="": path)
+    engine = PolicyEngine()
+    assert decide(engine, WRITE, {"path": "notes.txt"}) == "allow"
+    assert decide(engine, post, {"path": "notes.txt"}) == "require_approval"
+    assert "open-world" in engine.decide(post, {}, req(post)).reason
+    assert decide(engine, fetch, {"path": "x"}) == "allow"
+    assert engine.may_ask(post) and engine.needs_provenance(fetch)
+    closed = PolicyEngine([{"open_world": True, "decision": "deny"}])
+    assert [decide(closed, t, {"path": "x"}) for t in (fetch, post, READ, WRITE)] == [
+        "deny",
+        "deny",
+        "allow",
+        "allow",
+    ]
+    allowed = PolicyEngine([{"tool": "post", "decision": "allow", "override": True}])
+    assert decide(allowed, post, {"path": "x"}) == "allow"
+
+
 # ------------------------------------------------------------------ where a path lands
 
 

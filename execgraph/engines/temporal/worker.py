@@ -39,7 +39,7 @@ from execgraph.engines.temporal.activities import Advancer
 from execgraph.engines.temporal.approvers import ApproverCheck
 from execgraph.engines.temporal.messages import RunSpec
 from execgraph.engines.temporal.workflow import ExecgraphLook, ExecgraphRun, Timing
-from execgraph.replay import ReplayReport
+from execgraph.replaying import ReplayReport
 from execgraph.state.compiled import RunGraph
 from execgraph.state.errors import UsageError
 from execgraph.state.home import Home

@@ -12,6 +12,8 @@ developer's misuse) and read here as one tree::
 
     ExecGraphError
     ├── AdmissionError            task cannot become a contract (no model call spent)
+    │   ├── ReleaseMismatch       the run is bound to another release than this graph's
+    │   └── DependencyUnavailable a tool's declared dependency is not there
     ├── ModelOutputError          model output cannot be parsed into decisions
     ├── ResolutionError           phase=resolve: nothing happened
     │   ├── UnknownToolError
@@ -81,6 +83,7 @@ from execgraph.state.errors.acting import (
     TransientError,
     VerificationError,
 )
+from execgraph.state.errors.admission import DependencyUnavailable, ReleaseMismatch
 from execgraph.state.errors.base import ExecGraphError, ObservationStatus, Phase
 from execgraph.state.errors.refusals import (
     AdmissionError,
@@ -128,6 +131,7 @@ __all__ = [
     "CallInProgress",
     "CliError",
     "DeadlineExceeded",
+    "DependencyUnavailable",
     "DomainViolation",
     "ExecGraphError",
     "FencedOut",
@@ -143,6 +147,7 @@ __all__ = [
     "PolicyDenied",
     "PolicyError",
     "PolicyRuleError",
+    "ReleaseMismatch",
     "ResolutionError",
     "ResponseLostError",
     "RunInProgress",

@@ -145,6 +145,20 @@ class SqliteBackend:
         """
         return scan_sql(sql, self.dialect)
 
+    def reachable(self, timeout_s: float) -> str | None:
+        """None when the file opens as a SQLite database (checked at admission)."""
+        if not self._path.is_file():
+            return "its SQLite file does not exist"
+        try:
+            conn = sqlite3.connect(f"{self._path.as_uri()}?mode=ro", uri=True, timeout=timeout_s)
+            try:
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            return "its SQLite file cannot be opened as a database"
+        return None
+
     @contextmanager
     def transaction(self, *, read_only: bool, ctx: InvokeContext, tool: str) -> Iterator[_SqliteTx]:
         """mode=ro + query_only + authorizer for reads; BEGIN IMMEDIATE for writes.
@@ -318,6 +332,17 @@ class PostgresBackend:
                 self._read_role = prepare_read_role(conn, self._configured_role)
                 self._read_role_known = True
             return self._read_role
+
+    def reachable(self, timeout_s: float) -> str | None:
+        """None when the server accepts a connection and answers (checked at admission)."""
+        try:
+            with self._psycopg.connect(
+                self._url, connect_timeout=max(1, math.ceil(timeout_s)), autocommit=True
+            ) as conn:
+                conn.execute("SELECT 1").fetchone()
+        except self._psycopg.Error:
+            return "the PostgreSQL server does not accept a connection"
+        return None
 
     @contextmanager
     def transaction(self, *, read_only: bool, ctx: InvokeContext, tool: str) -> Iterator[_PgTx]:

@@ -37,6 +37,7 @@ from execgraph.state.errors import (
 from execgraph.tools.adapters._db_backends import Backend, PostgresBackend, SqliteBackend, Statement
 from execgraph.tools.adapters._pg_read_role import READ_ROLE
 from execgraph.tools.invocation import AdapterOutput, InvokeContext
+from execgraph.tools.requirements import Requirement
 from execgraph.tools.spec import Effect, ToolSpec
 
 __all__ = ["DEFAULT_MAX_CELL_BYTES", "READ_ROLE", "DatabaseAdapter"]
@@ -111,6 +112,10 @@ class DatabaseAdapter:
             raise ToolDeclarationError("database url must start with sqlite:/// or postgresql://")
         self._tools: list[ToolSpec] = []
         self._closed = False
+        # Every tool needs the database: a run that may use one checks it at admission.
+        self._needs = (
+            Requirement(f"database:{name}", f"the database {name!r}", self._backend.reachable),
+        )
 
     def __repr__(self) -> str:
         return f"DatabaseAdapter(name={self.name!r}, dialect={self._backend.dialect!r})"
@@ -171,6 +176,7 @@ class DatabaseAdapter:
                 effect="read",
                 run=run,
                 timeout_s=timeout_s,
+                requires=self._needs,
             )
         )
 
@@ -276,8 +282,70 @@ class DatabaseAdapter:
                 effect=effect,
                 run=run,
                 locks=(f"database:{self.name}",),
+                requires=self._needs,
                 verify=verify if check is not None else None,
                 reconcile=reconcile if check is not None else None,
+                timeout_s=timeout_s,
+            )
+        )
+
+    def batch_write_tool(
+        self,
+        *,
+        name: str,
+        sql: str,
+        row_model: type[BaseModel],
+        key: str | tuple[str, ...] = (),
+        batch_size: int = 1,
+        max_rows: int = 1000,
+        description: str | None = None,
+        version: str = "1.0.0",
+        effect: Effect = "write",
+        expect_rows: bool = False,
+        timeout_s: float | None = None,
+    ) -> ToolSpec:
+        """Declare a multi-row write: ``sql`` runs once per row, each batch its own transaction.
+
+        The model passes ``{"rows": [...]}``. A failure after the first batch committed
+        ends the call ``partial``: the committed and pending row keys, the error that
+        stopped it and a recovery reference (:mod:`.database_batches`).
+
+        Args:
+            name: Tool name the model calls.
+            sql: One statement with ``:name`` placeholders, all fields of ``row_model``.
+            row_model: Pydantic model of one row.
+            key: Field(s) that name a row in ``committed`` / ``pending`` (default: its index).
+            batch_size: Rows per transaction (1: every row commits on its own).
+            max_rows: Most rows one call may carry.
+            description: What the model is told.
+            version: Exact tool version.
+            effect: ``write`` or ``irreversible``.
+            expect_rows: A row that affects nothing stops the call (TargetNotFound).
+            timeout_s: Default deadline when the request carries none.
+        """
+        from execgraph.tools.adapters.database_batches import batch_input_model, batch_runner
+
+        if effect == "read":
+            raise ToolDeclarationError("batch_write_tool needs effect 'write' or 'irreversible'")
+        if batch_size < 1 or max_rows < 1:
+            raise ToolDeclarationError("batch_size and max_rows must be positive")
+        stmt = self._backend.compile(sql)
+        self._checked_model(name, row_model, stmt)
+        keys = (key,) if isinstance(key, str) else tuple(key)
+        run = batch_runner(
+            adapter=self.name, tool=name, backend=self._backend, stmt=stmt, key=keys,
+            batch_size=batch_size, expect_rows=expect_rows, precheck=self._precheck,
+        )  # fmt: skip
+        return self._add(
+            ToolSpec(
+                name=name,
+                version=version,
+                description=description or f"Apply the declared write {name} to each row.",
+                input_model=batch_input_model(name, row_model, keys, max_rows),
+                effect=effect,
+                run=run,
+                locks=(f"database:{self.name}",),
+                requires=self._needs,
                 timeout_s=timeout_s,
             )
         )

@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["ListFilesArgs", "PatchFileArgs", "ReadFileArgs", "WriteFileArgs"]
+__all__ = [
+    "FileItem",
+    "ListFilesArgs",
+    "PatchFileArgs",
+    "ReadFileArgs",
+    "WriteFileArgs",
+    "WriteFilesArgs",
+]
 
 
 class _Args(BaseModel):
@@ -42,3 +49,16 @@ class PatchFileArgs(_Args):
     path: str = Field(description="workspace-relative file path")
     old: str = Field(min_length=1, description="exact text to replace (must be unique)")
     new: str = Field(description="replacement text")
+
+
+class FileItem(_Args):
+    """One file of ``write_files``."""
+
+    path: str = Field(description="workspace-relative file path")
+    content: str = Field(description="complete new file content")
+
+
+class WriteFilesArgs(_Args):
+    """Arguments of ``write_files``: files replaced one by one, in the order given."""
+
+    files: list[FileItem] = Field(min_length=1, max_length=100, description="files to write")

@@ -42,6 +42,7 @@ from execgraph.tools.adapters.file_args import (
     PatchFileArgs,
     ReadFileArgs,
     WriteFileArgs,
+    WriteFilesArgs,
 )
 from execgraph.tools.adapters.file_content import (
     ABSENT,
@@ -72,6 +73,10 @@ __all__ = [
 _READ_DOC = "Read a UTF-8 workspace file; page with offset when it exceeds the output budget."
 _LIST_DOC = "List workspace files matching a glob; '**' spans directories."
 _WRITE_DOC = "Atomically replace a workspace file with content, creating parent directories."
+_WRITE_FILES_DOC = (
+    "Replace several workspace files, one by one; if it stops midway the result says which "
+    "were written and which are pending."
+)
 _PATCH_DOC = "Replace one exact, unique occurrence of `old` with `new` in a workspace file."
 
 
@@ -97,13 +102,18 @@ class FileAdapter:
         root: Default workspace root; each call uses ``ctx.workspace_root`` so one adapter
             can serve every run.
         max_read_bytes: The most bytes one read loads into memory (inline plus artifact).
+        write_files: Also offer ``write_files`` (several files in one call, ``partial``
+            with a recovery manifest when it stops midway; :mod:`.file_batch`).
     """
 
     name = "files"
 
-    def __init__(self, root: Path | str, *, max_read_bytes: int = 8 * 1024 * 1024) -> None:
+    def __init__(
+        self, root: Path | str, *, max_read_bytes: int = 8 * 1024 * 1024, write_files: bool = False
+    ) -> None:
         self.root = Path(root)
         self.max_read_bytes = max_read_bytes
+        self.write_files = write_files
 
     # ------------------------------------------------------------------ helpers
 
@@ -309,10 +319,30 @@ class FileAdapter:
             ("write_file", _WRITE_DOC, WriteFileArgs, "write", self._write, writes),
             ("patch_file", _PATCH_DOC, PatchFileArgs, "write", self._patch, writes),
         ]
-        return [
+        specs = [
             ToolSpec(name, "1.0.0", doc, model, effect, run, **extra)
             for name, doc, model, effect, run, extra in table
         ]
+        if self.write_files:
+            specs.append(self._write_files_spec())
+        return specs
+
+    def _write_files_spec(self) -> ToolSpec:
+        from execgraph.tools.adapters.file_batch import reconcile_files, write_files
+
+        def run(args: BaseModel, ctx: InvokeContext) -> AdapterOutput:
+            assert isinstance(args, WriteFilesArgs)
+            return write_files(self._load, self._root(ctx), args, ctx)
+
+        def reconcile(args: BaseModel, ctx: InvokeContext) -> AdapterOutput | None:
+            assert isinstance(args, WriteFilesArgs)
+            return reconcile_files(self._root(ctx), args, ctx)
+
+        # One lane for batch writes: their paths are a list no lock template can name.
+        return ToolSpec(
+            "write_files", "1.0.0", _WRITE_FILES_DOC, WriteFilesArgs, "write", run,
+            locks=("files:write_files",), reconcile=reconcile,
+        )  # fmt: skip
 
     def close(self) -> None:
         """Nothing to release: files are opened and closed per call."""

@@ -15,7 +15,7 @@ from typing import Any
 from langchain_core.tools import BaseTool
 
 from execgraph.state.errors import ToolDeclarationError
-from execgraph.tools.annotations import declared_by_hints
+from execgraph.tools.annotations import declared_by_hints, open_world_by_hints
 from execgraph.tools.langchain.injections import find_injections
 from execgraph.tools.langchain.input_schema import input_model
 from execgraph.tools.langchain.runner import LangChainRunner
@@ -35,6 +35,7 @@ _DECLARED = (
     "timeout_s",
     "cost_usd",
     "version",
+    "open_world",
 )
 _SEQUENCES = ("locks", "path_args", "targets")
 _FILE_LOCK = re.compile(r"file:\{(\w+)\}")
@@ -43,7 +44,7 @@ _FILE_LOCK = re.compile(r"file:\{(\w+)\}")
 def declaration(tool: BaseTool) -> dict[str, Any]:
     """What a LangChain tool declares about itself: its metadata keys, its tags, and the MCP
     annotations its metadata carries (:mod:`execgraph.tools.annotations`; an explicit
-    ``effect`` wins over them).
+    ``effect`` wins over them, an ``openWorldHint: true`` holds over anything).
 
     Raises:
         ToolDeclarationError: its metadata and tags name different effects.
@@ -65,6 +66,8 @@ def declaration(tool: BaseTool) -> dict[str, Any]:
     if "effect" not in declared:
         for key, value in (declared_by_hints(metadata) or {}).items():
             declared.setdefault(key, value)
+    if open_world_by_hints(metadata):  # a narrowing: it holds over an explicit declaration
+        declared["open_world"] = True
     return declared
 
 
@@ -78,6 +81,8 @@ def from_langchain(
     effect declared anywhere the tool is ``irreversible`` (:data:`UNDECLARED_EFFECT`).
     """
     fields = {**declaration(tool), **extra}
+    if open_world_by_hints(tool.metadata or {}):
+        fields["open_world"] = True  # a server's narrowing holds over any declaration
     if effect is not None:
         fields["effect"] = effect
     if version is not None:

@@ -87,7 +87,7 @@ def test_the_scan_covers_the_whole_package() -> None:
         "execgraph/state/store/__init__.py",
         "execgraph/engines/embedded/runs.py",
         "execgraph/demo/research.py",
-        "execgraph/replay.py",
+        "execgraph/replaying.py",
     ):
         assert expected in files
 

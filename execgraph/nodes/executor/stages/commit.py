@@ -115,8 +115,22 @@ def _completed(call: Call, result: ToolResult) -> Event:
     return call.events.record(
         EventType.TOOL_COMPLETED,
         attempt_id=result.attempt_id,
-        payload={"outcome": result.outcome, "status": result.status},
+        payload={"outcome": result.outcome, "status": result.status, **_stopped(result)},
     )
+
+
+def _stopped(result: ToolResult) -> dict[str, object]:
+    """For a partial result: how many items committed and are pending, and where its
+    recovery starts (what ``execgraph trace`` shows)."""
+    partial = result.partial
+    if partial is None:
+        return {}
+    ref = partial.recovery_ref.ref if partial.recovery_ref is not None else None
+    return {
+        "committed_items": len(partial.committed),
+        "pending_items": len(partial.pending),
+        "recovery_ref": ref,
+    }
 
 
 def _spec(call: Call) -> ToolSpec | None:

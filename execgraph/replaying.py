@@ -11,6 +11,7 @@ status).
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
@@ -51,6 +52,16 @@ class ReplayReport:
     recorded_calls: list[str] = field(default_factory=list)
     replayed_calls: list[str] = field(default_factory=list)
     diff: list[str] = field(default_factory=list)
+    recorded_model_calls: int = 0
+    """Model calls the recording holds."""
+    replies_used: int = 0
+    """Recorded replies the replay's scripted model handed out (each of its model calls
+    that was answered from the recording; a call past them stops the replay)."""
+    workspace_changes: list[str] = field(default_factory=list)
+    """Files of the replay's workspace copy that differ after the replay: measured by
+    hashing the copy before and after, so "no effect" is an observation, not a claim."""
+    store: str = ""
+    """The kind of store the recording was read from (``SqliteExecutionStore``, ...)."""
 
     @property
     def same(self) -> bool:
@@ -182,6 +193,7 @@ def replay_run(
     copy = Home(home).workspace
     if workspace is not None and workspace.is_dir():
         shutil.copytree(workspace, copy, symlinks=True)
+    before = _tree_hashes(copy)
     replay_store = SqliteExecutionStore(Home(home).exec_db)
     app = build(
         model=model,
@@ -195,7 +207,14 @@ def replay_run(
     )
     config = {"configurable": {"thread_id": run_id}}
     answers = list(recording["answers"])
-    report = ReplayReport(run_id, recording["status"], None, recorded_calls=recording["calls"])
+    report = ReplayReport(
+        run_id,
+        recording["status"],
+        None,
+        recorded_calls=recording["calls"],
+        recorded_model_calls=recording["model_calls"],
+        store=type(store).__name__,
+    )
     try:
         out = app.invoke({"task": dict(task)}, config)
         while "__interrupt__" in out:
@@ -211,6 +230,13 @@ def replay_run(
     report.replayed_calls = replayed["calls"]
     report.model_calls = replayed["model_calls"]
     report.effects_replayed = len(served)
+    report.replies_used = len(model.replies) - model.remaining
+    after = _tree_hashes(copy)
+    report.workspace_changes = sorted(
+        path for path in before.keys() | after.keys() if before.get(path) != after.get(path)
+    )
+    replay_store.close()
+    shutil.rmtree(home, ignore_errors=True)
     if report.replayed_status != report.recorded_status:
         report.diff.append(f"status {report.recorded_status} -> {report.replayed_status}")
     pairs = zip(report.recorded_calls, report.replayed_calls, strict=False)
@@ -229,6 +255,17 @@ def replay_run(
             report.diff.append(f"{call_id}: {before.get('status')} -> {result.get('status')}")
     report.diff.extend(_step_diff(recording, replayed))
     return report
+
+
+def _tree_hashes(root: Path) -> dict[str, str]:
+    """sha256 of every regular file under ``root`` (symlinks not followed)."""
+    if not root.is_dir():
+        return {}
+    return {
+        path.relative_to(root).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(root.rglob("*"))
+        if path.is_file() and not path.is_symlink()
+    }
 
 
 def _step_diff(recording: Mapping[str, Any], replayed: Mapping[str, Any]) -> list[str]:
