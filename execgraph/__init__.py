@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from execgraph.graph.build import ARCHITECTURES, Architecture, build_graph
     from execgraph.graph.executor import build_executor
     from execgraph.middleware import ExecutorMiddleware
-    from execgraph.nodes.cancel import request_cancel
+    from execgraph.nodes.cancel import request_call_cancel, request_cancel
     from execgraph.nodes.executor import reconcile
     from execgraph.state import errors
     from execgraph.state.contracts import (
@@ -102,6 +102,7 @@ __all__ = [
     "open_store",
     "reconcile",
     "replay",
+    "request_call_cancel",
     "request_cancel",
     "tool_spec",
 ]
@@ -144,6 +145,7 @@ _WHERE: dict[str, str] = {
     "open_store": "execgraph.state.store",
     "reconcile": "execgraph.nodes.executor",
     "replay": "execgraph.engines.replay_api",
+    "request_call_cancel": "execgraph.nodes.cancel",
     "request_cancel": "execgraph.nodes.cancel",
     "tool_spec": "execgraph.tools.spec",
 }

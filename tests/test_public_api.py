@@ -52,6 +52,7 @@ PUBLIC = [
     "open_store",
     "reconcile",
     "replay",
+    "request_call_cancel",
     "request_cancel",
     "tool_spec",
 ]

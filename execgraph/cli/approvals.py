@@ -96,15 +96,26 @@ def approval_text(value: Mapping[str, Any], flags: str = "") -> str:
 
 
 def interrupt_summary(value: Any, flags: str = "") -> str:
-    """One line naming what an interrupt waits for."""
+    """One line naming what an interrupt waits for (and since when, until when)."""
     if not isinstance(value, Mapping):
         return short(value, 100)
     kind = value.get("kind")
     if kind == "approval":
-        return approval_text(value, flags)
+        return approval_text(value, flags) + _deadline(value)
     if kind == "question":
-        return f"an answer to: {short(value.get('question', ''), 120)}"
+        return f"an answer to: {short(value.get('question', ''), 120)}" + _deadline(value)
+    if kind == "wait":
+        return f"the event {short(value.get('event', ''), 120)}" + _deadline(value)
     return short(value, 100)
+
+
+def _deadline(value: Mapping[str, Any]) -> str:
+    """`` · since …, until … (then reject)``: a wait's times, by the store's clock."""
+    if not isinstance(value.get("expires_at"), int | float):
+        return ""
+    since = f"since {_when(value.get('asked_at'))}, " if value.get("asked_at") else ""
+    then = short(value.get("on_expiry") or "reject", 20)
+    return f" · waiting {since}until {_when(value.get('expires_at'))} (then {then})"
 
 
 def follow_ups(run_id: str, values: Sequence[Any], suffix: str = "") -> list[str]:

@@ -304,6 +304,12 @@ def reconcile(
 @handled
 def cancel(
     run_id: RunIdArg,
+    call: Annotated[
+        str | None,
+        typer.Option(
+            "--call", help="Cancel only this call (its id); the run goes on with its outcome."
+        ),
+    ] = None,
     home: HomeOpt = None,
     database: DatabaseOpt = None,
     engine: EngineOpt = "embedded",
@@ -311,7 +317,11 @@ def cancel(
     task_queue: TaskQueueOpt = DEFAULT_TASK_QUEUE,
     namespace: NamespaceOpt = DEFAULT_NAMESPACE,
 ) -> int:
-    """Ask a run to stop: a running run stops CANCELLED; a paused one is ended now."""
+    """Ask a run to stop: a running run stops CANCELLED; a paused one is ended now.
+
+    With --call, stop only that call: its tool is told to stop (a call waiting for
+    approval is refused), it ends cancelled or unknown, and the run goes on.
+    """
     from rich.text import Text
 
     from execgraph.cli.approvals import interrupt_summary
@@ -323,6 +333,8 @@ def cancel(
 
     watch = Watcher()
     runs = Target(engine, home, database, address, task_queue, namespace).runs(watch)
+    if call is not None:
+        return _cancel_call(runs, run_id, call, watch)
     before = runs.status(run_id)
     this_run(run_id, runs.flags)
     ending = not (before.driver or before.ended or before.spec is None)
@@ -350,6 +362,29 @@ def cancel(
             f"cancel requested; run {run} was started from Python, so it stops "
             f"CANCELLED when its graph runs next: {short(continue_in_python(run_id), 400)}"
         ),
+        soft_wrap=True,
+    )
+    return 0
+
+
+def _cancel_call(runs: Any, run_id: str, call_id: str, watch: Any) -> int:
+    """``execgraph cancel RUN --call CALL``: log the call's cancel; say where the run is."""
+    from rich.text import Text
+
+    from execgraph.cli.drive import out, report
+    from execgraph.cli.inert import short
+    from execgraph.engines.call_cancel import pending_approval
+
+    before = runs.status(run_id)
+    this_run(run_id, runs.flags)
+    view = runs.cancel(run_id, reason="cancelled from the command line", call_id=call_id)
+    watch.done()
+    call, run = short(call_id, 200), short(run_id, 200)
+    if pending_approval(before.interrupts, call_id) is not None:
+        out.print(Text(f"call {call} cancelled before it ran; run {run} went on"), soft_wrap=True)
+        return report(runs, view)
+    out.print(
+        Text(f"cancel requested for call {call}; run {run} goes on with its outcome"),
         soft_wrap=True,
     )
     return 0

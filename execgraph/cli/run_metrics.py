@@ -129,6 +129,7 @@ def metrics_table(m: RunMetrics) -> Table:
          f"{rates['input_tokens_per_decision']:.1f} input tokens per decision"),
         ("latency", seconds, "run.admitted -> terminal event, approval waits included"),
         ("approval wait", f"{m.approval_wait_s:.3f} s", "approval.requested -> resolved"),
+        ("other waits", f"{m.wait_s:.3f} s", "questions and events: run.wait_started -> ended"),
     ]  # fmt: skip
     for row in rows:
         table.add_row(*(Text(cell) for cell in row))

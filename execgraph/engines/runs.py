@@ -67,8 +67,10 @@ class Runs(Protocol):
         """Continue a run that stopped short of its end (a killed process)."""
         ...
 
-    def cancel(self, run_id: str, reason: str = "") -> RunView:
-        """Stop the run: a running call sees it within a poll, a paused run ends now."""
+    def cancel(self, run_id: str, reason: str = "", *, call_id: str | None = None) -> RunView:
+        """Stop the run: a running call sees it within a poll, a paused run ends now.
+        With ``call_id``, stop only that call (its tool is signalled; a call pending
+        approval is refused) and let the run go on with the call's outcome."""
         ...
 
     def status(self, run_id: str) -> RunView:

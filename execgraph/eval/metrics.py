@@ -74,7 +74,7 @@ from dataclasses import dataclass
 from execgraph.eval.trajectory import CallTrace, DecisionTrace, Trajectory, read_trajectory
 from execgraph.nodes.model.call import reply_model
 from execgraph.nodes.model.prices import Prices, reply_cost
-from execgraph.state.events import Event
+from execgraph.state.events import Event, EventType
 from execgraph.state.store.base import ExecutionStore
 from execgraph.tools.registry import ToolLike, ToolRegistry
 
@@ -131,6 +131,9 @@ class RunMetrics:
     approval_wait_s: float
     reported_completed: bool
     unpriced_model_calls: int = 0
+    wait_s: float = 0.0
+    """Time spent waiting for answers to questions and for awaited events (each
+    ``run.wait_ended``'s ``ended_at - asked_at``, by the store's clock)."""
 
     @property
     def cost_usd(self) -> float:
@@ -272,7 +275,19 @@ def run_metrics(
         approval_wait_s=_approval_wait(t),
         reported_completed=t.status == "COMPLETED",
         unpriced_model_calls=unpriced,
+        wait_s=_other_waits(events),
     )
+
+
+def _other_waits(events: Sequence[Event]) -> float:
+    """Summed time of the run's questions and awaited events (approvals: ``approval_wait_s``)."""
+    total = 0.0
+    for event in events:
+        if event.type == EventType.WAIT_ENDED:
+            since, until = event.payload.get("asked_at"), event.payload.get("ended_at")
+            if isinstance(since, int | float) and isinstance(until, int | float):
+                total += max(0.0, until - since)
+    return total
 
 
 def _ratio(numerator: float, denominator: float) -> float:

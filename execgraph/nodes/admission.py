@@ -122,6 +122,7 @@ def build_contract(
         workspace=Workspace(id=run_id, root=deps.workspace_root),
         idempotency_key=spec.idempotency_key,
         max_argument_bytes=spec.max_argument_bytes,
+        waits=spec.waits,
     )
 
 

@@ -48,6 +48,7 @@ __all__ = [
     "model_failure",
     "parse_reply",
     "unusable_reply",
+    "wait_for_schema",
 ]
 
 _CONTROL_KIND = {
@@ -55,12 +56,14 @@ _CONTROL_KIND = {
     "ask_user": DecisionKind.ASK_USER,
     "abort": DecisionKind.ABORT,
     "revise_plan": DecisionKind.REVISE_PLAN,
+    "wait_for": DecisionKind.WAIT,
 }
 _CONTROL_ARG = {
     "finish": "output",
     "ask_user": "question",
     "abort": "reason",
     "revise_plan": "reason",
+    "wait_for": "event",
 }
 
 
@@ -85,6 +88,15 @@ CONTROL_SCHEMAS = {
     "abort": _control_schema("abort", "reason", "Give up: the goal cannot be reached."),
     "revise_plan": _control_schema("revise_plan", "reason", "Ask for a new plan, saying why."),
 }
+
+
+def wait_for_schema(events: Sequence[str]) -> dict[str, Any]:
+    """The ``wait_for`` control tool: pause until one of ``events`` is delivered."""
+    schema = _control_schema(
+        "wait_for", "event", "Pause the run until the named event arrives (or its deadline)."
+    )
+    schema["function"]["parameters"]["properties"]["event"]["enum"] = list(events)
+    return schema
 
 
 def model_failure(
@@ -250,6 +262,8 @@ def decide(
     turn_id = f"t{turn}"
     offered = _offered(contract, deps, tools)
     schemas = offered + [CONTROL_SCHEMAS[c] for c in controls]
+    if contract.waits.events and "ask_user" in controls:  # the events the task names
+        schemas.append(wait_for_schema(contract.waits.events))
     left = remaining(contract, state, BudgetKind.MODEL_CALLS)
     result = call_model(
         _bound(deps, schemas, config),
@@ -304,7 +318,7 @@ def decide(
         "ai": compact_message(ai),
         "calls": {d.tool_call_id: d.call_id for d in decisions if d.call_id},
     }
-    waiting = any(d.kind is DecisionKind.ASK_USER for d in decisions)
+    waiting = any(d.kind in (DecisionKind.ASK_USER, DecisionKind.WAIT) for d in decisions)
     # The conversation: what answered the last reply's open calls, then this reply.
     limit = deps.observation_chars
     conversation = [*unanswered(state, limit), ai_message(ai, run_id, turn_id)]

@@ -35,6 +35,7 @@ from execgraph.state.contracts import (
 )
 from execgraph.state.schema import RunState
 from execgraph.state.updates import merge
+from execgraph.state.waits import WaitRule
 
 __all__ = ["dispatch", "fan_out", "make_request", "queue_calls", "tool_calls"]
 
@@ -73,7 +74,15 @@ def make_request(
         task_key=contract.idempotency_key,
         tool_call_id=decision.tool_call_id,
         max_argument_bytes=contract.max_argument_bytes,
+        wait=_wait_rule(contract, decision.tool_name or ""),
     )
+
+
+def _wait_rule(contract: TaskContract, tool: str) -> WaitRule | None:
+    """The contract's rule for waiting on a person's approval of ``tool`` (None: the
+    executor's default)."""
+    rule = contract.waits.for_tool(tool)
+    return None if rule == WaitRule() else rule
 
 
 def queue_calls(

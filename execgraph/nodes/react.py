@@ -120,6 +120,7 @@ def route_turn(state: Mapping[str, Any], *, deps: RunDeps) -> list[Send] | str:
         _, later = split_pausable(pending, deps.executor)  # the others ran in the turn
         return executor_sends(later, deps.executor) if later else "decide"
     kinds = {d["kind"] for d in state.get("decisions") or []}
-    if DecisionKind.ASK_USER.value in kinds and state.get("status") == RunStatus.WAITING.value:
+    waits = {DecisionKind.ASK_USER.value, DecisionKind.WAIT.value}
+    if kinds & waits and state.get("status") == RunStatus.WAITING.value:
         return "ask_user"
     return "verify"

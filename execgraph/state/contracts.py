@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from execgraph.state.errors import ObservationStatus, Phase
+from execgraph.state.waits import OnExpiry, WaitPolicy, WaitRule
 
 __all__ = [
     "DEFAULT_MAX_ARGUMENT_BYTES",
@@ -201,6 +202,9 @@ class TaskSpec(_Frozen):
     not in ``slots`` is asked of the user at admission, before any model or tool call."""
     slots: dict[str, str] = Field(default_factory=dict, max_length=10)
     """Values of ``required_slots`` already known."""
+    waits: WaitPolicy = Field(default_factory=WaitPolicy)
+    """How long the run waits for a person or an event, and what expiry does
+    (:mod:`execgraph.state.waits`)."""
 
 
 class TaskContract(_Frozen):
@@ -224,6 +228,7 @@ class TaskContract(_Frozen):
     """The release the run is bound to: a resume under another is refused."""
     slots: dict[str, str] = Field(default_factory=dict)
     """The task's required slots, filled (given, or answered at admission)."""
+    waits: WaitPolicy = Field(default_factory=WaitPolicy)
 
 
 # --------------------------------------------------------------------------- decisions
@@ -269,6 +274,8 @@ class ToolExecutionRequest(_Frozen):
     workspace: Workspace
     deadline: float | None = None
     cancellation_token: str = ""
+    """A second name that cancels this one call besides its ``call_id``
+    (:func:`~execgraph.nodes.cancel.request_call_cancel`): several calls may share one."""
     idempotency_key: str | None = None
     task_key: str | None = None
     approval_token: str | None = None
@@ -285,6 +292,9 @@ class ToolExecutionRequest(_Frozen):
     such as a plan step): the call's ``ToolMessage`` answers it."""
     max_argument_bytes: int = Field(default=DEFAULT_MAX_ARGUMENT_BYTES, gt=0)
     """The bound validate holds ``arguments`` to (the run's, from its task)."""
+    wait: WaitRule | None = None
+    """How long a person's approval of this call may take, and what its expiry does (the
+    contract's rule for the tool; None: the executor's default TTL, then rejected)."""
 
 
 class ToolError(_Frozen):
@@ -414,6 +424,12 @@ class ApprovalRequest(_Frozen):
     expires_at: float | None = None
     target_state: dict[str, str] = Field(default_factory=dict)
     provenance: dict[str, Any] = Field(default_factory=dict)
+    asked_at: float | None = None
+    """When the person was asked (the store's clock)."""
+    on_expiry: OnExpiry = "reject"
+    """What happens when ``expires_at`` passes unanswered (:mod:`execgraph.state.waits`)."""
+    escalated_to: str | None = None
+    """Set on a question asked again after an expiry: who it is now asked of."""
 
 
 class ApprovalDecision(_Frozen):

@@ -28,6 +28,9 @@ class EventType(StrEnum):
     RUN_REJECTED = "run.rejected"
     RUN_FINISHED = "run.finished"
     RUN_CANCEL_REQUESTED = "run.cancel_requested"
+    CALL_CANCEL_REQUESTED = "tool.cancel_requested"  # one call's (by id or cancellation token)
+    WAIT_STARTED = "run.wait_started"  # a question or an awaited event: since, until, expiry
+    WAIT_ENDED = "run.wait_ended"  # answered, delivered or expired (and what expiry did)
     MODEL_CALLED = "model.called"
     DECISION_RECORDED = "decision.recorded"
     TOOL_REQUESTED = "tool.requested"

@@ -204,6 +204,10 @@ class TaskInput(TypedDict, total=False):
     actor: ActorInput
     idempotency_key: str | None
     max_argument_bytes: int
+    release_ref: str | None
+    required_slots: dict[str, str]
+    slots: dict[str, str]
+    waits: dict[str, Any]
 
 
 class RunInput(TypedDict, total=False):

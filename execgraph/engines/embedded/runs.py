@@ -51,6 +51,7 @@ from execgraph.engines.graphs import Graphs
 from execgraph.engines.reading import RunTrace, replay_with, trace_of
 from execgraph.engines.runs import Answerer, RunRow
 from execgraph.engines.spec import Answers, RunSpec, RunView
+from execgraph.engines.waits import expired_answers
 from execgraph.state.errors import UsageError
 from execgraph.state.home import Home, check_run_id, default_home
 
@@ -277,6 +278,8 @@ class EmbeddedRuns:
         view = self._view(meta, graph)
         if view.waiting:
             answers = answerer(view) if answerer is not None else None
+            if not answers:  # a wait past its deadline ends by its expiry policy
+                answers = expired_answers(view, graph.run_store.clock())
             if not answers:
                 return view
             return self._drive(meta, graph, Step(answers=answers), answerer)
@@ -284,12 +287,18 @@ class EmbeddedRuns:
             self.watch("resuming", view)
         return self._drive(meta, graph, Step(task=meta.task), answerer)
 
-    def cancel(self, run_id: str, reason: str = "cancelled on request") -> RunView:
+    def cancel(
+        self, run_id: str, reason: str = "cancelled on request", *, call_id: str | None = None
+    ) -> RunView:
         """Log a cancel request; a run no live process drives is ended here, now (a run
-        started from Python stops when its own graph runs next)."""
+        started from Python stops when its own graph runs next). With ``call_id``, only
+        that call is cancelled (:mod:`execgraph.engines.call_cancel`) and the run goes on;
+        a call pending approval is refused, and the run is driven on here."""
         from execgraph.nodes.cancel import request_cancel
 
         run = self.known(run_id)
+        if call_id is not None:
+            return self._cancel_call(run, call_id, reason)
         if isinstance(run, PythonRun):
             store = self._store()
             request_cancel(store, run_id, reason=reason)
@@ -301,6 +310,21 @@ class EmbeddedRuns:
         if view.driver is not None or view.ended:
             return view
         return self._drive(run, graph, Step(task=run.task, cancel=reason), None)
+
+    def _cancel_call(self, run: RunMeta | PythonRun, call_id: str, reason: str) -> RunView:
+        from execgraph.engines.call_cancel import approval_refusal, cancel_call, pending_approval
+
+        view = self.status(run.run_id)
+        waiting = pending_approval(view.interrupts, call_id)
+        if waiting is not None and isinstance(run, RunMeta):
+            return self.answer(run.run_id, {waiting: approval_refusal(reason)})
+        if isinstance(run, RunMeta):
+            self._same_database(run)
+            store = self.graph(run.spec, read_only=True).run_store
+        else:
+            store = self._store()
+        cancel_call(store, run.run_id, call_id, reason)
+        return self.status(run.run_id)
 
     def status(self, run_id: str) -> RunView:
         """Where the run is (read from its checkpoint; nothing runs)."""

@@ -151,6 +151,16 @@ class Advancer:
                 decided_by=str(args.get("decided_by") or ""), note=str(args.get("note") or ""),
             )  # fmt: skip
             return {"result": result.model_dump(mode="json")}
+        if look.what == "clock":  # the store's time: what a wait's deadline is judged by
+            return {"now": store.clock()}
+        if look.what == "cancel_call":  # one running call: logged where its worker polls
+            from execgraph.engines.call_cancel import cancel_call
+
+            args = look.args
+            logged = cancel_call(
+                store, spec.run_id, str(args["call_id"]), str(args.get("reason") or "")
+            )
+            return {"logged": logged}
         raise UsageError(f"a worker cannot look at {look.what!r}")
 
     async def _beat(self, run_id: str) -> None:

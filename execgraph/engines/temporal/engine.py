@@ -229,11 +229,33 @@ class TemporalEngine:
 
     def resume(self, run_id: str, *, answerer: Answerer | None = None) -> RunView:
         """A run on Temporal is continued by its workers: only its questions are answered
-        from here (``answer``)."""
+        from here (``answer``), and its waits past their deadline (the store's clock, read
+        by a worker) ended by their expiry policy."""
+        from execgraph.engines.waits import expired_answers
+
+        view = self.status(run_id)
+        if view.waiting:
+            answers = expired_answers(view, float(self._look(run_id, "clock")["now"]))
+            if answers:
+                return self.answer(run_id, answers, answerer=answerer)
         raise UsageError("a run on Temporal is continued by its workers: give --answer")
 
-    def cancel(self, run_id: str, reason: str = "") -> RunView:  # Temporal says why
-        """Cancel the run's workflow (its running tool sees it) and wait for its end."""
+    def cancel(  # Temporal says why a run was cancelled
+        self, run_id: str, reason: str = "", *, call_id: str | None = None
+    ) -> RunView:
+        """Cancel the run's workflow (its running tool sees it) and wait for its end.
+
+        With ``call_id``, only that call: a worker logs its cancel in the run's store
+        (the worker running it polls there), and the run goes on; a call pending
+        approval is refused instead, as a person's answer would be."""
+        if call_id is not None:
+            from execgraph.engines.call_cancel import approval_refusal, pending_approval
+
+            waiting = pending_approval(self.status(run_id).interrupts, call_id)
+            if waiting is not None:
+                return self.answer(run_id, {waiting: approval_refusal(reason)})
+            self._look(run_id, "cancel_call", call_id=call_id, reason=reason)
+            return self.status(run_id)
 
         async def go(runs: TemporalRuns) -> RunView:
             view = await self._ask(runs.status(run_id))

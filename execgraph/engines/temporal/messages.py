@@ -96,8 +96,9 @@ class Look:
     """A question about a run that a worker answers from the run's records.
 
     ``what``: ``"trace"`` (events, evidence, final state), ``"events"`` (from the
-    ``after``-th), ``"replay"`` or ``"reconcile"`` (``args``: happened, decided_by, note,
-    call_id). ``spec`` is the run's, as its workflow holds it.
+    ``after``-th), ``"replay"``, ``"reconcile"`` (``args``: happened, decided_by, note,
+    call_id), ``"cancel_call"`` (``args``: call_id, reason) or ``"clock"`` (the store's
+    time). ``spec`` is the run's, as its workflow holds it.
     """
 
     spec: RunSpec

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from execgraph.nodes.cancel import cancel_requested
+from execgraph.nodes.cancel import call_cancel_requested, cancel_requested
 from execgraph.nodes.executor.argument_size import logged_arguments
 from execgraph.nodes.executor.deps import ExecutorDeps
 from execgraph.state.contracts import ToolExecutionRequest
@@ -228,11 +228,15 @@ class Call:
 
     def cancelled(self) -> bool:
         """Whether the call is to stop: its record's lease was lost, or someone asked the
-        run to stop (a store read)."""
+        run, or this one call (by its cancellation token), to stop (store reads)."""
         lease = self.lease
         if lease is not None and lease.lost:
             return True
-        return cancel_requested(self.deps.store, self.request.run_id)
+        store, run_id = self.deps.store, self.request.run_id
+        if cancel_requested(store, run_id):
+            return True
+        names = {self.request.call_id, self.request.cancellation_token} - {""}
+        return any(call_cancel_requested(store, run_id, name) is not None for name in names)
 
     def report(self, stage: Stage, exc: BaseException) -> None:
         """Record that tool code raised ``exc`` at ``stage``: a ``tool.raised`` event and a

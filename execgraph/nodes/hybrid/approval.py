@@ -28,7 +28,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import interrupt
 
-from execgraph.nodes.cancel import cancel_requested
+from execgraph.nodes.cancel import cancel_requested, request_cancel
 from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.dispatch import make_request, queue_calls, tool_calls
 from execgraph.nodes.executor import (
@@ -42,7 +42,14 @@ from execgraph.nodes.executor import (
     preview,
 )
 from execgraph.nodes.executor.stages.approval import changed_targets, check_fresh
-from execgraph.state.contracts import ApprovalRequest, Decision, RunStatus, TaskContract
+from execgraph.nodes.executor.stages.expiry import Escalated
+from execgraph.state.contracts import (
+    ApprovalRequest,
+    Decision,
+    RunStatus,
+    TaskContract,
+    ToolExecutionRequest,
+)
 from execgraph.state.errors import ApprovalRejected, ApprovalStale, ExecGraphError
 from execgraph.state.events import Event, EventType, make_event
 from execgraph.state.schema import RunState
@@ -104,6 +111,8 @@ def approval_tokens(
                 if stale is not None:
                     reason = f"asked again: {stale.message} ({ask.reason})"
                     ask = ask.model_copy(update={"reason": reason})
+                if isinstance(stale, Escalated):  # asked once more, of someone else
+                    ask = ask.model_copy(update={"escalated_to": stale.to, "on_expiry": "reject"})
                 _log_question(deps, ask, round_)
             answer = parse_decision(interrupt(ask.model_dump(mode="json")))
             asked_id = make_event(
@@ -121,6 +130,12 @@ def approval_tokens(
                 payload=answer.model_dump(mode="json"),
             )
             deps.executor.store.append_events([answered])
+            if ask.expires_at is not None and deps.executor.store.clock() > ask.expires_at:
+                stale = _expired_gate(deps, request, ask)  # a late answer does not count
+                if isinstance(stale, Escalated):
+                    continue
+                answers.rejected.append((decision, stale.message))
+                break
             if answer.action == "reject":
                 why = f"{ask.tool} was rejected" + (f": {answer.reason}" if answer.reason else "")
                 answers.rejected.append((decision, why))
@@ -151,6 +166,20 @@ def approval_tokens(
                 why += f" that still held ({stale.message})"
             answers.rejected.append((decision, why))
     return answers
+
+
+def _expired_gate(
+    deps: RunDeps, request: ToolExecutionRequest, ask: ApprovalRequest
+) -> ApprovalStale:
+    """The expiry policy of a gate question answered past its deadline: escalated once
+    (:class:`Escalated`: ask again), else refused, and with ``cancel`` the run cancelled."""
+    if ask.on_expiry == "escalate" and ask.escalated_to is None:
+        to = (request.wait.escalate_to if request.wait is not None else "") or "another approver"
+        return Escalated(f"expired unanswered; escalated to {to}", to)
+    why = f"the approval of {ask.tool} expired unanswered"
+    if ask.on_expiry == "cancel":
+        request_cancel(deps.executor.store, request.run_id, why)
+    return ApprovalStale(why)
 
 
 def _question_event(

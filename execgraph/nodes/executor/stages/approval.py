@@ -30,6 +30,7 @@ from pydantic import ValidationError
 
 from execgraph.nodes.executor.call import Authorized, Call
 from execgraph.nodes.executor.deps import ExecutorDeps
+from execgraph.nodes.executor.stages.expiry import Again, Escalated, expired
 from execgraph.nodes.executor.stages.reserve import recorded
 from execgraph.nodes.executor.targets import target_state
 from execgraph.state.contracts import ApprovalDecision, ApprovalRequest, ToolExecutionRequest
@@ -43,10 +44,12 @@ from execgraph.state.errors import (
 from execgraph.state.events import EventType
 from execgraph.state.secret_args import REDACTED, redact_arguments
 from execgraph.state.store.base import ExecutionStore
+from execgraph.state.waits import wait_deadline
 
 __all__ = [
     "RESUME_VALUES",
     "Again",
+    "Escalated",
     "Question",
     "answered",
     "approval_request",
@@ -55,6 +58,7 @@ __all__ = [
     "check_fresh",
     "check_resume",
     "decide_once",
+    "expired",
     "is_approval",
     "parse_decision",
     "question_for",
@@ -83,11 +87,9 @@ def approval_request(
     request: ToolExecutionRequest, authorized: Authorized, *, ttl_s: float, now: float | None = None
 ) -> ApprovalRequest:
     """The interrupt payload for ``authorized``, with its targets' current state; it expires
-    at the TTL or the deadline."""
+    at the request's wait rule (else the TTL) or the deadline, whichever comes first."""
     current = time.time() if now is None else now
-    expires = current + ttl_s
-    if request.deadline is not None:
-        expires = min(expires, request.deadline)
+    expires = wait_deadline(current, request.wait, ttl_s, request.deadline)
     normalized = authorized.validated.normalized
     return ApprovalRequest(
         run_id=request.run_id,
@@ -101,6 +103,8 @@ def approval_request(
         expires_at=expires,
         target_state=_target_state(request, authorized),
         provenance=_shown_provenance(authorized),
+        asked_at=current,
+        on_expiry=request.wait.on_expiry if request.wait is not None else "reject",
     )
 
 
@@ -297,15 +301,6 @@ class Question:
     logged: bool
 
 
-@dataclass(frozen=True)
-class Again:
-    """Ask again, about ``request`` (a person's edit: a new request, authorized from the
-    start), saying why when a target changed while the person decided (``stale``)."""
-
-    request: ToolExecutionRequest
-    stale: ApprovalStale | None = None
-
-
 def _logged(call: Call) -> ApprovalRequest | None:
     """The question logged before an earlier pause of this call and round, if any."""
     event_id = call.events.event(EventType.APPROVAL_REQUESTED, seq=call.round).event_id
@@ -337,6 +332,8 @@ def question_for(call: Call, stale: ApprovalStale | None = None) -> Question | N
     if stale is not None:
         reason = f"asked again: {stale.message} ({shown.reason})"
         shown = shown.model_copy(update={"reason": reason})
+    if isinstance(stale, Escalated):  # asked once more, of someone else; then refused
+        shown = shown.model_copy(update={"escalated_to": stale.to, "on_expiry": "reject"})
     return Question(shown, logged=False)
 
 
@@ -376,7 +373,12 @@ def answered(
     """Apply a person's answer to ``call``: a rejection refuses it; an edit is a new
     request (:class:`Again`); an approval authorizes it if ``recheck`` (stages 1–4a run
     again) still finds exactly what was ``shown`` — else it is refused as stale, or asked
-    again when only a target changed while the person decided."""
+    again when only a target changed while the person decided.
+
+    An answer after the question's deadline (the store's clock) does not count: the
+    question's expiry policy decides instead (:func:`expired`)."""
+    if shown.expires_at is not None and call.deps.store.clock() > shown.expires_at:
+        return expired(call, shown)
     if decision.action == "reject":
         why = f": {decision.reason}" if decision.reason else ""
         call.authorized, call.refusal = None, ApprovalRejected(f"{shown.tool} was rejected{why}")
