@@ -33,15 +33,17 @@ from typing import Annotated, Any, NotRequired
 from langchain.agents.middleware.types import (
     AgentMiddleware,
     AgentState,
+    ExtendedModelResponse,
+    ModelRequest,
+    ModelResponse,
     OmitFromInput,
     ToolCallRequest,
-    hook_config,
 )
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import ToolMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from execgraph.middleware.budgets import REFUSED, Budgets, add_usage, model_usage
+from execgraph.middleware.budgets import REFUSED, Budgets, add_usage, counted
 from execgraph.middleware.decisions import decision_schema
 from execgraph.middleware.offered import offered_tools
 from execgraph.middleware.requests import thread_of, tool_request, turn_of
@@ -71,6 +73,8 @@ class ExecutorAgentState(AgentState[Any]):
 
 ToolHandler = Callable[[ToolCallRequest], ToolMessage | Command[Any]]
 AsyncToolHandler = Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]]
+ModelHandler = Callable[[ModelRequest[Any]], ModelResponse[Any]]
+AsyncModelHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
 
 
 class ExecutorMiddleware(AgentMiddleware[ExecutorAgentState, Any, Any]):
@@ -150,22 +154,25 @@ class ExecutorMiddleware(AgentMiddleware[ExecutorAgentState, Any, Any]):
         """A run starts: its budgets start from nothing."""
         return self.budgets.start()
 
-    @hook_config(can_jump_to=["end"])
-    def before_model(
-        self, state: ExecutorAgentState, runtime: Runtime[Any]
-    ) -> dict[str, Any] | None:
-        """End the run before a model call its budgets no longer allow."""
-        exhausted = self.budgets.exhausted(state)
-        if not exhausted:
-            return None
-        status = self.budgets.status(state, exhausted)
-        text = f"Stopped: the run's budget is spent ({', '.join(exhausted)})."
-        return {"jump_to": "end", "execgraph_status": status, "messages": [AIMessage(text)]}
+    def wrap_model_call(
+        self, request: ModelRequest[Any], handler: ModelHandler
+    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        """Call the model unless the run's budgets no longer allow it, and count the call
+        and its tokens. Both happen inside the agent's model node (no node of their own:
+        each node of the loop is one more checkpoint per step)."""
+        stopped = self.budgets.stop(request.state)
+        if stopped is not None:
+            return stopped
+        return counted(handler(request))
 
-    def after_model(self, state: ExecutorAgentState, runtime: Runtime[Any]) -> dict[str, Any]:
-        """Count the model call and its tokens."""
-        messages = state.get("messages") or []
-        return {"execgraph_usage": model_usage(messages[-1] if messages else None)}
+    async def awrap_model_call(
+        self, request: ModelRequest[Any], handler: AsyncModelHandler
+    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        """The same under ``ainvoke``."""
+        stopped = self.budgets.stop(request.state)
+        if stopped is not None:
+            return stopped
+        return counted(await handler(request))
 
     def after_agent(
         self, state: ExecutorAgentState, runtime: Runtime[Any]

@@ -26,10 +26,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from langchain.agents.middleware.types import ExtendedModelResponse, ModelResponse
+from langchain_core.messages import AIMessage
+from langgraph.types import Command
+
 from execgraph.state.contracts import BudgetKind
 from execgraph.state.errors import UsageError
 
-__all__ = ["RESET", "Budgets", "add_usage"]
+__all__ = ["RESET", "Budgets", "add_usage", "counted", "model_usage"]
 
 RESET = "__reset__"
 """A usage update carrying this key replaces the usage instead of adding to it."""
@@ -128,6 +132,19 @@ class Budgets:
         before = self.used(state).get(BudgetKind.TOOL_CALLS.value, 0)
         return before + _position(state, tool_call_id) < limit
 
+    def stop(self, state: Mapping[str, Any]) -> ExtendedModelResponse[Any] | None:
+        """In place of a model call the budgets no longer allow: a last message saying so,
+        the end state, and the run's end (None: the call is allowed)."""
+        exhausted = self.exhausted(state)
+        if not exhausted:
+            return None
+        text = f"Stopped: the run's budget is spent ({', '.join(exhausted)})."
+        update = {"execgraph_status": self.status(state, exhausted), "jump_to": "end"}
+        return ExtendedModelResponse(
+            model_response=ModelResponse(result=[AIMessage(text)]),
+            command=Command(update=update),
+        )
+
     def status(self, state: Mapping[str, Any], exhausted: list[str]) -> dict[str, Any]:
         """The end state a caller reads (``execgraph_status``)."""
         return {
@@ -149,6 +166,15 @@ def _position(state: Mapping[str, Any], tool_call_id: str | None) -> int:
             return ids.index(tool_call_id)
         return len(ids)
     return 0
+
+
+def counted(response: ModelResponse[Any] | AIMessage) -> ExtendedModelResponse[Any]:
+    """The model's ``response``, with what it spent as the run's usage update."""
+    if isinstance(response, AIMessage):
+        response = ModelResponse(result=[response])
+    reply = next((m for m in response.result if isinstance(m, AIMessage)), None)
+    update = {"execgraph_usage": model_usage(reply)}
+    return ExtendedModelResponse(model_response=response, command=Command(update=update))
 
 
 def model_usage(message: Any) -> dict[str, float]:
