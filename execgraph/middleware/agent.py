@@ -43,13 +43,14 @@ from langchain_core.messages import ToolMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from execgraph.middleware.budgets import REFUSED, Budgets, add_usage, counted
+from execgraph.middleware.budgets import REFUSED, Budgets, add_usage
 from execgraph.middleware.decisions import decision_schema
 from execgraph.middleware.offered import offered_tools
 from execgraph.middleware.requests import thread_of, tool_request, turn_of
 from execgraph.nodes.executor import ExecutorDeps, run_calls, tool_message
 from execgraph.nodes.toolset import DeclaredRegistry
 from execgraph.state.contracts import ToolExecutionRequest
+from execgraph.state.errors import ExecGraphError
 from execgraph.state.home import Home
 from execgraph.state.store import open_store
 from execgraph.state.store.base import ExecutionStore
@@ -95,11 +96,15 @@ class ExecutorMiddleware(AgentMiddleware[ExecutorAgentState, Any, Any]):
         workspace: Directory file paths are confined to (default: ``home/workspace``).
         approval_secret: HMAC key for approval tokens (default: made once under home).
         budgets: Limits for one run of the agent: ``tool_calls``, ``model_calls``,
-            ``tokens_in``, ``tokens_out``, ``wall_time_s`` (:mod:`.budgets`).
+            ``tokens_in``, ``tokens_out``, ``wall_time_s``, ``cost_usd`` (:mod:`.budgets`).
+        prices: USD per million tokens by the model name a reply reports, for the
+            ``cost_usd`` budget: ``{"gpt-4o-mini": {"input_per_mtok": 0.15,
+            "output_per_mtok": 0.60}}`` (:mod:`execgraph.nodes.model.prices`).
         observation_chars: Bound on the text of one tool answer, as the model sees it.
 
     Raises:
-        UsageError: an unknown budget kind or a limit that is not positive.
+        UsageError: an unknown budget kind, a limit that is not positive, a malformed
+            price table, or a ``cost_usd`` budget without one.
         ToolDeclarationError: two declarations under one name and version.
         StoreError: the store cannot be opened.
     """
@@ -116,10 +121,11 @@ class ExecutorMiddleware(AgentMiddleware[ExecutorAgentState, Any, Any]):
         workspace: str | Path | None = None,
         approval_secret: bytes | None = None,
         budgets: Mapping[str, float] | None = None,
+        prices: Mapping[str, Mapping[str, float]] | None = None,
         observation_chars: int = 2000,
     ) -> None:
         super().__init__()
-        self.budgets = Budgets.of(budgets)
+        self.budgets = Budgets.of(budgets, prices)
         base = Home.at(home)
         root = Path(workspace) if workspace is not None else base.workspace
         if workspace is None or store is None or approval_secret is None:
@@ -163,7 +169,7 @@ class ExecutorMiddleware(AgentMiddleware[ExecutorAgentState, Any, Any]):
         stopped = self.budgets.stop(request.state)
         if stopped is not None:
             return stopped
-        return counted(handler(request))
+        return self.budgets.counted(handler(request))
 
     async def awrap_model_call(
         self, request: ModelRequest[Any], handler: AsyncModelHandler
@@ -172,7 +178,7 @@ class ExecutorMiddleware(AgentMiddleware[ExecutorAgentState, Any, Any]):
         stopped = self.budgets.stop(request.state)
         if stopped is not None:
             return stopped
-        return counted(await handler(request))
+        return self.budgets.counted(await handler(request))
 
     def after_agent(
         self, state: ExecutorAgentState, runtime: Runtime[Any]
@@ -201,9 +207,10 @@ class ExecutorMiddleware(AgentMiddleware[ExecutorAgentState, Any, Any]):
     def _call(self, request: ToolCallRequest) -> Command[Any]:
         tool_call = request.tool_call
         state = request.state if isinstance(request.state, Mapping) else {}
-        if not self.budgets.admits_call(state, tool_call.get("id")):
-            return _answer(_refused(tool_call, "tool_calls"), REFUSED)
         self._declare(request)
+        refused = self.budgets.refuses_call(state, tool_call.get("id"), self._cost_of)
+        if refused is not None:
+            return _answer(_refused(tool_call, refused), {refused + REFUSED: 1})
         asked = tool_request(
             tool_call,
             thread=thread_of(request.runtime.config),
@@ -211,7 +218,8 @@ class ExecutorMiddleware(AgentMiddleware[ExecutorAgentState, Any, Any]):
             workspace=self.workspace,
             deadline=self.budgets.deadline(state),
         )
-        return _answer(self._execute(asked), "tool_calls")
+        message, cost = self._execute(asked)
+        return _answer(message, {"tool_calls": 1, **({"cost_usd": cost} if cost else {})})
 
     def _declare(self, request: ToolCallRequest) -> None:
         """Register the agent's tool the first time the model calls it (a declaration
@@ -223,8 +231,17 @@ class ExecutorMiddleware(AgentMiddleware[ExecutorAgentState, Any, Any]):
             if tool.name not in self._registry:
                 self._registry.register(tool)
 
-    def _execute(self, asked: ToolExecutionRequest) -> ToolMessage:
-        """One call through the executor, or the result its record holds."""
+    def _cost_of(self, name: str) -> float:
+        """What one call of the tool ``name`` declares it costs (unknown: 0, the executor
+        refuses it)."""
+        try:
+            return self._registry.resolve(name).cost_usd
+        except ExecGraphError:
+            return 0.0
+
+    def _execute(self, asked: ToolExecutionRequest) -> tuple[ToolMessage, float]:
+        """One call through the executor, or the result its record holds; and what it
+        cost: the tool's declared cost per attempt that ran."""
         store = self.deps.store
         assert asked.idempotency_key is not None
         record = store.get(asked.idempotency_key)
@@ -236,17 +253,18 @@ class ExecutorMiddleware(AgentMiddleware[ExecutorAgentState, Any, Any]):
             dumped = finished.dumped or finished.result.model_dump(mode="json")
         message = tool_message(dumped, self.deps.observation_chars)
         assert message is not None  # every call of the model has its id
-        return message
+        ran = int(dumped.get("attempts") or 0) if dumped.get("attempt_id") else 0
+        return message, self._cost_of(asked.tool.name) * ran
 
 
 def _refused(tool_call: Mapping[str, Any], kind: str) -> ToolMessage:
     return ToolMessage(
-        content=f"BudgetExhausted: the run's {kind} budget is spent; this call did not run.",
+        content=f"BudgetExhausted: this call does not fit the run's {kind} budget; it did not run.",
         tool_call_id=str(tool_call.get("id") or ""),
         name=str(tool_call.get("name") or "") or None,
         status="error",
     )
 
 
-def _answer(message: ToolMessage, kind: str) -> Command[Any]:
-    return Command(update={"messages": [message], "execgraph_usage": {kind: 1}})
+def _answer(message: ToolMessage, usage: dict[str, float]) -> Command[Any]:
+    return Command(update={"messages": [message], "execgraph_usage": usage})
