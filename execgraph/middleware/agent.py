@@ -40,6 +40,7 @@ from langchain.agents.middleware.types import (
     ToolCallRequest,
 )
 from langchain_core.messages import ToolMessage
+from langgraph.channels.delta import DeltaChannel
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
@@ -48,10 +49,13 @@ from execgraph.middleware.decisions import decision_schema
 from execgraph.middleware.offered import offered_tools
 from execgraph.middleware.requests import thread_of, tool_request, turn_of
 from execgraph.nodes.executor import ExecutorDeps, run_calls, tool_message
+from execgraph.nodes.expected_state import guard_writes
 from execgraph.nodes.toolset import DeclaredRegistry
 from execgraph.state.contracts import ToolExecutionRequest
 from execgraph.state.errors import ExecGraphError
 from execgraph.state.home import Home
+from execgraph.state.reducers import evidence_batch
+from execgraph.state.schema import SNAPSHOT_EVERY
 from execgraph.state.store import open_store
 from execgraph.state.store.base import ExecutionStore
 from execgraph.state.store.sqlite import SqliteExecutionStore
@@ -70,6 +74,15 @@ class ExecutorAgentState(AgentState[Any]):
     """When this run started (epoch seconds), for the wall-time budget."""
     execgraph_status: NotRequired[Annotated[dict[str, Any] | None, OmitFromInput]]
     """How the run ended: ``completed``, or ``budget_exhausted`` naming the kinds."""
+    execgraph_evidence: NotRequired[
+        Annotated[
+            dict[str, dict[str, Any]],
+            OmitFromInput,
+            DeltaChannel(evidence_batch, snapshot_frequency=SNAPSHOT_EVERY),
+        ]
+    ]
+    """What the run's calls observed, by source id (a bounded window, as a graph run's
+    ``evidence``): a write of a target the run read carries what it saw."""
 
 
 ToolHandler = Callable[[ToolCallRequest], ToolMessage | Command[Any]]
@@ -218,8 +231,12 @@ class ExecutorMiddleware(AgentMiddleware[ExecutorAgentState, Any, Any]):
             workspace=self.workspace,
             deadline=self.budgets.deadline(state),
         )
-        message, cost = self._execute(asked)
-        return _answer(message, {"tool_calls": 1, **({"cost_usd": cost} if cost else {})})
+        # a write of a target this run has read carries what it saw (compare-and-swap)
+        [asked] = guard_writes([asked], self._registry, state.get("execgraph_evidence"))
+        message, dumped, cost = self._execute(asked)
+        usage = {"tool_calls": 1, **({"cost_usd": cost} if cost else {})}
+        observed = {e["source_id"]: e for e in dumped.get("evidence") or () if "source_id" in e}
+        return _answer(message, usage, observed)
 
     def _declare(self, request: ToolCallRequest) -> None:
         """Register the agent's tool the first time the model calls it (a declaration
@@ -239,9 +256,10 @@ class ExecutorMiddleware(AgentMiddleware[ExecutorAgentState, Any, Any]):
         except ExecGraphError:
             return 0.0
 
-    def _execute(self, asked: ToolExecutionRequest) -> tuple[ToolMessage, float]:
-        """One call through the executor, or the result its record holds; and what it
-        cost: the tool's declared cost per attempt that ran."""
+    def _execute(self, asked: ToolExecutionRequest) -> tuple[ToolMessage, dict[str, Any], float]:
+        """One call through the executor, or the result its record holds: the model's
+        answer, the result, and what it cost (the tool's declared cost per attempt that
+        ran)."""
         store = self.deps.store
         assert asked.idempotency_key is not None
         record = store.get(asked.idempotency_key)
@@ -254,7 +272,7 @@ class ExecutorMiddleware(AgentMiddleware[ExecutorAgentState, Any, Any]):
         message = tool_message(dumped, self.deps.observation_chars)
         assert message is not None  # every call of the model has its id
         ran = int(dumped.get("attempts") or 0) if dumped.get("attempt_id") else 0
-        return message, self._cost_of(asked.tool.name) * ran
+        return message, dumped, self._cost_of(asked.tool.name) * ran
 
 
 def _refused(tool_call: Mapping[str, Any], kind: str) -> ToolMessage:
@@ -266,5 +284,10 @@ def _refused(tool_call: Mapping[str, Any], kind: str) -> ToolMessage:
     )
 
 
-def _answer(message: ToolMessage, usage: dict[str, float]) -> Command[Any]:
-    return Command(update={"messages": [message], "execgraph_usage": usage})
+def _answer(
+    message: ToolMessage, usage: dict[str, float], observed: dict[str, Any] | None = None
+) -> Command[Any]:
+    update: dict[str, Any] = {"messages": [message], "execgraph_usage": usage}
+    if observed:  # an empty update would still be a checkpoint write
+        update["execgraph_evidence"] = observed
+    return Command(update=update)
