@@ -7,7 +7,9 @@ SQLite file beside the checkpoints) and once without. The middleware needs the s
 durability as the bare agent to be crash-safe: a model reply lost with an unsaved
 checkpoint is asked for again, and its new tool call ids are new calls. The cost per step
 is the run's wall time divided by its tool steps, until the last checkpoint is on disk.
-Both are repeated (five times, once under ``--quick``) and interleaved, the median kept.
+Both are repeated (five times, three under ``--quick``: one step's difference is a few
+milliseconds, less than a shared machine's noise between two runs) and interleaved, the
+median kept.
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ def run_agent(middleware: bool, n: int, directory: Path) -> float:
 
 def per_step_ms(bench: Bench, n: int) -> dict[str, float]:
     """Median ms per step with and without the middleware at ``n`` steps."""
-    reps = 1 if bench.quick else 5
+    reps = 3 if bench.quick else 5
     samples: dict[str, list[float]] = {WITH: [], WITHOUT: []}
     for _ in range(reps):
         for name in samples:

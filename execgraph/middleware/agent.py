@@ -271,8 +271,15 @@ class ExecutorMiddleware(AgentMiddleware[ExecutorAgentState, Any, Any]):
             dumped = finished.dumped or finished.result.model_dump(mode="json")
         message = tool_message(dumped, self.deps.observation_chars)
         assert message is not None  # every call of the model has its id
+        # create_agent keeps the whole conversation in every checkpoint: the message holds
+        # where the result is (its record in the execution store), not the result again
+        message.artifact = {k: dumped.get(k) for k in _POINTER}
         ran = int(dumped.get("attempts") or 0) if dumped.get("attempt_id") else 0
         return message, dumped, self._cost_of(asked.tool.name) * ran
+
+
+_POINTER = ("call_id", "tool_name", "outcome", "status", "idempotency_key")
+"""What a tool message's ``artifact`` keeps of the call's result: its record's key."""
 
 
 def _refused(tool_call: Mapping[str, Any], kind: str) -> ToolMessage:
