@@ -55,10 +55,11 @@ def run_agent(middleware: bool, n: int, directory: Path) -> float:
     app = create_agent(
         model, [noop], checkpointer=open_saver(directory / "checkpoints.db"), middleware=extra
     )
-    ask = {"messages": [HumanMessage("Call noop until told to stop.")]}
+    ask: Any = {"messages": [HumanMessage("Call noop until told to stop.")]}
     gc.collect()
     start = time.perf_counter()
-    out = app.invoke(ask, config(), durability="sync")
+    run_config: Any = config()
+    out = app.invoke(ask, run_config, durability="sync")
     elapsed = time.perf_counter() - start
     if out["messages"][-1].content != "done" or model.remaining:
         raise RuntimeError(f"the {n}-step run did not end as scripted")

@@ -91,8 +91,10 @@ def read_decision(value: Any, tool: str | None = None) -> ApprovalDecision:
     if isinstance(value, ApprovalDecision):
         return value
     if isinstance(value, str):
-        if value in ("approve", "reject"):
-            return ApprovalDecision(action=value)
+        if value == "approve":
+            return ApprovalDecision(action="approve")
+        if value == "reject":
+            return ApprovalDecision(action="reject")
         raise _refuse("only approve and reject may be given as text")
     if not isinstance(value, Mapping):
         raise _refuse(f"got {type(value).__name__}")
