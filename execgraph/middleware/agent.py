@@ -16,7 +16,10 @@ executor's observation (status, data or a typed error, marked as untrusted tool 
 an undeclared tool is ``irreversible`` and asks a person before each call
 (:mod:`execgraph.tools.langchain` says how a tool declares its effect); a resume, a re-run
 from an earlier checkpoint and a restart after a crash replay a call's recorded result
-instead of running it again (:mod:`.requests` says how the record is keyed).
+instead of running it again (:mod:`.requests` says how the record is keyed); a write of a
+target the run has read carries what the run saw of it, so a stale write is refused
+(compare-and-swap, as in the graphs: the calls' evidence is kept in the agent's state).
+The run's budgets and its end state are :mod:`.budgets`'.
 """
 
 from __future__ import annotations
