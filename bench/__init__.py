@@ -5,7 +5,8 @@ Run ``python -m bench`` (``--quick`` for a smoke run, ``--only NAME`` for one me
 tool step), ``growth``, ``size`` (SQLite bytes), ``parallel`` (fan-out), ``resume`` (new
 process), ``memory`` (tracemalloc peak), ``floor`` (two bare SQLite commits per step),
 ``concurrency`` (20 threads on one store) and ``temporal`` (throughput with 1, 2 and 4
-worker processes on Temporal and PostgreSQL; the Temporal mode's cost per step). The
+worker processes on Temporal and PostgreSQL; the Temporal mode's cost per step) and
+``middleware`` (a ``create_agent`` tool step with ``ExecutorMiddleware`` against without). The
 harness only measures; it changes nothing in the runtime. A full run takes about 25
 minutes on 2 cores (the 1,000-step runs under tracemalloc are most of it); ``--quick``
 about 2. ``python -m bench.hotspots`` profiles one
@@ -26,5 +27,6 @@ MEASUREMENTS = (
     "floor",
     "concurrency",
     "temporal",
+    "middleware",
 )
 """Measurement names, in the order they run (the long runs are shared by the first four)."""

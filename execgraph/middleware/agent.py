@@ -16,7 +16,10 @@ executor's observation (status, data or a typed error, marked as untrusted tool 
 an undeclared tool is ``irreversible`` and asks a person before each call
 (:mod:`execgraph.tools.langchain` says how a tool declares its effect); a resume, a re-run
 from an earlier checkpoint and a restart after a crash replay a call's recorded result
-instead of running it again (:mod:`.requests` says how the record is keyed).
+instead of running it again (:mod:`.requests` says how the record is keyed); a write of a
+target the run has read carries what the run saw of it, so a stale write is refused
+(compare-and-swap, as in the graphs: the calls' evidence is kept in the agent's state).
+The run's budgets and its end state are :mod:`.budgets`'.
 """
 
 from __future__ import annotations
@@ -33,22 +36,29 @@ from typing import Annotated, Any, NotRequired
 from langchain.agents.middleware.types import (
     AgentMiddleware,
     AgentState,
+    ExtendedModelResponse,
+    ModelRequest,
+    ModelResponse,
     OmitFromInput,
     ToolCallRequest,
-    hook_config,
 )
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import ToolMessage
+from langgraph.channels.delta import DeltaChannel
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from execgraph.middleware.budgets import REFUSED, Budgets, add_usage, model_usage
+from execgraph.middleware.budgets import REFUSED, Budgets, add_usage
 from execgraph.middleware.decisions import decision_schema
 from execgraph.middleware.offered import offered_tools
 from execgraph.middleware.requests import thread_of, tool_request, turn_of
 from execgraph.nodes.executor import ExecutorDeps, run_calls, tool_message
+from execgraph.nodes.expected_state import guard_writes
 from execgraph.nodes.toolset import DeclaredRegistry
 from execgraph.state.contracts import ToolExecutionRequest
+from execgraph.state.errors import ExecGraphError
 from execgraph.state.home import Home
+from execgraph.state.reducers import evidence_batch
+from execgraph.state.schema import SNAPSHOT_EVERY
 from execgraph.state.store import open_store
 from execgraph.state.store.base import ExecutionStore
 from execgraph.state.store.sqlite import SqliteExecutionStore
@@ -67,10 +77,21 @@ class ExecutorAgentState(AgentState[Any]):
     """When this run started (epoch seconds), for the wall-time budget."""
     execgraph_status: NotRequired[Annotated[dict[str, Any] | None, OmitFromInput]]
     """How the run ended: ``completed``, or ``budget_exhausted`` naming the kinds."""
+    execgraph_evidence: NotRequired[
+        Annotated[
+            dict[str, dict[str, Any]],
+            OmitFromInput,
+            DeltaChannel(evidence_batch, snapshot_frequency=SNAPSHOT_EVERY),
+        ]
+    ]
+    """What the run's calls observed, by source id (a bounded window, as a graph run's
+    ``evidence``): a write of a target the run read carries what it saw."""
 
 
 ToolHandler = Callable[[ToolCallRequest], ToolMessage | Command[Any]]
 AsyncToolHandler = Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]]
+ModelHandler = Callable[[ModelRequest[Any]], ModelResponse[Any]]
+AsyncModelHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
 
 
 class ExecutorMiddleware(AgentMiddleware[ExecutorAgentState, Any, Any]):
@@ -91,11 +112,15 @@ class ExecutorMiddleware(AgentMiddleware[ExecutorAgentState, Any, Any]):
         workspace: Directory file paths are confined to (default: ``home/workspace``).
         approval_secret: HMAC key for approval tokens (default: made once under home).
         budgets: Limits for one run of the agent: ``tool_calls``, ``model_calls``,
-            ``tokens_in``, ``tokens_out``, ``wall_time_s`` (:mod:`.budgets`).
+            ``tokens_in``, ``tokens_out``, ``wall_time_s``, ``cost_usd`` (:mod:`.budgets`).
+        prices: USD per million tokens by the model name a reply reports, for the
+            ``cost_usd`` budget: ``{"gpt-4o-mini": {"input_per_mtok": 0.15,
+            "output_per_mtok": 0.60}}`` (:mod:`execgraph.nodes.model.prices`).
         observation_chars: Bound on the text of one tool answer, as the model sees it.
 
     Raises:
-        UsageError: an unknown budget kind or a limit that is not positive.
+        UsageError: an unknown budget kind, a limit that is not positive, a malformed
+            price table, or a ``cost_usd`` budget without one.
         ToolDeclarationError: two declarations under one name and version.
         StoreError: the store cannot be opened.
     """
@@ -112,10 +137,11 @@ class ExecutorMiddleware(AgentMiddleware[ExecutorAgentState, Any, Any]):
         workspace: str | Path | None = None,
         approval_secret: bytes | None = None,
         budgets: Mapping[str, float] | None = None,
+        prices: Mapping[str, Mapping[str, float]] | None = None,
         observation_chars: int = 2000,
     ) -> None:
         super().__init__()
-        self.budgets = Budgets.of(budgets)
+        self.budgets = Budgets.of(budgets, prices)
         base = Home.at(home)
         root = Path(workspace) if workspace is not None else base.workspace
         if workspace is None or store is None or approval_secret is None:
@@ -150,22 +176,25 @@ class ExecutorMiddleware(AgentMiddleware[ExecutorAgentState, Any, Any]):
         """A run starts: its budgets start from nothing."""
         return self.budgets.start()
 
-    @hook_config(can_jump_to=["end"])
-    def before_model(
-        self, state: ExecutorAgentState, runtime: Runtime[Any]
-    ) -> dict[str, Any] | None:
-        """End the run before a model call its budgets no longer allow."""
-        exhausted = self.budgets.exhausted(state)
-        if not exhausted:
-            return None
-        status = self.budgets.status(state, exhausted)
-        text = f"Stopped: the run's budget is spent ({', '.join(exhausted)})."
-        return {"jump_to": "end", "execgraph_status": status, "messages": [AIMessage(text)]}
+    def wrap_model_call(
+        self, request: ModelRequest[Any], handler: ModelHandler
+    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        """Call the model unless the run's budgets no longer allow it, and count the call
+        and its tokens. Both happen inside the agent's model node (no node of their own:
+        each node of the loop is one more checkpoint per step)."""
+        stopped = self.budgets.stop(request.state)
+        if stopped is not None:
+            return stopped
+        return self.budgets.counted(handler(request))
 
-    def after_model(self, state: ExecutorAgentState, runtime: Runtime[Any]) -> dict[str, Any]:
-        """Count the model call and its tokens."""
-        messages = state.get("messages") or []
-        return {"execgraph_usage": model_usage(messages[-1] if messages else None)}
+    async def awrap_model_call(
+        self, request: ModelRequest[Any], handler: AsyncModelHandler
+    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        """The same under ``ainvoke``."""
+        stopped = self.budgets.stop(request.state)
+        if stopped is not None:
+            return stopped
+        return self.budgets.counted(await handler(request))
 
     def after_agent(
         self, state: ExecutorAgentState, runtime: Runtime[Any]
@@ -194,9 +223,10 @@ class ExecutorMiddleware(AgentMiddleware[ExecutorAgentState, Any, Any]):
     def _call(self, request: ToolCallRequest) -> Command[Any]:
         tool_call = request.tool_call
         state = request.state if isinstance(request.state, Mapping) else {}
-        if not self.budgets.admits_call(state, tool_call.get("id")):
-            return _answer(_refused(tool_call, "tool_calls"), REFUSED)
         self._declare(request)
+        refused = self.budgets.refuses_call(state, tool_call.get("id"), self._cost_of)
+        if refused is not None:
+            return _answer(_refused(tool_call, refused), {refused + REFUSED: 1})
         asked = tool_request(
             tool_call,
             thread=thread_of(request.runtime.config),
@@ -204,7 +234,12 @@ class ExecutorMiddleware(AgentMiddleware[ExecutorAgentState, Any, Any]):
             workspace=self.workspace,
             deadline=self.budgets.deadline(state),
         )
-        return _answer(self._execute(asked), "tool_calls")
+        # a write of a target this run has read carries what it saw (compare-and-swap)
+        [asked] = guard_writes([asked], self._registry, state.get("execgraph_evidence"))
+        message, dumped, cost = self._execute(asked)
+        usage = {"tool_calls": 1, **({"cost_usd": cost} if cost else {})}
+        observed = {e["source_id"]: e for e in dumped.get("evidence") or () if "source_id" in e}
+        return _answer(message, usage, observed)
 
     def _declare(self, request: ToolCallRequest) -> None:
         """Register the agent's tool the first time the model calls it (a declaration
@@ -216,8 +251,18 @@ class ExecutorMiddleware(AgentMiddleware[ExecutorAgentState, Any, Any]):
             if tool.name not in self._registry:
                 self._registry.register(tool)
 
-    def _execute(self, asked: ToolExecutionRequest) -> ToolMessage:
-        """One call through the executor, or the result its record holds."""
+    def _cost_of(self, name: str) -> float:
+        """What one call of the tool ``name`` declares it costs (unknown: 0, the executor
+        refuses it)."""
+        try:
+            return self._registry.resolve(name).cost_usd
+        except ExecGraphError:
+            return 0.0
+
+    def _execute(self, asked: ToolExecutionRequest) -> tuple[ToolMessage, dict[str, Any], float]:
+        """One call through the executor, or the result its record holds: the model's
+        answer, the result, and what it cost (the tool's declared cost per attempt that
+        ran)."""
         store = self.deps.store
         assert asked.idempotency_key is not None
         record = store.get(asked.idempotency_key)
@@ -229,17 +274,30 @@ class ExecutorMiddleware(AgentMiddleware[ExecutorAgentState, Any, Any]):
             dumped = finished.dumped or finished.result.model_dump(mode="json")
         message = tool_message(dumped, self.deps.observation_chars)
         assert message is not None  # every call of the model has its id
-        return message
+        # create_agent keeps the whole conversation in every checkpoint: the message holds
+        # where the result is (its record in the execution store), not the result again
+        message.artifact = {k: dumped.get(k) for k in _POINTER}
+        ran = int(dumped.get("attempts") or 0) if dumped.get("attempt_id") else 0
+        return message, dumped, self._cost_of(asked.tool.name) * ran
+
+
+_POINTER = ("call_id", "tool_name", "outcome", "status", "idempotency_key")
+"""What a tool message's ``artifact`` keeps of the call's result: its record's key."""
 
 
 def _refused(tool_call: Mapping[str, Any], kind: str) -> ToolMessage:
     return ToolMessage(
-        content=f"BudgetExhausted: the run's {kind} budget is spent; this call did not run.",
+        content=f"BudgetExhausted: this call does not fit the run's {kind} budget; it did not run.",
         tool_call_id=str(tool_call.get("id") or ""),
         name=str(tool_call.get("name") or "") or None,
         status="error",
     )
 
 
-def _answer(message: ToolMessage, kind: str) -> Command[Any]:
-    return Command(update={"messages": [message], "execgraph_usage": {kind: 1}})
+def _answer(
+    message: ToolMessage, usage: dict[str, float], observed: dict[str, Any] | None = None
+) -> Command[Any]:
+    update: dict[str, Any] = {"messages": [message], "execgraph_usage": usage}
+    if observed:  # an empty update would still be a checkpoint write
+        update["execgraph_evidence"] = observed
+    return Command(update=update)

@@ -120,3 +120,22 @@ def test_an_agent_tool_may_take_a_name_execgraphs_graphs_reserve(tmp_path: Path)
     out = app.invoke({"messages": [("user", "what colour?")]}, CONFIG)
 
     assert asked == ["colour?"] and out["messages"][-1].content == "blue"
+
+
+def test_a_tool_message_points_at_its_record_instead_of_carrying_the_result(
+    tmp_path: Path,
+) -> None:
+    # create_agent keeps every message in every checkpoint: a result carried there again
+    # would make each step's checkpoint grow with the whole run's results
+    effects = Effects()
+    store = SqliteExecutionStore(tmp_path / "exec.db")
+    model = [reply(call("log_line", "call_a", line="a" * 3000)), "logged"]
+    app = agent(effects, model, home=tmp_path, store=store)
+
+    out = app.invoke({"messages": [("user", "log it")]}, CONFIG)
+
+    [answer] = [m for m in out["messages"] if m.type == "tool"]
+    assert set(answer.artifact) == {"call_id", "tool_name", "outcome", "status", "idempotency_key"}
+    record = store.get(answer.artifact["idempotency_key"])
+    assert record is not None and record.result is not None
+    assert record.result["outcome"] == answer.artifact["outcome"] == "succeeded"

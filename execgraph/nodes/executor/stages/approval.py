@@ -15,6 +15,9 @@ One answer per question: two people (or two workers) answering the same request 
 would otherwise both act — a payment made while the state says rejected. The store keeps
 the first decision per request (:func:`decide_once`); a later answer that says the same
 goes on with it, one that differs is refused with ApprovalConflict and does nothing.
+
+An answer is read by :mod:`execgraph.nodes.executor.decisions` (execgraph's shape or
+HumanInTheLoopMiddleware's), the one reader ``ExecutorMiddleware`` uses too.
 """
 
 from __future__ import annotations
@@ -26,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from langgraph.types import Command, Interrupt, interrupt
-from pydantic import ValidationError
 
 from execgraph.nodes.executor.call import Authorized, Call
+from execgraph.nodes.executor.decisions import RESUME_VALUES, parse_decision, read_decision
 from execgraph.nodes.executor.deps import ExecutorDeps
 from execgraph.nodes.executor.stages.expiry import Again, Escalated, expired
 from execgraph.nodes.executor.stages.reserve import recorded
@@ -65,16 +68,6 @@ __all__ = [
     "read_decision",
     "require_answer",
 ]
-
-RESUME_VALUES = (
-    'Command(resume="approve"), Command(resume="reject"), Command(resume={"action": '
-    '"approve" | "reject" | "edit", "reason": ..., "arguments": {...}}), or '
-    'HumanInTheLoopMiddleware\'s Command(resume={"decisions": [{"type": "approve" | '
-    '"reject" | "edit", "message": ..., "edited_action": {"name": <the same tool>, '
-    '"args": {...}}}]}) (keyed by the interrupt id when several are pending)'
-)
-
-_HITL = {"approve": "approve", "reject": "reject", "edit": "edit"}
 
 
 def _target_state(request: ToolExecutionRequest, authorized: Authorized) -> dict[str, str]:
@@ -120,70 +113,6 @@ def _shown_provenance(authorized: Authorized) -> dict[str, Any]:
             seen = {**seen, "atoms": atoms}
         shown[name] = seen
     return shown
-
-
-def read_decision(value: Any, tool: str | None = None) -> ApprovalDecision:
-    """Read a person's answer to an approval of ``tool``: ``"approve"``/``"reject"``, an
-    :class:`ApprovalDecision` dict, or ``HumanInTheLoopMiddleware``'s shape
-    (``{"decisions": [{"type": ...}]}``, one decision per approval).
-
-    Raises:
-        UsageError: ``value`` is none of them, or an edit renames the tool; it names the
-            accepted shapes.
-    """
-    if isinstance(value, str):
-        value = {"action": value}
-    if isinstance(value, dict) and "decisions" in value and set(value) == {"decisions"}:
-        decisions = value["decisions"]
-        if not isinstance(decisions, list) or len(decisions) != 1:
-            raise UsageError(
-                "an approval is one call: pass one decision in {'decisions': [...]} per "
-                f"interrupt (keyed by its id when several are pending); accepted: {RESUME_VALUES}"
-            )
-        value = decisions[0]
-    if isinstance(value, dict) and "type" in value:
-        value = _from_hitl(value, tool)
-    try:
-        return ApprovalDecision.model_validate(value)
-    except ValidationError:
-        shown = repr(value)[:200]
-        raise UsageError(
-            f"execgraph cannot read this approval answer ({shown}); nothing was decided and "
-            f"the run still waits. Pass {RESUME_VALUES}"
-        ) from None
-
-
-def _from_hitl(decision: dict[str, Any], tool: str | None) -> dict[str, Any]:
-    """A ``HumanInTheLoopMiddleware`` decision as an :class:`ApprovalDecision` dict."""
-    kind = decision.get("type")
-    extra = set(decision) - {"type", "message", "edited_action"}
-    if kind not in _HITL or extra:
-        return decision  # refused by the validation, naming the accepted shapes
-    out: dict[str, Any] = {"action": _HITL[kind]}
-    if decision.get("message"):
-        out["reason"] = str(decision["message"])
-    if kind == "edit":
-        action = decision.get("edited_action")
-        if not isinstance(action, dict) or not isinstance(action.get("args"), dict):
-            return {**out, "arguments": "missing"}  # refused: an edit needs its args
-        name = action.get("name")
-        if tool is not None and name is not None and name != tool:
-            raise UsageError(
-                f"an edit may change the arguments, not the tool: this approval is for "
-                f"{tool!r}, the edit names {name!r}; the run still waits"
-            )
-        out["arguments"] = action["args"]
-    return out
-
-
-def parse_decision(value: Any, tool: str | None = None) -> ApprovalDecision:
-    """Read a resume value inside the run; anything malformed is a rejection (fail
-    closed). Callers check answers before the run resumes (:func:`check_resume`), so
-    a malformed one normally never gets here."""
-    try:
-        return read_decision(value, tool)
-    except UsageError:
-        return ApprovalDecision(action="reject", reason="malformed approval decision")
 
 
 def is_approval(value: Any) -> bool:
