@@ -46,7 +46,7 @@ def _reply(messages: list[BaseMessage]) -> AIMessage:
     return AIMessage("", tool_calls=calls)
 
 
-def _agent(root: Path, with_executor: bool) -> Any:
+def _agent(root: Path, with_executor: bool, linger: float = 0.03) -> Any:
     effects = root / "effects.log"
 
     @tool
@@ -56,7 +56,7 @@ def _agent(root: Path, with_executor: bool) -> Any:
             fh.write(line + "\n")
             fh.flush()
             os.fsync(fh.fileno())
-        time.sleep(0.03)
+        time.sleep(linger)
         return "appended"
 
     append.metadata = {"effect": "write"}
@@ -66,9 +66,9 @@ def _agent(root: Path, with_executor: bool) -> Any:
     return create_agent(model, tools=[append], middleware=middleware, checkpointer=saver)
 
 
-def _continue(root: Path, with_executor: bool) -> None:
+def _continue(root: Path, with_executor: bool, linger: float = 0.03) -> None:
     """Run the agent's run to its end: start it, or continue it from its last checkpoint."""
-    app = _agent(root, with_executor)
+    app = _agent(root, with_executor, linger)
     state = app.get_state(CONFIG)
     if not state.values:
         app.invoke({"messages": [("user", "append the lines")]}, CONFIG)
@@ -76,8 +76,17 @@ def _continue(root: Path, with_executor: bool) -> None:
         app.invoke(None, CONFIG)
 
 
+def _lines(path: Path) -> int:
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
 def _attempt(cmd: dict[str, Any]) -> dict[str, Any]:
+    """One attempt; killed after ``kill_after`` seconds, or (``kill_on_effect``) as soon as
+    the second turn's first effect is on disk while its tool still runs (each lingers 2 s):
+    the kill that falls between an effect and the checkpoint that would record it."""
     root = Path(cmd["dir"])
+    on_effect = bool(cmd.get("kill_on_effect"))
+    before = _lines(root / "effects.log")
     pid = os.fork()
     if pid == 0:  # the child: continue the run, say nothing on the server's stdout
         code = 0
@@ -85,7 +94,7 @@ def _attempt(cmd: dict[str, Any]) -> dict[str, Any]:
             log = os.open(root / "worker.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
             os.dup2(log, 1)
             os.dup2(log, 2)
-            _continue(root, bool(cmd["with_executor"]))
+            _continue(root, bool(cmd["with_executor"]), 2.0 if on_effect else 0.03)
         except BaseException as exc:  # reported by the exit code and the log
             print(f"attempt failed: {exc!r}", file=sys.stderr)
             code = 3
@@ -97,7 +106,9 @@ def _attempt(cmd: dict[str, Any]) -> dict[str, Any]:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
             return {"killed": False, "code": os.waitstatus_to_exitcode(status)}
-        if deadline is not None and time.monotonic() >= deadline:
+        # the first turn's two effects, then one of the second's: a run under way
+        effect_landed = on_effect and _lines(root / "effects.log") > before + 2
+        if effect_landed or (deadline is not None and time.monotonic() >= deadline):
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
             return {"killed": True, "code": None}
