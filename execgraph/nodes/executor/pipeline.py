@@ -44,6 +44,7 @@ from execgraph.nodes.executor.recovery.owner import await_owner
 from execgraph.nodes.executor.recovery.paused import mark_paused
 from execgraph.nodes.executor.recovery.probe import reconcile_unknown
 from execgraph.nodes.executor.recovery.take_over import take_over
+from execgraph.nodes.executor.refusals import uphold
 from execgraph.nodes.executor.stages.approval import answered, ask, question_for
 from execgraph.nodes.executor.stages.commit import (
     Finished,
@@ -116,6 +117,7 @@ def authorize(
     authorized = policy_verdict(  # 4 policy
         request, spec, validated, deps.policy, secret, provenance() if reads else None
     )
+    uphold(deps.store, deps.registry, request, spec, arguments)  # 4 a refusal sticks
     if shown and not reads and authorized.decision.verdict == "require_approval":
         authorized = replace(authorized, provenance=provenance())  # what the person is shown
     return authorized
@@ -163,7 +165,10 @@ def _authorize(call: Call, typed: Mapping[str, Any] | None = None) -> None:
     except ExecGraphError as exc:
         denied = isinstance(exc, PolicyError)
         kind = EventType.TOOL_DENIED if denied else EventType.TOOL_VALIDATION_FAILED
-        call.events.record(kind, seq=seq, payload=error_of(exc).model_dump(mode="json"))
+        refused = error_of(exc).model_dump(mode="json")
+        if getattr(exc, "sticks", False):
+            refused["sticks"] = True  # later calls are held to it (executor.refusals)
+        call.events.record(kind, seq=seq, payload=refused)
         call.authorized, call.refusal = None, exc
         return
     resolved = {
