@@ -175,6 +175,9 @@ def _authorize(call: Call, typed: Mapping[str, Any] | None = None) -> None:
         "tool": authorized.spec.key,
         "deprecated": authorized.spec.deprecated,
         "args_hash": authorized.validated.normalized.args_hash,
+        # the arguments as proposed, before aliases, paths and defaults were normalized:
+        # equal to args_hash when normalization changed nothing
+        "requested_hash": authorized.validated.normalized.hash_before,
         "verdict": authorized.decision.verdict,
     }
     if authorized.provenance:
