@@ -31,6 +31,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from dataclasses import replace
 from typing import Any, NamedTuple
 
@@ -325,6 +326,7 @@ def _attempts(call: Call, ctx: InvokeContext, locked: Locked) -> _Attempts:
     that pauses the run (``interrupt()``) leaves its record marked paused, its locks free.
     """
     call.attempt_event(EventType.TOOL_STARTED, payload={"tool": call.spec.key})
+    _announce(call)
     attempt = 1
     while True:
         try:
@@ -351,6 +353,15 @@ def _attempts(call: Call, ctx: InvokeContext, locked: Locked) -> _Attempts:
         if call.cancelled():
             return _Attempts(invoked, settled, attempt)
         attempt += 1
+
+
+def _announce(call: Call) -> None:
+    """Log (and so stream) the call's events so far — request, resolution, start — before
+    its tool runs, not only with its commit: a watcher sees a slow call start when it
+    starts. Not waited to disk (nothing depends on it yet: the commit writes them again,
+    an id already logged is skipped); a store that cannot take them now loses nothing."""
+    with suppress(ExecGraphError):
+        call.deps.store.append_events(call.events.recorded(), durable=False)
 
 
 def _abandoned(call: Call, result: ToolResult, locked: Locked, invoked: Invoked) -> Finished:
