@@ -137,23 +137,27 @@ def test_a_persons_rejection_sticks_without_asking_again(tmp_path: Path) -> None
     assert "by a person" in sms["error"]["message"]
 
 
-def test_a_write_refused_for_its_place_does_not_hold_the_same_content_elsewhere(
+def test_a_write_refused_for_its_place_holds_the_place_not_the_content(
     tmp_path: Path,
 ) -> None:
     text = "Quarterly summary: revenue up, costs flat, hiring paused."
+    (tmp_path / "ws" / "private").mkdir(parents=True)
+    (tmp_path / "ws" / "private" / "q3.md").write_text("draft")
     app, _ = graph(
         tmp_path,
         [
             call("write_file", {"path": "private/q3.md", "content": text}, 1),
             call("write_file", {"path": "reports/q3.md", "content": text}, 2),
-            call("write_file", {"path": "./private/q3.md", "content": "x"}, 3),
+            call("patch_file", {"path": "./private/q3.md", "old": "draft", "new": text}, 3),
         ],
-        policy=[{"tool": "*", "path": "private/*", "decision": "deny"}],
+        policy=[{"tool": "write_file", "path": "private/*", "decision": "deny"}],
     )
     out = app.invoke(GOAL, {"configurable": {"thread_id": "scope"}})
-    statuses = {r["tool_call_id"]: r["status"] for r in out["results"].values()}
-    assert statuses == {"write_file-1": "DENIED", "write_file-2": "OK", "write_file-3": "DENIED"}
-    assert (tmp_path / "ws" / "reports" / "q3.md").read_text() == text
+    results = {r["tool_call_id"]: r for r in out["results"].values()}
+    assert results["write_file-1"]["error"]["type"] == "PolicyDenied"
+    assert results["write_file-2"]["status"] == "OK"  # the same text elsewhere: fine
+    assert results["patch_file-3"]["error"]["type"] == "RefusalUpheld"  # the same place
+    assert (tmp_path / "ws" / "private" / "q3.md").read_text() == "draft"
 
 
 def plan(*steps: dict[str, Any]) -> AIMessage:
