@@ -45,7 +45,7 @@ from execgraph.nodes.executor.recovery.owner import await_owner
 from execgraph.nodes.executor.recovery.paused import mark_paused
 from execgraph.nodes.executor.recovery.probe import reconcile_unknown
 from execgraph.nodes.executor.recovery.take_over import take_over
-from execgraph.nodes.executor.refusals import uphold
+from execgraph.nodes.executor.refusals import may_ask_again, uphold
 from execgraph.nodes.executor.stages.approval import answered, ask, question_for
 from execgraph.nodes.executor.stages.commit import (
     Finished,
@@ -118,7 +118,9 @@ def authorize(
     authorized = policy_verdict(  # 4 policy
         request, spec, validated, deps.policy, secret, provenance() if reads else None
     )
-    uphold(deps.store, deps.registry, request, spec, arguments)  # 4 a refusal sticks
+    held = uphold(deps.store, deps.registry, request, spec, arguments)  # 4 a refusal sticks
+    if held is not None and authorized.token_id is None:  # a person's no: ask again
+        authorized = replace(authorized, decision=held)
     if shown and not reads and authorized.decision.verdict == "require_approval":
         authorized = replace(authorized, provenance=provenance())  # what the person is shown
     return authorized
@@ -199,11 +201,13 @@ def preview(request: ToolExecutionRequest, deps: ExecutorDeps) -> Authorized:
 def needs_approval(request: ToolExecutionRequest, deps: ExecutorDeps) -> bool:
     """Whether the executor will pause this request for a person.
 
-    A tool no rule could ever send to a person (most reads) needs no dry run to say so.
+    A tool no rule could ever send to a person (most reads), in a run where no person
+    rejected a call it could be held to, needs no dry run to say so.
     """
     try:
         spec = resolve(request, deps.registry)
-        if not deps.policy.with_rules(request.approval_rules).may_ask(spec):
+        engine = deps.policy.with_rules(request.approval_rules)
+        if not engine.may_ask(spec) and not may_ask_again(deps.store, request.run_id, spec):
             return False
         return authorize(request, deps).decision.verdict == "require_approval"
     except ExecGraphError:

@@ -20,9 +20,11 @@ earlier refusal. The rule, deterministic and read from the run's event log:
   string argument of the other of at least :data:`PAYLOAD_MIN_CHARS` characters (as
   :class:`~execgraph.tools.value_match.Text` matches: up to case and space).
 
-A held call is refused (:class:`~execgraph.state.errors.RefusalUpheld`, observed as
-``DENIED``) whether the refusal was a rule's or a person's: a person who said no is not
-asked again by a workaround. Reads are never held, so the run goes on with other work.
+A call held to a policy's denial is refused (:class:`~execgraph.state.errors.RefusalUpheld`,
+observed as ``DENIED``). A call held to a person's rejection goes back to a person, told
+which call they rejected: it never runs on a rule's allow alone, and a person who said
+"not now" or "text it instead" can still say yes. Reads are never held, so the run goes on
+with other work.
 """
 
 from __future__ import annotations
@@ -37,11 +39,12 @@ from execgraph.state.errors import ExecGraphError, RefusalUpheld
 from execgraph.state.events import Event, EventType
 from execgraph.state.store.base import ExecutionStore
 from execgraph.tools.paths import normalize_relpath
+from execgraph.tools.policy import PolicyDecision
 from execgraph.tools.registry import ToolRegistry
 from execgraph.tools.spec import EFFECT_RANK, ToolSpec
 from execgraph.tools.value_match import Text, atoms_of, links_in, same_value
 
-__all__ = ["PAYLOAD_MIN_CHARS", "Refusal", "held_by", "run_refusals", "uphold"]
+__all__ = ["PAYLOAD_MIN_CHARS", "Refusal", "held_by", "may_ask_again", "run_refusals", "uphold"]
 
 PAYLOAD_MIN_CHARS = 24
 """The shortest string argument that counts as refused content: a sentence's worth, not a
@@ -173,22 +176,44 @@ def uphold(
     request: ToolExecutionRequest,
     spec: ToolSpec,
     arguments: Mapping[str, Any],
-) -> None:
-    """Refuse a call that would work around an earlier refusal of the run.
+) -> PolicyDecision | None:
+    """Hold a call that would work around an earlier refusal of the run.
+
+    Returns None when nothing holds it, or — when what it would work around is a person's
+    rejection — a ``require_approval`` decision: the person is asked again, told which
+    call they rejected (a "not now" may have become a yes, and a person who said "text
+    it instead" can approve the text).
 
     Raises:
-        RefusalUpheld: it would (see the module docstring); the message says which call
-            was refused, by whom, and what to do instead.
+        RefusalUpheld: it would work around a policy's denial (see the module
+            docstring); the message says which call was refused and what to do instead.
     """
     if spec.effect_of(arguments) == "read":
-        return
+        return None
     held = held_by(run_refusals(store, registry, request.run_id), spec, arguments, request.call_id)
     if held is None:
-        return
+        return None
     refusal, how = held
+    if refusal.by == "a person":
+        reason = (
+            f"a person rejected {refusal.tool} #{refusal.call_id} earlier in this run, and "
+            f"this {spec.name} call would do the same another way: {how}"
+        )
+        return PolicyDecision("require_approval", reason, f"refusal:{refusal.call_id}")
     raise RefusalUpheld(
-        f"{refusal.tool} #{refusal.call_id} was refused earlier in this run (by "
-        f"{refusal.by}) and this {spec.name} call would do the same another way: {how}. "
-        "Do not try to achieve that effect by another tool or other arguments; tell the "
-        "user it was refused, or go on with other work"
+        f"{refusal.tool} #{refusal.call_id} was refused earlier in this run (by the "
+        f"policy) and this {spec.name} call would do the same another way: {how}. Do not "
+        "try to achieve that effect by another tool or other arguments; tell the user it "
+        "was refused, or go on with other work"
     )
+
+
+def may_ask_again(store: ExecutionStore, run_id: str, spec: ToolSpec) -> bool:
+    """Whether a call of ``spec`` could be held to a person's rejection in this run (a
+    safe over-estimate, from the tool alone: it may act, and a person rejected a call of
+    the run) — so a caller that skips the dry run of calls no rule could pause does not
+    skip this one."""
+    if spec.effect == "read" and spec.call_effect is None:
+        return False
+    answers = store.events(run_id, types=[EventType.APPROVAL_RESOLVED])
+    return any(e.payload.get("action") == "reject" for e in answers)

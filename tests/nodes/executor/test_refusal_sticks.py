@@ -118,23 +118,25 @@ def test_the_same_recipient_by_another_tool_is_refused_but_another_is_not(
     assert SENT == [("chat", "dm:bob@example.com")]
 
 
-def test_a_persons_rejection_sticks_without_asking_again(tmp_path: Path) -> None:
+def test_a_workaround_of_a_persons_rejection_goes_back_to_a_person(tmp_path: Path) -> None:
     app, _ = graph(
         tmp_path,
         [
             call("send_email", {"to": "ann@example.com", "body": MESSAGE}, 1),
             call("send_sms", {"phone": "+15550100", "message": MESSAGE}, 2),
         ],
+        policy=ALLOW_SENDING,  # no rule would ask about the sms
     )
     cfg = {"configurable": {"thread_id": "person"}}
     out = app.invoke(GOAL, cfg)
     (pause,) = out["__interrupt__"]
     out = app.invoke(Command(resume={pause.id: {"action": "reject"}}), cfg)
-    assert "__interrupt__" not in out  # the sms is refused, not asked about
+    (again,) = out["__interrupt__"]  # the sms is not sent on the rule's allow alone
+    assert again.value["tool"] == "send_sms"
+    assert "a person rejected send_email #" in again.value["reason"]
     assert SENT == []
-    sms = next(r for r in out["results"].values() if r["tool_call_id"] == "send_sms-2")
-    assert sms["error"]["type"] == "RefusalUpheld"
-    assert "by a person" in sms["error"]["message"]
+    app.invoke(Command(resume={again.id: {"action": "approve"}}), cfg)
+    assert SENT == [("sms", "+15550100")]  # a person's yes to the sms stands
 
 
 def test_a_write_refused_for_its_place_holds_the_place_not_the_content(
