@@ -266,7 +266,7 @@ class HttpAdapter:
 
     def _read_back(
         self, args: BaseModel, output: AdapterOutput, ctx: InvokeContext
-    ) -> tuple[Evidence, ...]:
+    ) -> list[Evidence]:
         """Read-after-write: a write's own answer (status, body, request id) is the
         server's word, so it is verified only by reading back — the declared status
         endpoint asked whether the write with this key took effect. Without one the
@@ -276,14 +276,14 @@ class HttpAdapter:
             VerificationError: the status endpoint says the write did not take effect.
         """
         if not output.committed:
-            return ()
+            return []
         probe = self._reconcile(args, ctx)
         if probe is None:
-            return ()
+            return []
         if not probe.committed:
             raise VerificationError("the status endpoint says the write did not take effect")
         said = probe.data.get("status_url") if isinstance(probe.data, dict) else None
-        return (
+        return [
             Evidence(
                 source_id=f"http:{ctx.call_id}:read_back",
                 kind="read_back",
@@ -291,8 +291,8 @@ class HttpAdapter:
                 call_id=ctx.call_id,
                 verified=True,
                 observed_at=time.time(),
-            ),
-        )
+            )
+        ]
 
     def _deadline(self, timeout_s: float | None, ctx: InvokeContext) -> float:
         deadline = time.time() + (timeout_s or self._default_timeout_s)
