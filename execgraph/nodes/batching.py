@@ -16,6 +16,7 @@ from typing import Any
 from langgraph.types import Send
 
 from execgraph.nodes.executor import ExecutorDeps
+from execgraph.nodes.executor.refusals import may_ask_again
 from execgraph.state.contracts import ToolRef
 from execgraph.state.errors import ExecGraphError
 
@@ -33,7 +34,9 @@ def may_pause(request: dict[str, Any], deps: ExecutorDeps) -> bool:
         spec = deps.registry.resolve(tool.name, tool.requested_version)
     except ExecGraphError:
         return False
-    return deps.policy.with_rules(request.get("approval_rules") or ()).may_ask(spec)
+    if deps.policy.with_rules(request.get("approval_rules") or ()).may_ask(spec):
+        return True
+    return may_ask_again(deps.store, str(request["run_id"]), spec)  # a person's no sticks
 
 
 def split_pausable(

@@ -13,6 +13,10 @@ taken over gets :class:`~execgraph.state.errors.FencedOut` and writes nothing; t
 stops there with that error. Reads, and writes outside a run this process holds (a
 state update), pass through unchanged.
 
+Each checkpoint it writes is then logged as ``state.checkpointed`` in the run's event log
+(:mod:`.checkpoint_log`): this wrapper is where a run's checkpointer and its execution
+store meet.
+
 Not covered: a worker stopped after the check and before its write lands (the check and
 the write are not one transaction; the window is one statement wide).
 """
@@ -31,6 +35,7 @@ from langgraph.checkpoint.base import (
     CheckpointTuple,
 )
 
+from execgraph.persistence.checkpoint_log import log_checkpoint
 from execgraph.persistence.run_lease import check_run_fence
 from execgraph.state.store.base import ExecutionStore
 
@@ -59,7 +64,9 @@ class FencedSaver(BaseCheckpointSaver[Any]):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         self._check(config)
-        return self.inner.put(config, checkpoint, metadata, new_versions)
+        saved = self.inner.put(config, checkpoint, metadata, new_versions)
+        log_checkpoint(self.store, saved, metadata)
+        return saved
 
     def put_writes(
         self,
@@ -79,7 +86,9 @@ class FencedSaver(BaseCheckpointSaver[Any]):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         self._check(config)  # one cheap check; a store read only for a stalled worker
-        return await self.inner.aput(config, checkpoint, metadata, new_versions)
+        saved = await self.inner.aput(config, checkpoint, metadata, new_versions)
+        log_checkpoint(self.store, saved, metadata)
+        return saved
 
     async def aput_writes(
         self,

@@ -14,7 +14,7 @@ from langgraph.types import Command
 
 from execgraph.graph import build_graph
 from execgraph.nodes.executor.threads import progress
-from execgraph.state.events import EventType
+from execgraph.state.store.live import LOG_ONLY
 from execgraph.state.store.sqlite import SqliteExecutionStore
 from execgraph.testing import ScriptedChatModel
 from execgraph.tools import tool_spec
@@ -85,7 +85,7 @@ def test_the_custom_stream_carries_every_logged_event_once_across_a_resume(
     assert app.get_state(CFG).values["status"] == "COMPLETED"
 
     streamed = [c["event_id"] for c in before + after if c.get("event_id")]
-    logged = [e.event_id for e in store.events("live") if e.type != EventType.TOOL_OUTPUT]
+    logged = [e.event_id for e in store.events("live") if e.type not in LOG_ONLY]
     assert len(streamed) == len(set(streamed))  # the resumed node re-derived some: sent once
     assert sorted(streamed) == sorted(logged)  # every event of the log, nothing else
     kinds = [c["kind"] for c in before if c.get("event_id")]

@@ -34,7 +34,7 @@ from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
 
 from execgraph.graph import build_graph
-from execgraph.state.events import EventType
+from execgraph.state.store.live import LOG_ONLY
 from execgraph.state.store.sqlite import SqliteExecutionStore
 from tests.support.openai_server import OpenAIServer, text, tool_call, tool_calls
 
@@ -169,9 +169,7 @@ def test_stream_custom_shows_the_runs_events_while_it_goes(
     custom = [chunk for mode, chunk in seen if mode == "custom"]
     events = [c for c in custom if c.get("event_id")]
     logged = SqliteExecutionStore(home / "exec.db").events("custom")
-    assert [c["event_id"] for c in events] == [
-        e.event_id for e in logged if e.type != EventType.TOOL_OUTPUT
-    ]
+    assert [c["event_id"] for c in events] == [e.event_id for e in logged if e.type not in LOG_ONLY]
     kinds = {c["kind"] for c in events}
     assert {
         "run.admitted",

@@ -44,6 +44,7 @@ from langchain_core.messages import (
 )
 
 from execgraph.nodes.budget import used
+from execgraph.nodes.context.age import newest_observed_at, stale_age
 from execgraph.nodes.context.requests import current_request, is_request, recent_records
 from execgraph.nodes.context.whole_transcript import whole_record
 from execgraph.nodes.deps import RunDeps
@@ -90,10 +91,12 @@ def _evidence_count(evidence: Mapping[str, Mapping[str, Any]]) -> str:
 
 
 def evidence_message(
-    evidence: Mapping[str, Mapping[str, Any]], *, whole: bool = False
+    evidence: Mapping[str, Mapping[str, Any]], *, whole: bool = False, now: float | None = None
 ) -> HumanMessage | None:
     """The newest evidence items as untrusted tool output (None when there are none);
-    ``whole``: every item, nothing shortened (``context="full"``)."""
+    ``whole``: every item, nothing shortened (``context="full"``); ``now`` (the store's
+    clock): an item older than :data:`~execgraph.nodes.context.age.STALE_AFTER_S` says
+    its ``age``."""
     items = []
     bound = None if whole else (_SOURCE_CHARS, _KIND_CHARS, _VALUE_CHARS)
     for item in list(evidence.values())[None if whole else -_FACTS :]:
@@ -105,6 +108,9 @@ def evidence_message(
             shown["verified"] = True
         if item.get("conflict"):
             shown["conflict"] = True
+        age = stale_age(item.get("observed_at"), now)
+        if age is not None:
+            shown["age"] = age
         items.append(shown)
     if not items:
         return None
@@ -179,10 +185,13 @@ def render_turns(
     results: Mapping[str, Mapping[str, Any]],
     feedback: Sequence[Mapping[str, Any]],
     limit: int,
+    now: float | None = None,
 ) -> list[BaseMessage]:
     """Turn records as messages: each reply, then one ToolMessage per call it made (its
     result's observation cut at ``limit``, the runtime's note for it, or ``not executed``);
-    a request's record as the human message it was."""
+    a request's record as the human message it was. ``now`` (the store's clock): an
+    observation older than :data:`~execgraph.nodes.context.age.STALE_AFTER_S` ends with
+    how old it is."""
     out: list[BaseMessage] = []
     for turn in turns:
         if is_request(turn):
@@ -198,6 +207,9 @@ def render_turns(
             if result is not None:
                 text = observation_content(result, limit)
                 status = "success" if result.get("status") == "OK" else "error"
+                age = stale_age(newest_observed_at(result.get("evidence") or ()), now)
+                if age is not None and isinstance(text, str):
+                    text += f"\n(observed {age} ago)"
             else:
                 text = _note_for(feedback, str(call["id"])) or "not executed"
                 status = "error" if text == "not executed" else "success"
@@ -232,14 +244,15 @@ def project(
     current = current_request(state)
     at = next((i for i, r in enumerate(records) if r.get("id") == current), -1)
     asked: list[BaseMessage] = [HumanMessage(task)]
-    shown = evidence_message(evidence, whole=deps.context == "full")
+    now = deps.executor.store.clock() if evidence or results else None  # for ages
+    shown = evidence_message(evidence, whole=deps.context == "full", now=now)
     if shown is not None:
         asked.append(shown)
     messages: list[BaseMessage] = [
         _system(contract, state, deps, evidence),
-        *render_turns(records[: max(at, 0)], results, feedback, limit),
+        *render_turns(records[: max(at, 0)], results, feedback, limit, now),
         *asked,
-        *render_turns(records[at + 1 :], results, feedback, limit),
+        *render_turns(records[at + 1 :], results, feedback, limit, now),
     ]
     turn = state.get("turn", 0)
     notes = [

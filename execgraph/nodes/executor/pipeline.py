@@ -31,6 +31,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from dataclasses import replace
 from typing import Any, NamedTuple
 
@@ -44,6 +45,7 @@ from execgraph.nodes.executor.recovery.owner import await_owner
 from execgraph.nodes.executor.recovery.paused import mark_paused
 from execgraph.nodes.executor.recovery.probe import reconcile_unknown
 from execgraph.nodes.executor.recovery.take_over import take_over
+from execgraph.nodes.executor.refusals import may_ask_again, uphold
 from execgraph.nodes.executor.stages.approval import answered, ask, question_for
 from execgraph.nodes.executor.stages.commit import (
     Finished,
@@ -116,6 +118,9 @@ def authorize(
     authorized = policy_verdict(  # 4 policy
         request, spec, validated, deps.policy, secret, provenance() if reads else None
     )
+    held = uphold(deps.store, deps.registry, request, spec, arguments)  # 4 a refusal sticks
+    if held is not None and authorized.token_id is None:  # a person's no: ask again
+        authorized = replace(authorized, decision=held)
     if shown and not reads and authorized.decision.verdict == "require_approval":
         authorized = replace(authorized, provenance=provenance())  # what the person is shown
     return authorized
@@ -163,13 +168,19 @@ def _authorize(call: Call, typed: Mapping[str, Any] | None = None) -> None:
     except ExecGraphError as exc:
         denied = isinstance(exc, PolicyError)
         kind = EventType.TOOL_DENIED if denied else EventType.TOOL_VALIDATION_FAILED
-        call.events.record(kind, seq=seq, payload=error_of(exc).model_dump(mode="json"))
+        refused = error_of(exc).model_dump(mode="json")
+        if getattr(exc, "sticks", False):
+            refused["sticks"] = True  # later calls are held to it (executor.refusals)
+        call.events.record(kind, seq=seq, payload=refused)
         call.authorized, call.refusal = None, exc
         return
     resolved = {
         "tool": authorized.spec.key,
         "deprecated": authorized.spec.deprecated,
         "args_hash": authorized.validated.normalized.args_hash,
+        # the arguments as proposed, before aliases, paths and defaults were normalized:
+        # equal to args_hash when normalization changed nothing
+        "requested_hash": authorized.validated.normalized.hash_before,
         "verdict": authorized.decision.verdict,
     }
     if authorized.provenance:
@@ -190,11 +201,13 @@ def preview(request: ToolExecutionRequest, deps: ExecutorDeps) -> Authorized:
 def needs_approval(request: ToolExecutionRequest, deps: ExecutorDeps) -> bool:
     """Whether the executor will pause this request for a person.
 
-    A tool no rule could ever send to a person (most reads) needs no dry run to say so.
+    A tool no rule could ever send to a person (most reads), in a run where no person
+    rejected a call it could be held to, needs no dry run to say so.
     """
     try:
         spec = resolve(request, deps.registry)
-        if not deps.policy.with_rules(request.approval_rules).may_ask(spec):
+        engine = deps.policy.with_rules(request.approval_rules)
+        if not engine.may_ask(spec) and not may_ask_again(deps.store, request.run_id, spec):
             return False
         return authorize(request, deps).decision.verdict == "require_approval"
     except ExecGraphError:
@@ -317,6 +330,7 @@ def _attempts(call: Call, ctx: InvokeContext, locked: Locked) -> _Attempts:
     that pauses the run (``interrupt()``) leaves its record marked paused, its locks free.
     """
     call.attempt_event(EventType.TOOL_STARTED, payload={"tool": call.spec.key})
+    _announce(call)
     attempt = 1
     while True:
         try:
@@ -343,6 +357,15 @@ def _attempts(call: Call, ctx: InvokeContext, locked: Locked) -> _Attempts:
         if call.cancelled():
             return _Attempts(invoked, settled, attempt)
         attempt += 1
+
+
+def _announce(call: Call) -> None:
+    """Log (and so stream) the call's events so far — request, resolution, start — before
+    its tool runs, not only with its commit: a watcher sees a slow call start when it
+    starts. Not waited to disk (nothing depends on it yet: the commit writes them again,
+    an id already logged is skipped); a store that cannot take them now loses nothing."""
+    with suppress(ExecGraphError):
+        call.deps.store.append_events(call.events.recorded(), durable=False)
 
 
 def _abandoned(call: Call, result: ToolResult, locked: Locked, invoked: Invoked) -> Finished:

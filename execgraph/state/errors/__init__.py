@@ -27,6 +27,7 @@ developer's misuse) and read here as one tree::
     │   └── ArgumentsTooLarge     more normalized JSON than the run's bound allows
     ├── PolicyError               phase=policy: nothing happened
     │   ├── PolicyDenied
+    │   │   └── RefusalUpheld     what an earlier refusal stopped, by another way
     │   ├── ApprovalRejected
     │   ├── ApprovalStale         approved request no longer matches the world
     │   ├── ApprovalTokenInvalid  forged, expired or already used token
@@ -99,6 +100,7 @@ from execgraph.state.errors.refusals import (
     ModelOutputError,
     PolicyDenied,
     PolicyError,
+    RefusalUpheld,
     ResolutionError,
     SchemaViolation,
     StateGuardMismatch,
@@ -147,6 +149,7 @@ __all__ = [
     "PolicyDenied",
     "PolicyError",
     "PolicyRuleError",
+    "RefusalUpheld",
     "ReleaseMismatch",
     "ResolutionError",
     "ResponseLostError",

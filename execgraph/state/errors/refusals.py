@@ -24,6 +24,7 @@ __all__ = [
     "ModelOutputError",
     "PolicyDenied",
     "PolicyError",
+    "RefusalUpheld",
     "ResolutionError",
     "SchemaViolation",
     "StateGuardMismatch",
@@ -109,7 +110,22 @@ class PolicyError(ExecGraphError):
 
 
 class PolicyDenied(PolicyError):
-    """A policy rule denies this call."""
+    """A policy rule denies this call.
+
+    ``sticks`` marks a no to the effect itself (a rule or default denied it), which later
+    calls of the run are held to; a refusal that says what would be accepted (an argument
+    rule's ``refuse``) or that the tool is not offered at this step does not stick.
+    """
+
+    def __init__(self, message: str, *, sticks: bool = False) -> None:
+        super().__init__(message)
+        self.sticks = sticks
+
+
+class RefusalUpheld(PolicyDenied):
+    """The call would do what an earlier refusal in the run stopped — by another tool or
+    other arguments: same effect toward the same target, or the refused content (a
+    refusal sticks, :mod:`execgraph.nodes.executor.refusals`)."""
 
 
 class ApprovalRejected(PolicyError):

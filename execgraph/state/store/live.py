@@ -6,13 +6,15 @@ after an interrupt or a crash re-derives its events with their deterministic ids
 inserts nothing. The transaction that appended them hands exactly the new ones, once it
 has committed, to LangGraph's stream writer of the graph run it happens in, if any. So a
 ``stream(..., stream_mode="custom")`` sees each event of the versioned log once, as it
-becomes durable (a call's resolve, its start and its end with the call's commit; a turn's
-model reply and decisions with its calls' reservation; approvals, run admission and end),
-and never one that a rolled-back transaction did not write.
+becomes durable (a call's request, resolution and start as its tool starts, its end with
+the call's commit; a turn's model reply and decisions with its calls' reservation;
+approvals, run admission and end), and never one that a rolled-back transaction did not
+write.
 
 Tool output (``tool.output``) is the exception: the executor streams each piece while the
-tool runs, so its log entries are not sent again. Outside a graph run (a CLI command, a
-watcher thread) there is no writer and nothing is sent.
+tool runs, so its log entries are not sent again; and ``state.checkpointed`` is only
+logged (:data:`LOG_ONLY`). Outside a graph run (a CLI command, a watcher thread) there is
+no writer and nothing is sent.
 """
 
 from __future__ import annotations
@@ -26,12 +28,17 @@ from langgraph.config import get_stream_writer
 
 from execgraph.state.events import Event, EventType
 
-__all__ = ["event_chunk", "note_appended", "streamed"]
+__all__ = ["LOG_ONLY", "event_chunk", "note_appended", "streamed"]
 
 _APPENDED: ContextVar[list[Event] | None] = ContextVar("execgraph_appended_events", default=None)
 
 #: Streamed by the executor as the tool produces it, not again from the log.
 _LIVE_ALREADY = frozenset({EventType.TOOL_OUTPUT})
+
+LOG_ONLY = frozenset({*_LIVE_ALREADY, EventType.STATE_CHECKPOINTED})
+"""Logged kinds the custom stream does not carry from the log: tool output (streamed live,
+as the tool produces it) and ``state.checkpointed`` (LangGraph writes checkpoints off the
+node's thread, and ``stream_mode="checkpoints"`` streams them itself)."""
 
 
 def event_chunk(event: Event) -> dict[str, Any]:
@@ -83,5 +90,5 @@ def streamed() -> Iterator[None]:
     if writer is None:
         return
     for event in pending:
-        if event.type not in _LIVE_ALREADY:
+        if event.type not in LOG_ONLY:
             writer(event_chunk(event))

@@ -56,7 +56,7 @@ def build_outcome(ex: Exchange, ctx: InvokeContext, *, write: bool) -> AdapterOu
             kind="http_status",
             value=str(ex.status),
             call_id=ctx.call_id,
-            verified=True,
+            verified=not write,  # a write's answer is the server's word, not a read-back
             observed_at=now,
         ),
         Evidence(
@@ -67,7 +67,7 @@ def build_outcome(ex: Exchange, ctx: InvokeContext, *, write: bool) -> AdapterOu
             if len(ex.body) > ctx.output_budget
             else None,
             call_id=ctx.call_id,
-            verified=not ex.truncated,
+            verified=not ex.truncated and not write,
             observed_at=now,
         ),
     ]
@@ -78,7 +78,7 @@ def build_outcome(ex: Exchange, ctx: InvokeContext, *, write: bool) -> AdapterOu
                 kind="response_id",
                 value=response_id,
                 call_id=ctx.call_id,
-                verified=True,
+                verified=not write,
                 observed_at=now,
             )
         )

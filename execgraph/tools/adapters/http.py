@@ -30,6 +30,12 @@ write answered 301/302/303                   not followed; ``AdapterOutput`` wit
                                              ``location``; committed=True for 303, else None
 ==========================================  ===============================================
 
+Evidence: a read's status and body hash are verified (the runtime saw and hashed them); a
+write's are not — its answer is the server's word about itself. A write is verified only
+by a read-back: with a status endpoint declared for its URL, the endpoint is asked after a
+2xx whether the write with this key took effect (``read_back`` evidence, verified; a "no"
+is a ``VerificationError``).
+
 Errors raised after a response arrived carry the observation (status, bounded body,
 evidence); read it with :func:`output_of`.
 Writes send ``Idempotency-Key: ctx.idempotency_key`` and, for a call with an execution
@@ -68,7 +74,7 @@ import httpx
 from pydantic import BaseModel
 
 from execgraph.state.contracts import Evidence
-from execgraph.state.errors import ExecGraphError, ToolDeclarationError
+from execgraph.state.errors import ExecGraphError, ToolDeclarationError, VerificationError
 from execgraph.tools.adapters._httpargs import HttpGetArgs, HttpWriteArgs
 from execgraph.tools.adapters._httpexchange import Exchanger
 from execgraph.tools.adapters._httpresult import build_outcome, committed_from_status
@@ -159,6 +165,7 @@ class HttpAdapter:
                 effect="write",
                 run=self._writer(method),
                 reconcile=self._reconcile,
+                verify=self._read_back,
                 timeout_s=self._default_timeout_s,
             )
             for method in ("POST", "PUT", "DELETE")
@@ -256,6 +263,36 @@ class HttpAdapter:
                 ),
             ),
         )
+
+    def _read_back(
+        self, args: BaseModel, output: AdapterOutput, ctx: InvokeContext
+    ) -> list[Evidence]:
+        """Read-after-write: a write's own answer (status, body, request id) is the
+        server's word, so it is verified only by reading back — the declared status
+        endpoint asked whether the write with this key took effect. Without one the
+        write's evidence stays unverified.
+
+        Raises:
+            VerificationError: the status endpoint says the write did not take effect.
+        """
+        if not output.committed:
+            return []
+        probe = self._reconcile(args, ctx)
+        if probe is None:
+            return []
+        if not probe.committed:
+            raise VerificationError("the status endpoint says the write did not take effect")
+        said = probe.data.get("status_url") if isinstance(probe.data, dict) else None
+        return [
+            Evidence(
+                source_id=f"http:{ctx.call_id}:read_back",
+                kind="read_back",
+                value=str(said or "committed"),
+                call_id=ctx.call_id,
+                verified=True,
+                observed_at=time.time(),
+            )
+        ]
 
     def _deadline(self, timeout_s: float | None, ctx: InvokeContext) -> float:
         deadline = time.time() + (timeout_s or self._default_timeout_s)

@@ -28,6 +28,7 @@ from execgraph.state.errors import (
     TargetNotFound,
     ToolCancelled,
     TransientError,
+    VerificationError,
 )
 from execgraph.tools.adapters.http import HttpAdapter
 from tests.tools.adapters._http_server import (
@@ -372,3 +373,39 @@ def test_https_is_pinned_to_the_checked_address_and_verified_by_name(
 def test_status_endpoint_template_is_checked_at_construction() -> None:
     with pytest.raises(ValueError):
         HttpAdapter(["example.com"], status_endpoints={"http://example.com/": "/s?k={secret}"})
+
+
+def test_a_writes_own_answer_is_unverified_and_a_read_back_verifies_it(
+    server: Server, transport: LoopbackOnly, tmp_path: Path
+) -> None:
+    prefix = server.url("/orders")
+    status = {prefix: "/orders/status?key={idempotency_key}"}
+    for adapter, read_back in (
+        (_adapter(transport), False),
+        (_adapter(transport, status_endpoints=status), True),
+    ):
+        spec = _tool(adapter, "http_post")
+        args = spec.input_model(url=server.url("/orders"), body="one order")
+        out = spec.run(args, _ctx(tmp_path))
+        assert out.committed is True
+        assert not any(e.verified for e in out.evidence)  # the server's word about itself
+        assert spec.verify is not None
+        checked = tuple(spec.verify(args, out, _ctx(tmp_path)))
+        assert [(e.kind, e.verified) for e in checked] == (
+            [("read_back", True)] if read_back else []
+        )
+    # a read's status and body hash are the runtime's own observation: verified
+    got = _call(_adapter(transport), "http_get", _ctx(tmp_path), url=server.url("/ok"))
+    assert all(e.verified for e in got.evidence if e.kind in ("http_status", "body_sha256"))
+
+
+def test_a_read_back_that_finds_no_write_fails_verification(
+    server: Server, transport: LoopbackOnly, tmp_path: Path
+) -> None:
+    status = {server.url("/orders"): "/orders/status?key={idempotency_key}"}
+    spec = _tool(_adapter(transport, status_endpoints=status), "http_post")
+    args = spec.input_model(url=server.url("/orders"), body="one order")
+    out = spec.run(args, _ctx(tmp_path))
+    assert spec.verify is not None
+    with pytest.raises(VerificationError):
+        spec.verify(args, out, _ctx(tmp_path, idempotency_key="key-never-sent"))

@@ -9,7 +9,8 @@ returned, its key ``<tool>:<source_id>`` when that data is an object naming a st
 the fact: it is what one tool returned at one time; only a check the
 runtime made itself — a read-after-write that finds the intended state — is *verified*.
 The same call seeing the same data again leaves the same item (the loop guard reads it
-as no progress); new data is a newer version of it.
+as no progress); new data is a newer version of it. Whatever a tool names, the runtime
+stamps its origin and time (:func:`stamped`): the call that observed it, and when.
 
 A failed verification turns success into a typed failure (the effect is committed but
 not as intended), never into silence. What a ``verify`` check raises that execgraph
@@ -24,7 +25,7 @@ more. The call's log then records the side effect it observed, and the reconcili
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -40,7 +41,7 @@ from execgraph.state.events import EventType
 from execgraph.tools.invocation import AdapterOutput, InvokeContext
 from execgraph.tools.spec import ToolSpec
 
-__all__ = ["OBSERVATION", "evidence", "gather_evidence", "observation_evidence"]
+__all__ = ["OBSERVATION", "evidence", "gather_evidence", "observation_evidence", "stamped"]
 
 OBSERVATION = "observation"
 """The kind of the evidence a call leaves when its tool named none."""
@@ -57,6 +58,7 @@ def evidence(
     assert call.authorized is not None
     args = call.authorized.validated.args
     settled = gather_evidence(call.spec, args, settled, output, ctx, call.report)
+    settled = replace(settled, evidence=stamped(settled.evidence, ctx.call_id, time.time()))
     if settled.side_effect.attempted:
         call.attempt_event(
             EventType.TOOL_SIDE_EFFECT_OBSERVED, payload=settled.side_effect.model_dump(mode="json")
@@ -64,6 +66,19 @@ def evidence(
     if settled.reconciled:
         call.attempt_event(EventType.TOOL_RECONCILED, payload={"outcome": settled.outcome})
     return settled
+
+
+def stamped(items: Sequence[Evidence], call_id: str, now: float) -> tuple[Evidence, ...]:
+    """Each item with its origin and time as the runtime knows them: the call that
+    observed it (whatever the tool wrote there) and when (a time the tool gave is kept
+    unless it lies in the future; none given is now)."""
+    out = []
+    for item in items:
+        at = now if item.observed_at <= 0 else min(item.observed_at, now)
+        if item.call_id != call_id or item.observed_at != at:
+            item = item.model_copy(update={"call_id": call_id, "observed_at": at})
+        out.append(item)
+    return tuple(out)
 
 
 def gather_evidence(

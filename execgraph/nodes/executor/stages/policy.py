@@ -41,7 +41,11 @@ def policy_verdict(
     engine = effective_engine(request, engine)
     decision = engine.decide(spec, validated.normalized.arguments, request, provenance)
     if decision.verdict == "deny":
-        raise PolicyDenied(f"policy denies {spec.name}: {decision.reason}")
+        # a no to the effect sticks (later calls are held to it); a refusal that says
+        # what would be accepted is a correction, not a no
+        raise PolicyDenied(
+            f"policy denies {spec.name}: {decision.reason}", sticks=not decision.refusal
+        )
     if decision.verdict == "require_approval" and request.approval_token:
         token_id = verify_token(
             secret,

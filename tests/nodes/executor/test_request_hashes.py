@@ -1,0 +1,62 @@
+"""A call's log keeps both hashes of its arguments: as the model proposed them, and as
+normalized (what approvals and records bind to), so a reader can tell when the runtime
+rewrote what was asked."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import AIMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+from execgraph.graph import build_graph
+from execgraph.state.store.sqlite import SqliteExecutionStore
+from execgraph.testing import ScriptedChatModel
+from execgraph.tools import tool_spec
+
+
+@tool_spec(effect="write", path_args=["path"], aliases={"file": "path"})
+def save(path: str, text: str, tag: str = "draft") -> str:
+    """Save a note."""
+    return "saved"
+
+
+def _hash(arguments: dict[str, Any]) -> str:
+    canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _resolved(tmp_path: Path, arguments: dict[str, Any]) -> dict[str, Any]:
+    (tmp_path / "ws").mkdir()
+    store = SqliteExecutionStore(tmp_path / "exec.db")
+    call = {"name": "save", "args": arguments, "id": "c1"}
+    app = build_graph(
+        "react",
+        model=ScriptedChatModel([AIMessage("", tool_calls=[call]), AIMessage("done")]),
+        tools=[save],
+        workspace=tmp_path / "ws",
+        home=tmp_path / "home",
+        store=store,
+        checkpointer=InMemorySaver(),
+    )
+    app.invoke({"task": {"goal": "Save it."}}, {"configurable": {"thread_id": "h"}})
+    (event,) = [e for e in store.events("h") if e.type == "tool.resolved"]
+    return dict(event.payload)
+
+
+def test_normalization_changes_the_hash_and_both_are_logged(tmp_path: Path) -> None:
+    proposed = {"file": "./notes/a.md", "text": "hi"}
+    resolved = _resolved(tmp_path, proposed)
+    assert resolved["requested_hash"] == _hash(proposed)
+    normalized = {"path": "notes/a.md", "text": "hi", "tag": "draft"}
+    assert resolved["args_hash"] == _hash(normalized)
+    assert resolved["requested_hash"] != resolved["args_hash"]
+
+
+def test_arguments_already_normal_hash_the_same_both_ways(tmp_path: Path) -> None:
+    proposed = {"path": "notes/a.md", "text": "hi", "tag": "final"}
+    resolved = _resolved(tmp_path, proposed)
+    assert resolved["requested_hash"] == resolved["args_hash"] == _hash(proposed)
