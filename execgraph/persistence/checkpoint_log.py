@@ -7,14 +7,19 @@ log (``execgraph trace``, a replay, a person deciding where to rewind) can name 
 checkpoint that followed an event without opening the checkpointer. Its id is derived
 from the checkpoint's, so writing it twice logs it once.
 
-Logging is best effort: the checkpoint is already committed when it is logged, and a
-store that cannot take the event does not undo it (the failure goes to the
-``execgraph`` logger).
+Logging is best effort and batched: the checkpoint is already committed when it is
+noted, and a store that cannot take the event does not undo it (the failure goes to the
+``execgraph`` logger). A run's checkpoint events are written together when its stream
+ends (a pause, the end, an error) or once :data:`BATCH` of them wait, not one store
+transaction per checkpoint: a step's checkpoint would otherwise cost a write of its own.
+A process killed mid-run loses the notes not yet written; the checkpoints themselves are
+in the checkpointer.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -23,7 +28,10 @@ from execgraph.state.errors import ExecGraphError
 from execgraph.state.events import Event, EventType, make_event
 from execgraph.state.store.base import ExecutionStore
 
-__all__ = ["checkpoint_event", "log_checkpoint"]
+__all__ = ["BATCH", "CheckpointLog", "checkpoint_event"]
+
+BATCH = 32
+"""Checkpoint events a run keeps before it writes them without waiting for its end."""
 
 _log = logging.getLogger("execgraph.persistence")
 
@@ -47,12 +55,32 @@ def checkpoint_event(saved: RunnableConfig, metadata: Any) -> Event | None:
     return make_event(EventType.STATE_CHECKPOINTED, str(thread), seq=seq, payload=payload)
 
 
-def log_checkpoint(store: ExecutionStore, saved: RunnableConfig, metadata: Any) -> None:
-    """Append the ``state.checkpointed`` event of a committed checkpoint (best effort)."""
-    event = checkpoint_event(saved, metadata)
-    if event is None:
-        return
-    try:
-        store.append_events([event], durable=False)  # the checkpoint is durable already
-    except ExecGraphError as exc:
-        _log.warning("could not log checkpoint %s: %s", event.payload["checkpoint_id"], exc)
+class CheckpointLog:
+    """The ``state.checkpointed`` events of one run's stream, written in batches."""
+
+    def __init__(self, store: ExecutionStore) -> None:
+        self.store = store
+        self._lock = threading.Lock()  # LangGraph writes checkpoints from its own threads
+        self._pending: list[Event] = []
+
+    def note(self, saved: RunnableConfig, metadata: Any) -> None:
+        """Keep the event of a committed checkpoint; write the batch once it is full."""
+        event = checkpoint_event(saved, metadata)
+        if event is None:
+            return
+        with self._lock:
+            self._pending.append(event)
+            full = len(self._pending) >= BATCH
+        if full:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the events kept so far (best effort)."""
+        with self._lock:
+            events, self._pending = self._pending, []
+        if not events:
+            return
+        try:
+            self.store.append_events(events, durable=False)  # the checkpoints are durable
+        except ExecGraphError as exc:
+            _log.warning("could not log %d checkpoint(s): %s", len(events), exc)

@@ -35,7 +35,7 @@ from langgraph.checkpoint.base import (
     CheckpointTuple,
 )
 
-from execgraph.persistence.checkpoint_log import log_checkpoint
+from execgraph.persistence.checkpoint_log import CheckpointLog
 from execgraph.persistence.run_lease import check_run_fence
 from execgraph.state.store.base import ExecutionStore
 
@@ -48,6 +48,7 @@ class FencedSaver(BaseCheckpointSaver[Any]):
     def __init__(self, inner: BaseCheckpointSaver[Any], store: ExecutionStore) -> None:
         super().__init__(serde=inner.serde)
         self.inner, self.store = inner, store
+        self.checkpoints = CheckpointLog(store)  # flushed when the run's stream ends
 
     def _check(self, config: RunnableConfig) -> None:
         thread = (config.get("configurable") or {}).get("thread_id")
@@ -65,7 +66,7 @@ class FencedSaver(BaseCheckpointSaver[Any]):
     ) -> RunnableConfig:
         self._check(config)
         saved = self.inner.put(config, checkpoint, metadata, new_versions)
-        log_checkpoint(self.store, saved, metadata)
+        self.checkpoints.note(saved, metadata)
         return saved
 
     def put_writes(
@@ -87,7 +88,7 @@ class FencedSaver(BaseCheckpointSaver[Any]):
     ) -> RunnableConfig:
         self._check(config)  # one cheap check; a store read only for a stalled worker
         saved = await self.inner.aput(config, checkpoint, metadata, new_versions)
-        log_checkpoint(self.store, saved, metadata)
+        self.checkpoints.note(saved, metadata)
         return saved
 
     async def aput_writes(

@@ -61,6 +61,7 @@ from langgraph.types import Command, StateSnapshot, StateUpdate
 from execgraph.nodes.executor import require_answer
 from execgraph.nodes.executor.stages.approval import check_resume
 from execgraph.nodes.release import check_release
+from execgraph.persistence.checkpoint_log import CheckpointLog
 from execgraph.persistence.fenced_saver import FencedSaver
 from execgraph.persistence.run_lease import held_run
 from execgraph.state.compiled import ExecutorGraph, RunGraph
@@ -138,17 +139,21 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
         merged = merge_configs(self.config, config)
         return str((merged.get("configurable") or {}).get("thread_id") or "")
 
-    def _fenced(self, config: RunnableConfig | None) -> RunnableConfig | None:
+    def _fenced(
+        self, config: RunnableConfig | None
+    ) -> tuple[RunnableConfig | None, CheckpointLog | None]:
         """``config`` lending LangGraph this graph's checkpointer fenced by the run lease
-        (unless a parent graph lends one already)."""
+        (unless a parent graph lends one already), and the log of its checkpoints, which
+        the stream writes when it ends."""
         saver, store = self.checkpointer, self.run_store
         if store is None or not isinstance(saver, BaseCheckpointSaver):
-            return config
+            return config, None
         configurable = dict((config or {}).get("configurable") or {})
         if CONFIG_KEY_CHECKPOINTER in configurable:
-            return config
-        configurable[CONFIG_KEY_CHECKPOINTER] = FencedSaver(saver, store)
-        return {**(config or {}), "configurable": configurable}
+            return config, None
+        fenced = FencedSaver(saver, store)
+        configurable[CONFIG_KEY_CHECKPOINTER] = fenced
+        return {**(config or {}), "configurable": configurable}, fenced.checkpoints
 
     def stream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
@@ -162,10 +167,11 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
         if _resumes(input):
             check_resume(snapshot.interrupts if snapshot is not None else (), input.resume)
         config = self._own_limit(config)
-        inner = super().stream(input, self._fenced(config), **kwargs)
+        fenced, checkpoints = self._fenced(config)
+        inner = super().stream(input, fenced, **kwargs)
         if self.run_store is None:
             return inner
-        return _leased(self.run_store, self._thread(config), inner)
+        return _leased(self.run_store, self._thread(config), inner, checkpoints)
 
     def astream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
@@ -179,10 +185,11 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
     def _astream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
-        inner = super().astream(input, self._fenced(config), **kwargs)
+        fenced, checkpoints = self._fenced(config)
+        inner = super().astream(input, fenced, **kwargs)
         if self.run_store is None:
             return inner
-        return _aleased(self.run_store, self._thread(config), inner)
+        return _aleased(self.run_store, self._thread(config), inner, checkpoints)
 
     async def _achecked(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
@@ -329,13 +336,22 @@ def _resumes(input: Any) -> bool:
     return isinstance(input, Command) and input.resume is not None
 
 
-def _leased(store: ExecutionStore, thread: str, inner: Iterator[Any]) -> Iterator[Any]:
+def _leased(
+    store: ExecutionStore,
+    thread: str,
+    inner: Iterator[Any],
+    checkpoints: CheckpointLog | None = None,
+) -> Iterator[Any]:
     """``inner``'s chunks under the thread's run lease, taken at the first chunk asked
-    for (a stream never iterated takes nothing) and released when it ends or is closed;
-    then the bug of a tool that stopped the run is raised
-    (:mod:`~execgraph.state.errors.tool_bugs`)."""
+    for (a stream never iterated takes nothing) and released when it ends or is closed,
+    once the stream's checkpoints are logged; then the bug of a tool that stopped the run
+    is raised (:mod:`~execgraph.state.errors.tool_bugs`)."""
     with held_run(store, thread):
-        yield from inner
+        try:
+            yield from inner
+        finally:
+            if checkpoints is not None:
+                checkpoints.flush()
     _raise_due(thread)
 
 
@@ -347,7 +363,10 @@ def _raise_due(thread: str) -> None:
 
 
 async def _aleased(
-    store: ExecutionStore, thread: str, inner: AsyncIterator[Any]
+    store: ExecutionStore,
+    thread: str,
+    inner: AsyncIterator[Any],
+    checkpoints: CheckpointLog | None = None,
 ) -> AsyncIterator[Any]:
     """:func:`_leased` for ``astream``; the lease is taken and released off the loop,
     and released only once ``inner`` is closed (the run has stopped)."""
@@ -366,6 +385,8 @@ async def _aleased(
         try:
             if closing is not None:
                 await closing()
+            if checkpoints is not None:
+                await asyncio.to_thread(checkpoints.flush)
         finally:
             await asyncio.to_thread(lease.__exit__, *raised)
 
