@@ -122,7 +122,7 @@ def run_cell(cell: Cell) -> CellResult:
             prices=POLICY_PRICES,
             store=store,
             checkpointer=InMemorySaver(),
-            **ABLATIONS[cell.ablation],
+            **{**prepared.settings, **ABLATIONS[cell.ablation]},
         )
         values = _drive(graph, prepared, cell.run_id)
         accepted = bool(prepared.accept(values))
