@@ -161,7 +161,12 @@ def _ledger_steps() -> tuple[Step, ...]:
         if i == _HALF:
             label = f"balance after page {_HALF}"
             steps.append(
-                Step("interim", "write_file", _write_balance(f"p{i}", "interim.md", label), (f"p{i}",))
+                Step(
+                    "interim",
+                    "write_file",
+                    _write_balance(f"p{i}", "interim.md", label),
+                    (f"p{i}",),
+                )
             )
     last = f"p{LEDGER_PAGES}"
     steps.append(
@@ -191,7 +196,11 @@ def _skus(page: int) -> list[dict[str, Any]]:
 
 def _archive_body(page: int) -> dict[str, Any]:
     items = _skus(page)
-    return {"page": page, "skus": [i["sku"] for i in items], "count": sum(i["count"] for i in items)}
+    return {
+        "page": page,
+        "skus": [i["sku"] for i in items],
+        "count": sum(i["count"] for i in items),
+    }
 
 
 def _inventory(workdir: Path, fault: str | None) -> World:
@@ -199,8 +208,9 @@ def _inventory(workdir: Path, fault: str | None) -> World:
     routes: dict[tuple[str, str], Any] = {("POST", "/archive"): lambda r: (201, {"archived": True})}
     for page in range(1, INVENTORY_PAGES + 1):
         nxt = f"/inventory/{page + 1}" if page < INVENTORY_PAGES else None
-        routes[("GET", f"/inventory/{page}")] = (
-            lambda r, page=page, nxt=nxt: (200, {"page": page, "items": _skus(page), "next": nxt})
+        routes[("GET", f"/inventory/{page}")] = lambda r, page=page, nxt=nxt: (
+            200,
+            {"page": page, "items": _skus(page), "next": nxt},
         )
     server = TaskServer(routes)
     adapter = http(server, writes=("/archive",))
@@ -210,13 +220,28 @@ def _inventory(workdir: Path, fault: str | None) -> World:
         '{"page": its number, "skus": its skus in order, "count": the sum of its counts}, '
         "exactly once per page. Then state how many pages you archived."
     )
+    archived = {
+        "kind": "pages_archived",
+        "value": str(INVENTORY_PAGES),
+        "description": "the service holds an archive of every page",
+    }
     task = spec(
         goal,
-        [succeeded("http_post"), states(str(INVENTORY_PAGES))],
+        [succeeded("http_post"), archived, states(str(INVENTORY_PAGES))],
         allowed=["http_get", "http_post"],
         budgets=_LONG_BUDGETS,
     )
     wanted = [_archive_body(p) for p in range(1, INVENTORY_PAGES + 1)]
+
+    def pages_archived(check: Any, state: Any, contract: Any) -> str | None:
+        """The verifier's check: as many distinct pages archived as the check says."""
+        pages = {
+            r.body.get("page")
+            for r in server.requests("POST", "/archive")
+            if isinstance(r.body, dict)
+        }
+        need = int(check.value or 0)
+        return None if len(pages) >= need else f"{len(pages)} of {need} pages archived"
 
     def accept(values: Any) -> bool:
         posted = sorted(
@@ -225,7 +250,14 @@ def _inventory(workdir: Path, fault: str | None) -> World:
         )
         return posted == wanted and str(INVENTORY_PAGES) in output_of(values)
 
-    world = World(task, [adapter], root, accept, lambda: len(server.requests("POST", "/archive")))
+    world = World(
+        task,
+        [adapter],
+        root,
+        accept,
+        lambda: len(server.requests("POST", "/archive")),
+        checks={"pages_archived": pages_archived},
+    )
     world.settings = dict(_SETTINGS)
     world.closers += [adapter.close, server.close]
     return world
