@@ -14,8 +14,8 @@ action             a real tool, but not one this step offers or the policy allow
                    (``tool.denied``): the wrong action
 parameter          the right tool with wrong values: arguments its schema or domain refuse
                    (``SchemaViolation``, ``DomainViolation``, ``ArgumentsTooLarge``), a call
-                   the tool answered ``NOT_FOUND`` or ``PERMANENT_ERROR``, or one a person
-                   rejected
+                   the tool answered ``NOT_FOUND`` (a wrong path, id or URL), or one a
+                   person rejected
 understanding      acting against what was observed: a call identical (tool and normalized
                    arguments) to one that already succeeded, or a finish stating again an
                    answer the verifier already rejected
@@ -52,7 +52,7 @@ CLASSES: tuple[str, ...] = (
 
 _PARAMETER_TYPES = frozenset({"SchemaViolation", "DomainViolation", "ArgumentsTooLarge"})
 _TIMING_TYPES = frozenset({"StateGuardMismatch", "DeadlineExceeded"})
-_WRONG_VALUE = frozenset({"NOT_FOUND", "PERMANENT_ERROR"})
+_WRONG_VALUE = frozenset({"NOT_FOUND"})
 _LOOP_STOP = "no progress"
 
 
