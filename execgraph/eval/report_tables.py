@@ -309,7 +309,10 @@ def _seconds(est: Mapping[str, Any] | None) -> str:
 
 
 def _timing(data: Mapping[str, Any]) -> list[str]:
-    timing = {(r["arch"], r["ablation"]): r["metrics"] for r in data["timing"].get("summary", [])}
+    timing = {
+        (r["arch"], r["ablation"]): r["metrics"]
+        for r in (data.get("timing") or {}).get("summary", [])
+    }
     approvals = data.get("approvals") or {}
     keys = [k for k in TIMING_LABELS if any(k in m for m in timing.values())]
     if not keys:

@@ -47,4 +47,4 @@ def test_quick_config_covers_every_class_in_two_seeds() -> None:
     assert classes == {t.task_class for t in SUITE}
     assert quick.seeds == 2 and quick.ablations == tuple(ABLATIONS)
     assert set(quick.fault_names) <= set(FAULTS) and len(quick.fault_names) <= 3
-    assert len(quick.tasks) == 8 and quick.fault_names
+    assert len(quick.tasks) == 9 and quick.fault_names  # 2 per class, 1 long task
