@@ -1,4 +1,4 @@
-"""Long tasks: 30 to 100 decisions over many documents, with a pause in the middle.
+"""Long tasks: about 30 to 100 decisions over many documents, with a pause in the middle.
 
 What they test: the context a long run is shown (the projection's window against the
 whole transcript: input tokens per decision, cost per success), progress kept in state
