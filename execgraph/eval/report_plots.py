@@ -3,8 +3,8 @@
 Three figures (:data:`PLOT_NAMES`): the baseline's rates per architecture, each
 ablation's effect per architecture, as bars with 95% error bars, and the long tasks'
 context cost beside each architecture's latency with and without the approval wait.
-Like the tables, the plots read what :func:`~execgraph.eval.report.to_json` wrote; a value that is not a
-finite number (``null``, ``"inf"``) draws no bar rather than a wrong one.
+Like the tables, the plots read what :func:`~execgraph.eval.report.to_json` wrote; a
+value that is not a finite number (``null``, ``"inf"``) draws no bar rather than a wrong one.
 """
 
 from __future__ import annotations
