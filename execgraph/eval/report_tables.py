@@ -255,7 +255,7 @@ def _long(data: Mapping[str, Any]) -> list[str]:
         "",
         "### Long tasks",
         "",
-        "The long class alone (30 to 100 decisions over many documents, paused for approval "
+        "The long class alone (about 30 to 100 decisions over many documents, paused for approval "
         "mid-run): the baseline's values, and each ablation's paired effect on them; `all` "
         "pools every architecture's long runs of a seed.",
         "",
