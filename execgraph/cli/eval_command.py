@@ -34,7 +34,7 @@ def eval_(
         bool,
         typer.Option(
             "--quick",
-            help="The CI subset: 8 tasks, 2 seeds, 3 faults (agentdojo: a sample of pairs).",
+            help="The CI subset: 9 tasks, 2 seeds, 3 faults (agentdojo: a sample of pairs).",
         ),
     ] = False,
     suite: Annotated[
@@ -88,6 +88,29 @@ def eval_(
             "(needs its key; --noise does not apply).",
         ),
     ] = None,
+    temperature: Annotated[
+        float | None,
+        typer.Option(
+            "--temperature",
+            help="With --model: the sampling temperature (recorded in the report).",
+        ),
+    ] = None,
+    flaky: Annotated[
+        float | None,
+        typer.Option(
+            "--flaky",
+            help="The task services' outage rate per request: 503, 429, 500, dropped "
+            "writes, late reads (default 0.1; 0: reliable).",
+        ),
+    ] = None,
+    person: Annotated[
+        str | None,
+        typer.Option(
+            "--person",
+            help="'slow': approvals answered after a seeded delay on simulated time, some "
+            "after they expired (default); 'prompt': at once.",
+        ),
+    ] = None,
     out_dir: Annotated[
         Path | None,
         typer.Option(
@@ -127,10 +150,18 @@ def eval_(
     from execgraph.eval.runner import EvalConfig, evaluate, quick_config, select_tasks
     from execgraph.nodes.model.select import resolve_model
 
-    if model is not None:
-        resolve_model(model)  # a bad provider:model string fails here, once, not per cell
+    if model is not None:  # a bad provider:model string fails here, once, not per cell
+        resolve_model(model, **({} if temperature is None else {"temperature": temperature}))
     overrides: dict[str, object] = {"faults": faults} if not faults else {}
-    for key, value in (("seeds", seeds), ("noise", noise), ("workers", workers)):
+    settings = (
+        ("seeds", seeds),
+        ("noise", noise),
+        ("workers", workers),
+        ("temperature", temperature),
+        ("flaky", flaky),
+        ("person", person),
+    )
+    for key, value in settings:
         if value is not None:
             overrides[key] = value
     if arch:

@@ -129,7 +129,17 @@ def metrics_table(m: RunMetrics) -> Table:
          f"{rates['input_tokens_per_decision']:.1f} input tokens per decision"),
         ("latency", seconds, "run.admitted -> terminal event, approval waits included"),
         ("approval wait", f"{m.approval_wait_s:.3f} s", "approval.requested -> resolved"),
+<<<<<<< HEAD
         ("other waits", f"{m.wait_s:.3f} s", "questions and events: run.wait_started -> ended"),
+=======
+        ("approvals expired", f"{m.approvals_expired} of {m.approvals}",
+         "answers that came after the request's expires_at"),
+        ("tool recovery", _rate(rates["tool_recovery_rate"]),
+         f"{m.actions_recovered} recovered of {m.actions_failed} failed actions"),
+        ("decision errors", _rate(rates["decision_error_rate"]),
+         ", ".join(f"{k.replace('_', ' ')} {n}" for k, n in m.decision_errors.items())
+         + f" of {m.decisions} decisions"),
+>>>>>>> eval
     ]  # fmt: skip
     for row in rows:
         table.add_row(*(Text(cell) for cell in row))
@@ -148,6 +158,19 @@ def diagnosis_table(d: Diagnosis) -> Table:
             f" (+{len(f.evidence) - 3})" if len(f.evidence) > 3 else ""
         )
         cells = (f.layer, f.symptom, shown, f.advice)
+        table.add_row(*(Text(short(cell, 400)) for cell in cells))
+    return table
+
+
+def errors_table(d: Diagnosis) -> Table:
+    """The run's decision errors, classified from its log: class, event, why."""
+    from rich.table import Table
+
+    table = Table(title=Text(f"decision errors of run {short(d.run_id, 200)}"))
+    for column in ("class", "event", "why"):
+        table.add_column(column)
+    for e in d.decision_errors:
+        cells = (e.kind.replace("_", " "), e.event_id, e.why)
         table.add_row(*(Text(short(cell, 400)) for cell in cells))
     return table
 
@@ -223,16 +246,19 @@ def diagnose_command(
             "run_id": d.run_id,
             "first_layer": d.first_layer,
             "findings": [asdict(f) for f in d.findings],
+            "decision_errors": [asdict(e) for e in d.decision_errors],
         }
         out.print_json(json.dumps(payload))
         return 0
     if not got.events:
         out.print(Text(f"run {short(run_id, 200)} has no events yet"))
         return 0
-    if not d.findings:
+    if not d.findings and not d.decision_errors:
         out.print(Text(f"run {short(run_id, 200)}: no symptom of the symptom table found"))
         return 0
     out.print(diagnosis_table(d))
+    if d.decision_errors:
+        out.print(errors_table(d))
     out.print(Text(f"look first at: {short(d.first_layer, 100)}", style="bold"))
     return 0
 

@@ -1,14 +1,17 @@
 """One cell of the evaluation: one run, in isolation, judged and measured from its log.
 
-A cell is a task, an architecture, an ablation, a seed and at most one injected fault.
-:func:`run_cell` runs it in a fresh temporary directory with its own SQLite execution
-store and an in-memory checkpointer, answers the run's interrupts with the suite's
+A cell is a task, an architecture, an ablation, a seed and at most one injected fault,
+in a world whose services may be flaky (:mod:`execgraph.eval.tasks.flaky`) and with a
+person who may be slow (:mod:`execgraph.eval.person`). :func:`run_cell` runs it in a
+fresh temporary directory with its own SQLite execution store (on the person's simulated
+clock) and an in-memory checkpointer, answers the run's interrupts with the suite's
 scripted person, judges it with the suite's own acceptance checker and reads every metric
 back from the run's event log. A cell that raises becomes an *error cell* (its exception
 type and message, without the temporary path), never the end of the evaluation.
 
 A cell's trajectory depends only on what the cell names (task, arch, ablation, seed,
-noise, fault), and its run id is derived from them, so a rerun logs under the same id.
+noise, fault, flakiness, person), and its run id is derived from them, so a rerun logs
+under the same id.
 """
 
 from __future__ import annotations
@@ -26,10 +29,11 @@ from langgraph.types import Command
 
 from execgraph.eval.ablations import ABLATIONS, BASELINE
 from execgraph.eval.metrics import RunMetrics, declared_costs, load_events, run_metrics
+from execgraph.eval.person import SimulatedClockStore, SlowPerson
 from execgraph.eval.suite import POLICY_PRICES, policy_model, prepare, task_def
+from execgraph.eval.tasks.flaky import Flakiness, flaky_services
 from execgraph.graph.build import build_graph
 from execgraph.state.home import Home
-from execgraph.state.store.sqlite import SqliteExecutionStore
 
 __all__ = ["MAX_RESUMES", "Cell", "CellResult", "run_cell"]
 
@@ -49,6 +53,13 @@ class Cell:
     noise: float = 0.25
     model: str | None = None
     """A ``provider:model`` string replacing the suite's policy (then ``noise`` is unused)."""
+    flaky: float = 0.0
+    """The world's services' outage rate per request (0: reliable)."""
+    person: str = "prompt"
+    """``"prompt"`` answers approvals at once; ``"slow"`` after a seeded delay, on the
+    store's simulated clock, some only after they expired."""
+    temperature: float | None = None
+    """The sampling temperature given to a ``model`` (None: the provider's default)."""
 
     @property
     def run_id(self) -> str:
@@ -78,17 +89,37 @@ def _scrub(text: str, workdir: Path) -> str:
     return text[:500]
 
 
-def _drive(graph: Any, prepared: Any, run_id: str) -> Mapping[str, Any]:
-    """Invoke, then answer every interrupt with the scripted person, at most MAX_RESUMES."""
+def _drive(
+    graph: Any,
+    prepared: Any,
+    run_id: str,
+    person: SlowPerson | None,
+    store: SimulatedClockStore,
+) -> Mapping[str, Any]:
+    """Invoke, then answer every interrupt with the scripted person (after the slow
+    person's delay, on the store's clock), at most MAX_RESUMES."""
     config = {"configurable": {"thread_id": run_id}}
     values: Mapping[str, Any] = graph.invoke({"task": prepared.task}, config)
     for _ in range(MAX_RESUMES):
         interrupts = values.get("__interrupt__")
         if not interrupts:
             break
+        if person is not None:
+            for item in interrupts:
+                person.answer_late(store, item.value)
         answers = {item.id: prepared.answer(item.value) for item in interrupts}
         values = graph.invoke(Command(resume=answers), config)
     return values
+
+
+def _model(cell: Cell) -> Any:
+    """The cell's ``provider:model`` chat model, at its temperature (None: the suite's)."""
+    if cell.model is None:
+        return None
+    from execgraph.nodes.model.select import resolve_model
+
+    extra = {} if cell.temperature is None else {"temperature": cell.temperature}
+    return resolve_model(cell.model, **extra)
 
 
 def run_cell(cell: Cell) -> CellResult:
@@ -99,15 +130,18 @@ def run_cell(cell: Cell) -> CellResult:
     """
     workdir = Path(tempfile.mkdtemp(prefix="execgraph-eval-"))
     prepared: Any = None
-    store: SqliteExecutionStore | None = None
+    store: SimulatedClockStore | None = None
+    draws = f"{cell.seed}:{cell.task_id}"
     try:
         task = task_def(cell.task_id).task
-        prepared = prepare(task, workdir, fault=cell.fault)
+        with flaky_services(Flakiness(cell.flaky, draws) if cell.flaky > 0 else None):
+            prepared = prepare(task, workdir, fault=cell.fault)
         # Where the embedded store would be, and handed to the scripted person: a cancel
         # (user_cancels) must reach the store the run polls.
-        store = SqliteExecutionStore(Home(workdir / "home").exec_db)
+        store = SimulatedClockStore(Home(workdir / "home").exec_db)
         prepared.store = store
-        model: Any = cell.model or policy_model(
+        person = SlowPerson(draws) if cell.person == "slow" else None
+        model: Any = _model(cell) or policy_model(
             task, seed=cell.seed, noise=cell.noise, fault=cell.fault
         )
         graph = build_graph(
@@ -122,9 +156,9 @@ def run_cell(cell: Cell) -> CellResult:
             prices=POLICY_PRICES,
             store=store,
             checkpointer=InMemorySaver(),
-            **ABLATIONS[cell.ablation],
+            **{**prepared.settings, **ABLATIONS[cell.ablation]},
         )
-        values = _drive(graph, prepared, cell.run_id)
+        values = _drive(graph, prepared, cell.run_id, person, store)
         accepted = bool(prepared.accept(values))
         recovered = bool(prepared.recovered(values, accepted)) if cell.fault else None
         metrics = run_metrics(

@@ -18,9 +18,13 @@ from execgraph.eval.suite import FAULTS, SUITE, EvalTask
 from execgraph.graph.build import ARCHITECTURES
 from execgraph.state.errors import UsageError
 
-__all__ = ["EvalConfig", "quick_config", "select_tasks"]
+__all__ = ["PERSONS", "QUICK_PER_CLASS", "EvalConfig", "quick_config", "select_tasks"]
 
 _TASKS: dict[str, EvalTask] = {task.id: task for task in SUITE}
+PERSONS = ("slow", "prompt")
+"""How the scripted person answers approvals (:mod:`execgraph.eval.person`)."""
+QUICK_PER_CLASS = {"long_horizon": 1}
+"""Tasks per class in the CI subset where not 2 (a long task costs ten short ones)."""
 
 
 def select_tasks(names: Iterable[str]) -> tuple[str, ...]:
@@ -62,6 +66,11 @@ class EvalConfig:
         workers: Worker processes (default: ``os.cpu_count()``; 1 runs in this process).
             Not part of the result: any worker count gives the same report.
         model: A ``provider:model`` chat model instead of the suite's policy.
+        temperature: The sampling temperature given to ``model`` (None: its default).
+        flaky: The task services' outage rate per request (503, 429, 500, a dropped
+            write, a late read; :mod:`execgraph.eval.tasks.flaky`); 0: reliable services.
+        person: ``"slow"`` answers approvals after a seeded delay on simulated time, some
+            only after they expired (:mod:`execgraph.eval.person`); ``"prompt"`` at once.
     """
 
     tasks: tuple[str, ...] = ()
@@ -73,6 +82,9 @@ class EvalConfig:
     fault_ablations: tuple[str, ...] = (BASELINE,)
     workers: int | None = None
     model: str | None = None
+    temperature: float | None = None
+    flaky: float = 0.1
+    person: str = "slow"
 
     def __post_init__(self) -> None:
         _check("task", self.tasks, _TASKS)
@@ -84,6 +96,14 @@ class EvalConfig:
             raise UsageError(f"seeds must be at least 1, got {self.seeds}")
         if not 0.0 <= self.noise <= 1.0:
             raise UsageError(f"noise is a probability in [0, 1], got {self.noise}")
+        if not 0.0 <= self.flaky <= 1.0:
+            raise UsageError(f"flaky is a probability in [0, 1], got {self.flaky}")
+        if self.person not in PERSONS:
+            raise UsageError(f"unknown person {self.person!r}; choose from {', '.join(PERSONS)}")
+        if self.temperature is not None and not 0.0 <= self.temperature <= 2.0:
+            raise UsageError(f"temperature must be in [0, 2], got {self.temperature}")
+        if self.temperature is not None and self.model is None:
+            raise UsageError("temperature applies to a --model, not to the suite's policy")
         if self.workers is not None and self.workers < 1:
             raise UsageError(f"workers must be at least 1, got {self.workers}")
 
@@ -111,7 +131,19 @@ class EvalConfig:
                             (t, f) for t in self.task_ids for f in _TASKS[t].faults if f in faults
                         ]
                     cells += [
-                        Cell(t, arch, ablation, seed, fault, noise, self.model) for t, fault in runs
+                        Cell(
+                            t,
+                            arch,
+                            ablation,
+                            seed,
+                            fault,
+                            noise,
+                            self.model,
+                            self.flaky,
+                            self.person,
+                            self.temperature,
+                        )
+                        for t, fault in runs
                     ]
         return cells
 
@@ -126,17 +158,21 @@ class EvalConfig:
             "faults": list(self.fault_names),
             "fault_ablations": [a for a in self.fault_ablations if a in self.ablations],
             "model": self.model or "suite policy",
+            "temperature": self.temperature,
+            "flaky": self.flaky,
+            "person": self.person,
             "max_resumes": MAX_RESUMES,
         }
 
 
 def quick_config(**overrides: Any) -> EvalConfig:
-    """The CI subset: 2 tasks per class (those with faults first), every architecture and
-    ablation, 2 seeds, and the first 3 faults those tasks cover."""
+    """The CI subset: 2 tasks per class (those with faults first; 1 long task), every
+    architecture and ablation, 2 seeds, and the first 3 faults those tasks cover."""
     chosen: list[EvalTask] = []
     for task_class in dict.fromkeys(task.task_class for task in SUITE):
         members = [t for t in SUITE if t.task_class == task_class]
-        chosen += sorted(members, key=lambda t: not t.faults)[:2]  # stable: suite order kept
+        take = QUICK_PER_CLASS.get(task_class, 2)
+        chosen += sorted(members, key=lambda t: not t.faults)[:take]  # stable: suite order kept
     covered = {fault for task in chosen for fault in task.faults}
     faults = tuple(f for f in FAULTS if f in covered)[:3]
     settings: dict[str, Any] = {

@@ -1,5 +1,9 @@
 """Diagnosis: walk a run's trajectory, say which layer to look at first.
 
+It also lists the model's decision errors, classified from the same log
+(:mod:`execgraph.eval.decision_errors`: understanding, action, parameter, protocol, timing,
+stop judgement), each with the event that shows it.
+
 Each symptom of the table below is a predicate over the event log (read once, as a
 :class:`~execgraph.eval.trajectory.Trajectory`), and each names the layer to look at
 first. Layers are ordered as an execution goes — task contract → model
@@ -44,6 +48,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from execgraph.eval.decision_errors import DecisionError, classify
 from execgraph.eval.trajectory import CallTrace, Trajectory, read_trajectory
 from execgraph.state.events import Event, EventType
 from execgraph.state.reducers import EVIDENCE_WINDOW
@@ -82,6 +87,9 @@ class Diagnosis:
 
     run_id: str
     findings: list[Finding] = field(default_factory=list)
+    decision_errors: list[DecisionError] = field(default_factory=list)
+    """The model's decision errors, classified from the log
+    (:mod:`execgraph.eval.decision_errors`)."""
 
     @property
     def first_layer(self) -> str | None:
@@ -380,4 +388,4 @@ def diagnose(
         *_termination(t, accepted),
     ]
     findings.sort(key=lambda f: LAYERS.index(f.layer))
-    return Diagnosis(t.run_id, findings)
+    return Diagnosis(t.run_id, findings, classify(t, accepted=accepted))

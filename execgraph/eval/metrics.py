@@ -10,6 +10,7 @@ metric                        formula (sums over the runs of a cell)
 ============================  ======================================================
 legal_action_rate             legal candidates / candidates
 tool_success_rate             calls whose outcome is ``succeeded`` / calls dispatched
+tool_recovery_rate            failed actions later succeeded / actions that failed
 ineffective_loop_ratio        decisions without progress / decisions
 recovery_rate                 fault-injected runs that recovered / fault-injected runs
 unauthorized_executions       ``tool.started`` with no allow standing for that call
@@ -17,8 +18,12 @@ acceptance_rate               runs the suite's checker accepted / runs judged
 cost_per_success_usd          (model + tool cost of *all* runs) / accepted runs
 latency_s                     mean of ``run.admitted`` -> terminal event (s)
 approval_wait_s               mean of the summed ``approval.requested`` -> ``.resolved``
+                              (both over the runs that ended)
 completed_but_failed_rate     runs reported COMPLETED the checker rejected / runs judged
 input_tokens_per_decision     model input tokens / decisions
+decision_error_rate           classified decision errors / decisions
+error_<class>                 decision errors of one class / decisions
+active_latency_s              mean of latency minus approval wait (s)
 ============================  ======================================================
 
 What counts, read from the log:
@@ -58,6 +63,14 @@ What counts, read from the log:
   call's tool (``tool_costs``, by ``name@version`` or name) times its adapter attempts
   (1 + its ``tool.retried``). Both as the runtime charges ``budget["used"]["cost_usd"]``.
   Failed runs' cost is in the numerator of cost per success.
+- **Tool recovery**: an *action* is a tool and its normalized arguments (as for
+  progress); it failed when an attempt of it ended other than ``succeeded`` or needed an
+  adapter retry, and recovered when a later attempt of it (a retry, the same call made
+  again) succeeded.
+- **Decision errors**: :mod:`execgraph.eval.decision_errors` classifies them from the log
+  (understanding, action, parameter, protocol, timing, stop judgement).
+- **Approvals**: each answer (``approval.resolved``); **expired** when it came after its
+  request's ``expires_at`` (the runtime then refuses the call as stale).
 - **Latency**: ``run.admitted`` to the last ``run.finished``/``run.rejected`` (NaN while
   the run has not ended), approval waits included; **approval wait**: each
   ``approval.resolved`` minus its ``approval.requested`` (hybrid's fixed gate logs only
@@ -69,8 +82,9 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from execgraph.eval.decision_errors import CLASSES, classify, counts
 from execgraph.eval.trajectory import CallTrace, DecisionTrace, Trajectory, read_trajectory
 from execgraph.nodes.model.call import reply_model
 from execgraph.nodes.model.prices import Prices, reply_cost
@@ -102,6 +116,10 @@ METRIC_KEYS = (
     "approval_wait_s",
     "completed_but_failed_rate",
     "input_tokens_per_decision",
+    "tool_recovery_rate",
+    "decision_error_rate",
+    *(f"error_{kind}" for kind in CLASSES),
+    "active_latency_s",
 )
 """The keys of :func:`aggregate`, in table order."""
 
@@ -134,6 +152,12 @@ class RunMetrics:
     wait_s: float = 0.0
     """Time spent waiting for answers to questions and for awaited events (each
     ``run.wait_ended``'s ``ended_at - asked_at``, by the store's clock)."""
+    actions_failed: int = 0
+    actions_recovered: int = 0
+    decision_errors: dict[str, int] = field(default_factory=dict)
+    approvals: int = 0
+    approvals_expired: int = 0
+    models: tuple[str, ...] = ()
 
     @property
     def cost_usd(self) -> float:
@@ -212,6 +236,32 @@ def _progress(decisions: Sequence[DecisionTrace]) -> list[bool]:
     return moved
 
 
+def _recovery(calls: Sequence[CallTrace]) -> tuple[int, int]:
+    """(actions that failed, of those the ones a later attempt made succeed)."""
+    failed: set[str] = set()
+    recovered: set[str] = set()
+    for call in sorted(calls, key=lambda c: c.first):
+        for attempt in call.attempts:
+            sig = call.signature
+            if attempt.outcome == "succeeded" and sig in failed:
+                recovered.add(sig)
+            if attempt.retries or attempt.outcome not in (None, "succeeded"):
+                failed.add(sig)
+                if attempt.retries and attempt.outcome == "succeeded":
+                    recovered.add(sig)
+    return len(failed), len(recovered)
+
+
+def _expired(call: CallTrace) -> int:
+    """Answers that came after their request's ``expires_at`` (the runtime refuses them)."""
+    late = 0
+    for asked, answer in call.approvals:
+        expires = asked.payload.get("expires_at") if asked is not None else None
+        if isinstance(expires, int | float) and answer.ts > expires:
+            late += 1
+    return late
+
+
 def _approval_wait(trajectory: Trajectory) -> float:
     proposed = {d.call.call_id: d.event.ts for d in trajectory.decisions if d.call is not None}
     wait = 0.0
@@ -253,6 +303,8 @@ def run_metrics(
     latency = math.nan
     if t.admitted is not None and t.finished is not None:
         latency = max(0.0, t.finished.ts - t.admitted.ts)
+    failed, recovered_actions = _recovery(calls)
+    models = {str(reply_model(e.payload.get("message") or {}) or "") for e in t.model_calls} - {""}
     return RunMetrics(
         run_id=t.run_id,
         status=t.status,
@@ -276,6 +328,12 @@ def run_metrics(
         reported_completed=t.status == "COMPLETED",
         unpriced_model_calls=unpriced,
         wait_s=_other_waits(events),
+        actions_failed=failed,
+        actions_recovered=recovered_actions,
+        decision_errors=counts(classify(t, accepted=accepted)),
+        approvals=sum(len(c.approvals) for c in calls),
+        approvals_expired=sum(_expired(c) for c in calls),
+        models=tuple(sorted(models)),
     )
 
 
@@ -310,6 +368,7 @@ def aggregate(runs: Sequence[RunMetrics]) -> dict[str, float]:
     accepted = sum(1 for r in judged if r.accepted)
     faulted = [r for r in runs if r.fault is not None and r.recovered is not None]
     cost = sum(r.cost_usd for r in runs)
+    ended = [r for r in runs if not math.isnan(r.latency_s)]  # the clock figures' runs
     per_success = _ratio(cost, accepted) if accepted else (math.inf if judged else math.nan)
     return {
         "legal_action_rate": _ratio(
@@ -325,14 +384,27 @@ def aggregate(runs: Sequence[RunMetrics]) -> dict[str, float]:
         "unauthorized_executions": float(sum(r.unauthorized_executions for r in runs)),
         "acceptance_rate": _ratio(accepted, len(judged)),
         "cost_per_success_usd": per_success,
-        "latency_s": _mean(r.latency_s for r in runs),
-        "approval_wait_s": _mean(r.approval_wait_s for r in runs),
+        "latency_s": _mean(r.latency_s for r in ended),
+        "approval_wait_s": _mean(r.approval_wait_s for r in ended),
         "completed_but_failed_rate": _ratio(
             sum(1 for r in judged if r.reported_completed and not r.accepted), len(judged)
         ),
         "input_tokens_per_decision": _ratio(
             sum(r.input_tokens for r in runs), sum(r.decisions for r in runs)
         ),
+        "tool_recovery_rate": _ratio(
+            sum(r.actions_recovered for r in runs), sum(r.actions_failed for r in runs)
+        ),
+        "decision_error_rate": _ratio(
+            sum(sum(r.decision_errors.values()) for r in runs), sum(r.decisions for r in runs)
+        ),
+        **{
+            f"error_{kind}": _ratio(
+                sum(r.decision_errors.get(kind, 0) for r in runs), sum(r.decisions for r in runs)
+            )
+            for kind in CLASSES
+        },
+        "active_latency_s": _mean(r.latency_s - r.approval_wait_s for r in ended),
     }
 
 

@@ -121,6 +121,21 @@ def to_json(report: EvalReport) -> dict[str, Any]:
             "difference": f"{dynamic} - {fixed}",
             "metrics": {k: _est(v) for k, v in report.fixed_vs_dynamic.items()},
         },
+        "pooled": [
+            {"ablation": b, "metrics": {k: _est(v) for k, v in m.items()}}
+            for b, m in report.pooled.items()
+        ],
+        "classes": [
+            {
+                "task_class": c,
+                "arch": a,
+                "ablation": b,
+                "metrics": {k: _est(v) for k, v in m.items()},
+            }
+            for (c, a, b), m in report.classes.items()
+        ],
+        "model": _model_info(report),
+        "approvals": _approvals(report),
         "groups": [
             {"arch": a, "ablation": b, "seed": s, "metrics": _untimed(m, TIMING_METRICS)}
             for (a, b, s), m in report.groups.items()
@@ -136,6 +151,30 @@ def to_json(report: EvalReport) -> dict[str, Any]:
             "cells": per_cell_timing,
         },
     }
+
+
+def _model_info(report: EvalReport) -> dict[str, Any]:
+    """What answered: the configured model, the names its replies reported (a provider's
+    dated version), and the temperature it was given."""
+    seen = sorted({name for r in report.results if r.metrics for name in r.metrics.models})
+    config = report.config
+    return {
+        "name": config.model or "suite policy",
+        "versions": seen,
+        "temperature": config.temperature,
+    }
+
+
+def _approvals(report: EvalReport) -> dict[str, Any]:
+    """Approvals asked and answered after they expired, per architecture (every cell)."""
+    out: dict[str, Any] = {}
+    for r in report.results:
+        if r.metrics is None:
+            continue
+        row = out.setdefault(r.cell.arch, {"approvals": 0, "expired": 0})
+        row["approvals"] += r.metrics.approvals
+        row["expired"] += r.metrics.approvals_expired
+    return out
 
 
 def comparable(data: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,9 +1,10 @@
 """The report's plots, drawn from its JSON form only (matplotlib, ``Agg``, no display).
 
-Two figures (:data:`PLOT_NAMES`): the baseline's rates per architecture, and each
-ablation's effect per architecture, as bars with 95% error bars. Like the tables, the
-plots read what :func:`~execgraph.eval.report.to_json` wrote; a value that is not a
-finite number (``null``, ``"inf"``) draws no bar rather than a wrong one.
+Three figures (:data:`PLOT_NAMES`): the baseline's rates per architecture, each
+ablation's effect per architecture, as bars with 95% error bars, and the long tasks'
+context cost beside each architecture's latency with and without the approval wait.
+Like the tables, the plots read what :func:`~execgraph.eval.report.to_json` wrote; a
+value that is not a finite number (``null``, ``"inf"``) draws no bar rather than a wrong one.
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from execgraph.eval.ablations import BASELINE
-from execgraph.eval.report_tables import EFFECT_METRICS, METRIC_LABELS, rows
+from execgraph.eval.report_tables import EFFECT_METRICS, LONG_CLASS, METRIC_LABELS, rows
 
 __all__ = ["PLOT_NAMES", "plot"]
 
-PLOT_NAMES = ("eval_architectures.png", "eval_ablations.png")
+PLOT_NAMES = ("eval_architectures.png", "eval_ablations.png", "eval_long_and_latency.png")
 
 
 def _float(est: Mapping[str, Any] | None, key: str) -> float:
@@ -44,6 +45,13 @@ def _rate_range(est: Mapping[str, Any] | None) -> dict[str, Any] | None:
         return None
     low, high = _float(est, "low"), _float(est, "high")
     return {**est, "low": max(0.0, low), "high": min(1.0, high)}
+
+
+def _at_least_0(est: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A duration's estimate with its interval cut at 0, as the table shows it."""
+    if not est:
+        return None
+    return {**est, "low": max(0.0, _float(est, "low"))}
 
 
 def _gap(high: float, low: float) -> float:
@@ -108,5 +116,36 @@ def plot(data: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
         axes[0].legend(fontsize=7)
     fig.suptitle("ablation - baseline, paired by seed (95% interval)")
     paths.append(out / PLOT_NAMES[1])
+    fig.savefig(paths[-1], dpi=90)
+
+    long = {
+        (r["arch"], r["ablation"]): r["metrics"]
+        for r in data.get("classes", [])
+        if r["task_class"] == LONG_CLASS
+    }
+    timing = {
+        (r["arch"], r["ablation"]): r["metrics"]
+        for r in (data.get("timing") or {}).get("summary", [])
+    }
+    fig, axes = _grid(Figure, 3)
+    groups = [a for a in [*archs, "all"] if (a, "full_history") in long]
+    for ax, key in zip(axes, ("input_tokens_per_decision", "cost_per_success_usd"), strict=False):
+        series = [
+            ("baseline", [long.get((a, BASELINE), {}).get(key) for a in groups]),
+            ("Δ full_history", [long.get((a, "full_history"), {}).get(key) for a in groups]),
+        ]
+        bars(ax, groups, series)
+        ax.set_title(f"long tasks: {METRIC_LABELS[key][0]}", fontsize=9)
+        ax.legend(fontsize=7)
+    series = [
+        (label, [_at_least_0(timing.get((a, BASELINE), {}).get(key)) for a in archs])
+        for key, label in (("latency_s", "latency"), ("active_latency_s", "without approval wait"))
+    ]
+    bars(axes[2], archs, series)
+    axes[2].set_yscale("symlog")
+    axes[2].set_title("latency per run (s, baseline)", fontsize=9)
+    axes[2].legend(fontsize=7)
+    fig.suptitle("long tasks' context cost; latency with and without the approval wait")
+    paths.append(out / PLOT_NAMES[2])
     fig.savefig(paths[-1], dpi=90)
     return paths

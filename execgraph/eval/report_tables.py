@@ -16,13 +16,14 @@ from typing import Any
 
 from execgraph.eval.ablations import ABLATIONS, BASELINE
 
-__all__ = ["EFFECT_METRICS", "METRIC_LABELS", "markdown", "rows"]
+__all__ = ["EFFECT_METRICS", "ERROR_LABELS", "LONG_CLASS", "METRIC_LABELS", "markdown", "rows"]
 
 METRIC_LABELS: dict[str, tuple[str, str]] = {
     "acceptance_rate": ("acceptance", "rate"),
     "completed_but_failed_rate": ("completed but failed", "rate"),
     "legal_action_rate": ("legal actions", "rate"),
     "tool_success_rate": ("tool success", "rate"),
+    "tool_recovery_rate": ("tool recovery", "rate"),
     "ineffective_loop_ratio": ("ineffective loops", "rate"),
     "recovery_rate": ("recovery (faults)", "rate"),
     "unauthorized_executions": ("unauthorized", "count"),
@@ -31,6 +32,23 @@ METRIC_LABELS: dict[str, tuple[str, str]] = {
     "errors": ("error cells", "count"),
 }
 """Metric key -> (column label, number kind), in table order."""
+
+ERROR_LABELS: dict[str, str] = {
+    "decision_error_rate": "all",
+    "error_understanding": "understanding",
+    "error_action": "action",
+    "error_parameter": "parameter",
+    "error_protocol": "protocol",
+    "error_timing": "timing",
+    "error_stop_judgement": "stop judgement",
+}
+"""Decision-error keys (per decision) -> column label."""
+LONG_CLASS = "long_horizon"
+TIMING_LABELS: dict[str, str] = {
+    "latency_s": "latency (s)",
+    "approval_wait_s": "approval wait (s)",
+    "active_latency_s": "latency without approval wait (s)",
+}
 
 EFFECT_METRICS: tuple[str, ...] = (
     "acceptance_rate",
@@ -99,8 +117,9 @@ def markdown(data: Mapping[str, Any]) -> str:
         "### Architectures (baseline)",
         "",
         f"{len(config['tasks'])} tasks x {config['seeds']} seeds per architecture, "
-        f"{len(config['faults'])} faults for recovery; model: {config['model']}"
+        f"{len(config['faults'])} faults for recovery; model: {_model(data)}"
         + (f", noise {noise}" if noise is not None else "")
+        + (f", flaky services {config['flaky']}" if config.get("flaky") else "")
         + ". Each cell: mean [95% interval] over seeds of the per-seed suite metric "
         "(cut to the metric's range: a rate's to [0, 1], the others' at 0).",
         "",
@@ -159,6 +178,10 @@ def markdown(data: Mapping[str, Any]) -> str:
                 if k != "errors"
             ],
         )
+    lines += _pooled(data, shown)
+    lines += _long(data)
+    lines += _decision_errors(data)
+    lines += _timing(data)
     errors = [c for c in data.get("cells", []) if c.get("error_type")]
     lines += ["", f"{len(data.get('cells', []))} runs, {len(errors)} error cells."]
     for cell in errors[:10]:
@@ -166,6 +189,155 @@ def markdown(data: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _model(data: Mapping[str, Any]) -> str:
+    """The model, the versions its replies reported, and its temperature."""
+    info = data.get("model") or {}
+    name = str(info.get("name") or data["config"]["model"])
+    versions = [v for v in info.get("versions") or [] if v != name]
+    shown = name + (f" ({', '.join(versions)})" if versions else "")
+    if info.get("temperature") is not None:
+        shown += f", temperature {info['temperature']}"
+    return shown
+
+
 def _settings(ablation: str) -> str:
     settings = ABLATIONS.get(ablation, {})
     return ", ".join(f"{k}={v!r}" for k, v in settings.items()) or "defaults"
+
+
+def _pooled(data: Mapping[str, Any], shown: Sequence[str]) -> list[str]:
+    pooled = {r["ablation"]: r["metrics"] for r in data.get("pooled", [])}
+    if not pooled:
+        return []
+    lines = [
+        "",
+        "### Ablation effects over every architecture",
+        "",
+        "Delta = ablation - baseline, every architecture's runs of a seed together, "
+        "paired by seed.",
+        "",
+    ]
+    return lines + _table(
+        ["ablation", *(f"Δ {METRIC_LABELS[k][0]}" for k in shown)],
+        [
+            [b, *(_interval(m.get(k), METRIC_LABELS[k][1], signed=True) for k in shown)]
+            for b, m in pooled.items()
+        ],
+    )
+
+
+def _long(data: Mapping[str, Any]) -> list[str]:
+    classes = {
+        (r["arch"], r["ablation"]): r["metrics"]
+        for r in data.get("classes", [])
+        if r["task_class"] == LONG_CLASS
+    }
+    if not classes:
+        return []
+    archs = [*data["config"]["architectures"], "all"]
+    columns = [
+        ("baseline", "input_tokens_per_decision", False),
+        ("full_history", "input_tokens_per_decision", True),
+        ("baseline", "cost_per_success_usd", False),
+        ("full_history", "cost_per_success_usd", True),
+        ("baseline", "acceptance_rate", False),
+        ("loop_guard_off", "ineffective_loop_ratio", True),
+    ]
+    present = [c for c in columns if any((a, c[0]) in classes for a in archs)]
+    header = [
+        "architecture",
+        *(
+            ("Δ " if delta else "") + METRIC_LABELS[k][0] + (f" ({b})" if delta else "")
+            for b, k, delta in present
+        ),
+    ]
+    lines = [
+        "",
+        "### Long tasks",
+        "",
+        "The long class alone (about 30 to 100 decisions over many documents, paused for approval "
+        "mid-run): the baseline's values, and each ablation's paired effect on them; `all` "
+        "pools every architecture's long runs of a seed.",
+        "",
+    ]
+    return lines + _table(
+        header,
+        [
+            [
+                a,
+                *(
+                    _interval(classes.get((a, b), {}).get(k), METRIC_LABELS[k][1], signed=delta)
+                    for b, k, delta in present
+                ),
+            ]
+            for a in archs
+            if (a, BASELINE) in classes
+        ],
+    )
+
+
+def _decision_errors(data: Mapping[str, Any]) -> list[str]:
+    summary = rows(data, "summary")
+    keys = [k for k in ERROR_LABELS if k in set(data.get("metrics", []))]
+    if not keys:
+        return []
+    lines = [
+        "",
+        "### Decision errors (baseline, per decision)",
+        "",
+        "Classified from each run's event log (`execgraph.eval.decision_errors`), never from "
+        "the policy's own labels; a tool's own failure is not counted.",
+        "",
+    ]
+    return lines + _table(
+        ["architecture", *(ERROR_LABELS[k] for k in keys)],
+        [
+            [a, *(_interval(summary[(a, BASELINE)].get(k), "rate") for k in keys)]
+            for a in data["config"]["architectures"]
+            if (a, BASELINE) in summary
+        ],
+    )
+
+
+def _seconds(est: Mapping[str, Any] | None) -> str:
+    if not est or est.get("mean") is None or not est.get("n"):
+        return "n/a"
+    mean, low, high = est["mean"], est.get("low"), est.get("high")
+    if est["n"] < 2 or low is None or high is None:
+        return f"{mean:.1f}"
+    return f"{mean:.1f} [{max(0.0, low):.1f}, {high:.1f}]"
+
+
+def _timing(data: Mapping[str, Any]) -> list[str]:
+    timing = {
+        (r["arch"], r["ablation"]): r["metrics"]
+        for r in (data.get("timing") or {}).get("summary", [])
+    }
+    approvals = data.get("approvals") or {}
+    keys = [k for k in TIMING_LABELS if any(k in m for m in timing.values())]
+    if not keys:
+        return []
+    config = data["config"]
+    lines = [
+        "",
+        "### Latency and approval wait (baseline)",
+        "",
+        f"Person: {config.get('person', 'prompt')}. Seconds per run, mean [95% interval] over "
+        "seeds, on the store's clock: a slow person's wait is simulated time, the rest is "
+        "this machine's (it varies with its load). Expired: approvals answered after "
+        "they expired (the runtime refuses the call), over every run of the architecture.",
+        "",
+    ]
+    return lines + _table(
+        ["architecture", *(TIMING_LABELS[k] for k in keys), "approvals", "expired"],
+        [
+            [
+                a,
+                *(_seconds(timing[(a, BASELINE)].get(k)) for k in keys),
+                str((approvals.get(a) or {}).get("approvals", 0)),
+                str((approvals.get(a) or {}).get("expired", 0)),
+            ]
+            for a in config["architectures"]
+            if (a, BASELINE) in timing
+        ],
+    )

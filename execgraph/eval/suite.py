@@ -24,7 +24,7 @@ from langchain_core.language_models import BaseChatModel
 from execgraph.eval import faults as fault_matrix
 from execgraph.eval.noisy import NoisyPolicy
 from execgraph.eval.oracle.policy import POLICY_MODEL_NAME, POLICY_PRICES, OraclePolicy
-from execgraph.eval.tasks import exploration, high_risk, long_write, short_read
+from execgraph.eval.tasks import exploration, high_risk, long_horizon, long_write, short_read
 from execgraph.eval.tasks.common import (
     FAULTS,
     EvalTask,
@@ -60,6 +60,7 @@ _DEFS: tuple[TaskDef, ...] = (
     *exploration.TASKS,
     *long_write.TASKS,
     *high_risk.TASKS,
+    *long_horizon.TASKS,
 )
 _BY_ID: dict[str, TaskDef] = {d.task.id: d for d in _DEFS}
 SUITE: tuple[EvalTask, ...] = tuple(d.task for d in _DEFS)
@@ -94,6 +95,7 @@ class Prepared:
     stages: list[Stage] | None
     checks: dict[str, CheckFn]
     fault: str | None
+    settings: dict[str, Any]
     world: World = field(repr=False)
     workdir: Path = field(repr=False)
     store: ExecutionStore | None = field(default=None, repr=False)
@@ -148,6 +150,7 @@ def prepare(task: EvalTask, workdir: Path, *, fault: str | None = None) -> Prepa
         stages=stages_of(definition.script),
         checks=world.checks,
         fault=fault,
+        settings=dict(world.settings),
         world=world,
         workdir=workdir,
     )

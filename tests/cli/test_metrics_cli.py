@@ -92,3 +92,17 @@ def test_unknown_runs_and_bad_price_tables_are_bad_input(home: Path, tmp_path: P
 def test_both_commands_are_listed() -> None:
     result = runner.invoke(app, ["--help"])
     assert "metrics" in result.output and "diagnose" in result.output
+
+
+@pytest.mark.timeout(180)
+def test_both_commands_classify_the_runs_decision_errors(home: Path) -> None:
+    """The demo's rejected first finish is a stop-judgement error, read from the log."""
+    counts = _json("metrics", "r1", "--home", str(home), "--json")["counts"]
+    assert counts["decision_errors"]["stop_judgement"] >= 1
+    got = _json("diagnose", "r1", "--home", str(home), "--json")
+    kinds = {e["kind"]: e for e in got["decision_errors"]}
+    assert kinds["stop_judgement"]["turn_id"] == "t4"  # the turn whose finish was rejected
+    table = runner.invoke(app, ["diagnose", "r1", "--home", str(home)])
+    assert "decision errors of run r1" in table.output and "stop judgement" in table.output
+    shown = runner.invoke(app, ["metrics", "r1", "--home", str(home)])
+    assert "decision errors" in shown.output and "tool recovery" in shown.output

@@ -47,4 +47,18 @@ def test_quick_config_covers_every_class_in_two_seeds() -> None:
     assert classes == {t.task_class for t in SUITE}
     assert quick.seeds == 2 and quick.ablations == tuple(ABLATIONS)
     assert set(quick.fault_names) <= set(FAULTS) and len(quick.fault_names) <= 3
-    assert len(quick.tasks) == 8 and quick.fault_names
+    assert len(quick.tasks) == 9 and quick.fault_names  # 2 per class, 1 long task
+
+
+def test_config_checks_the_world_and_the_person_and_hands_them_to_every_cell() -> None:
+    with pytest.raises(UsageError, match="flaky"):
+        EvalConfig(flaky=1.5)
+    with pytest.raises(UsageError, match="unknown person"):
+        EvalConfig(person="sleepy")
+    with pytest.raises(UsageError, match="temperature applies"):
+        EvalConfig(temperature=0.5)
+    config = EvalConfig(tasks=(FIRST.id,), seeds=1, flaky=0.2, person="prompt", faults=False)
+    assert {(c.flaky, c.person) for c in config.cells()} == {(0.2, "prompt")}
+    described = EvalConfig(model="openai:x", temperature=0.1).described()
+    assert described["temperature"] == 0.1 and described["flaky"] == 0.1
+    assert described["person"] == "slow"

@@ -3,6 +3,7 @@ infinite, and the report says so (JSON ``"-inf"``, markdown ``-∞``) instead of
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from typing import Any
@@ -52,3 +53,61 @@ def test_an_infinite_paired_difference_is_reported_not_a_crash() -> None:
     (written,) = data["effects"]
     assert written["metrics"]["cost_per_success_usd"]["mean"] == "-inf"
     assert "-∞ [-∞, -∞]" in markdown(data)
+
+
+def _config(**overrides: Any) -> EvalConfig:
+    settings: dict[str, Any] = {
+        "tasks": (SUITE[0].id, "ledger-chain"),
+        "architectures": ("react", "workflow"),
+        "ablations": (BASELINE, "full_history"),
+        "seeds": 3,
+        "faults": False,
+        "workers": 1,
+    }
+    return EvalConfig(**{**settings, **overrides})
+
+
+def _tokens(run_id: str, tokens: int, *, accepted: bool) -> RunMetrics:
+    m = _metrics(run_id, accepted=accepted)
+    return dataclasses.replace(m, input_tokens=tokens)
+
+
+def test_long_class_and_pooled_effects_are_reduced_apart_and_reported() -> None:
+    config = _config()
+    results = []
+    for c in config.cells():
+        long = c.task_id == "ledger-chain"
+        tokens = (300 if c.ablation == "full_history" else 100) if long else 100
+        tokens += c.seed  # a spread over seeds, the same in both settings
+        results.append(CellResult(c, _tokens(c.run_id, tokens, accepted=True)))
+    report = EvalReport(config=config, results=results)
+    reduce(report)
+    long = report.classes[("long_horizon", "all", "full_history")]["input_tokens_per_decision"]
+    assert long.mean == 100.0 and long.low == long.high == 100.0  # (300 - 100) / 2 decisions
+    short = report.classes[(SUITE[0].task_class, "react", "full_history")]
+    assert short["input_tokens_per_decision"].mean == 0.0
+    pooled = report.pooled["full_history"]["input_tokens_per_decision"]
+    assert pooled.mean == 50.0  # half the runs are long
+    data = to_json(report)
+    json.dumps(data, allow_nan=False)
+    text = markdown(data)
+    assert "### Long tasks" in text and "### Ablation effects over every architecture" in text
+    assert "+100 [+100, +100]" in text
+
+
+def test_nan_and_infinite_paired_differences_do_not_crash_the_estimate() -> None:
+    """At high noise a seed may accept nothing under both settings (inf - inf: NaN) or
+    under one (±inf): the reduction leaves the first out and reports the second."""
+    config = _config(architectures=("react",), tasks=(SUITE[0].id,), seeds=4)
+    nothing = {(BASELINE, 0), ("full_history", 0), (BASELINE, 1)}
+    results = [
+        CellResult(c, _metrics(c.run_id, accepted=(c.ablation, c.seed) not in nothing))
+        for c in config.cells()
+    ]
+    report = EvalReport(config=config, results=results)
+    reduce(report)  # must not raise (statistics.stdev of inf/NaN once did)
+    effect = report.effects[("react", "full_history")]["cost_per_success_usd"]
+    assert effect.n == 3 and effect.mean == -math.inf
+    pooled = report.pooled["full_history"]["cost_per_success_usd"]
+    assert pooled.n == 3
+    json.dumps(to_json(report), allow_nan=False)

@@ -30,6 +30,12 @@ WORKFLOW_CANNOT = {"read_timeout", "verification_fails"}
 rejected result stays lost there (the run ends FAILED or PARTIAL, and says so)."""
 
 
+KNOWN_LIMITS = {("plan_execute", "long_horizon")}
+"""Plan-and-execute re-plans a chain link by link, and its loop guard stops the run after
+about 15 links ("no progress"): a limit of the runtime the long tasks show, kept here so
+a fix is noticed."""
+
+
 def _tier(task: EvalTask) -> tuple[pytest.MarkDecorator, ...]:
     """A task whose tools reach a server (``http_*``) or start a process is integration."""
     tools = {step.tool for step in task_def(task).script.steps}
@@ -45,8 +51,15 @@ def test_the_suite_has_24_tasks_five_per_class_and_covers_every_fault() -> None:
     assert len(SUITE) >= 24
     assert len({t.id for t in SUITE}) == len(SUITE)
     per_class = collections.Counter(t.task_class for t in SUITE)
-    assert set(per_class) == {"short_read", "exploration", "long_write", "high_risk"}
-    assert min(per_class.values()) >= 5
+    assert set(per_class) == {
+        "short_read",
+        "exploration",
+        "long_write",
+        "high_risk",
+        "long_horizon",
+    }
+    assert min(n for c, n in per_class.items() if c != "long_horizon") >= 5
+    assert per_class["long_horizon"] >= 2
     per_fault = collections.Counter(f for t in SUITE for f in t.faults)
     assert set(per_fault) == set(FAULTS) and len(FAULTS) == 11
     assert min(per_fault.values()) >= 2
@@ -65,6 +78,9 @@ def test_every_script_starts_with_a_step_that_needs_nothing() -> None:
 def test_the_oracle_is_accepted_on_every_task(arch: str, tmp_path: Path) -> None:
     for task in SUITE:
         run = run_task(task, arch, tmp_path / task.id)
+        if (arch, task.task_class) in KNOWN_LIMITS:
+            assert not run.accepted, f"{task.id} now passes: drop it from KNOWN_LIMITS"
+            continue
         assert run.status == "COMPLETED", (task.id, run.values.get("error"))
         assert run.accepted, task.id
         if task.task_class == "high_risk":

@@ -62,7 +62,7 @@ def run_task(
             checks=p.checks,
             prices=POLICY_PRICES,
             checkpointer=InMemorySaver(),
-            **settings,
+            **{**p.settings, **settings},
         )
         cfg: Any = {"configurable": {"thread_id": f"{task.id}-{arch}-{seed}"}}
         out = graph.invoke({"task": p.task}, cfg)

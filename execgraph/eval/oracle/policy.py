@@ -17,6 +17,11 @@ rejections — and walks its task's reference :class:`~execgraph.eval.tasks.comm
 A step it can never finish makes it ``abort``. ``fault`` makes it commit one of the
 suite's policy-side faults (:mod:`~execgraph.eval.oracle.policy_faults`).
 
+It remembers what it was shown (each step's latest observation, every rejection), as a
+model keeps notes: a context window that no longer shows an old observation does not make
+it redo that step, so its decisions are the same under the projected context and the
+whole transcript, and what ``context="full"`` changes is only what the input costs.
+
 It keeps a count of its own calls (fresh per run: :func:`execgraph.eval.suite.policy_model`
 makes one per run). The runtime replays a logged reply rather than asking again, so the
 count is the number of replies actually given, and a run is a deterministic function of
@@ -67,6 +72,7 @@ class OraclePolicy(ToolBindingChatModel):
     _injected: bool = PrivateAttr(default=False)
     _repeat: list[tuple[str, dict[str, Any]]] = PrivateAttr(default_factory=list)
     _log: list[str] = PrivateAttr(default_factory=list)
+    _memory: Seen = PrivateAttr(default_factory=Seen)
 
     @property
     def injected(self) -> list[str]:
@@ -86,13 +92,30 @@ class OraclePolicy(ToolBindingChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         offered = offered_names(kwargs)
-        seen = observe(messages)
+        seen = self._remember(observe(messages))
         self._rejected = self._rejected or bool(seen.rejections)
         reply = self.choose(seen, offered)
         self._log += [str(v) for k, v in reply.meta.items() if k.startswith("injected_")]
         self._calls += 1
         message = to_message(reply, messages, self.model_name, self._calls)
         return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _remember(self, shown: Seen) -> Seen:
+        """What it knows now: what it was shown before, updated by what it is shown now."""
+        memory = self._memory
+        memory.goal = memory.goal or shown.goal
+        memory.status.update(shown.status)
+        for step, status in shown.status.items():
+            if status == "OK":
+                memory.data[step] = shown.data.get(step)
+        memory.rejections += [r for r in shown.rejections if r not in memory.rejections]
+        return Seen(
+            goal=memory.goal,
+            data=dict(memory.data),
+            status=dict(memory.status),
+            attempts=dict(memory.attempts),
+            rejections=list(memory.rejections),
+        )
 
     def call_id(self, step_id: str) -> str:
         """A call id that names its step and is unique in the run."""
@@ -186,7 +209,9 @@ class OraclePolicy(ToolBindingChatModel):
         left = self.left(seen)
         walk = self.walk
         if "revise_plan" in offered and left:
-            return self._control("revise_plan", "reason", "the next steps need what was observed")
+            done = sum(1 for s in self.plan.steps if walk.done(s, seen))
+            why = f"the next steps need what was observed ({done} of {len(self.plan.steps)} done)"
+            return self._control("revise_plan", "reason", why)
         acting = [n for n in offered if n not in CONTROLS]
         if self._rejected and left and not acting and "abort" in offered:
             # Rejected, work left, and no tool to do it with: saying it again is no answer.

@@ -45,8 +45,9 @@ __all__ = [
     "stages_of",
 ]
 
-TaskClass = Literal["short_read", "exploration", "long_write", "high_risk"]
-"""The task classes: short reads, exploration, long writes, high-risk calls."""
+TaskClass = Literal["short_read", "exploration", "long_write", "high_risk", "long_horizon"]
+"""The task classes: short reads, exploration, long writes, high-risk calls, and long
+tasks (30 to 100 decisions, with a pause in the middle)."""
 
 FAULTS: tuple[str, ...] = (
     "illegal_output",
@@ -157,6 +158,8 @@ class World:
     answers: str = "Proceed with the task as stated."
     """What the scripted person says to an ``ask_user`` question."""
     closers: list[Callable[[], None]] = field(default_factory=list)
+    settings: dict[str, Any] = field(default_factory=dict)
+    """``build_graph`` settings the task needs (a long chain: a replan per link)."""
 
 
 @dataclass(frozen=True)

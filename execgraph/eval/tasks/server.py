@@ -5,11 +5,15 @@ Shipped code must not import the test helpers, so this is the suite's own: a thr
 acceptance checkers read that record, never the runtime's), answers from a route table,
 and can misbehave once on demand — answer one path late (a read the client times out
 on) or commit one write and then drop the connection before answering (a lost
-response, which a status endpoint lets the client reconcile).
+response, which a status endpoint lets the client reconcile). Built inside
+:func:`~execgraph.eval.tasks.flaky.flaky_services`, it also has seeded outages (503, 429,
+500, a dropped write, a late read): a request that falls into one is not recorded as
+received unless the write was committed.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from collections.abc import Callable
@@ -17,6 +21,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import unquote
+
+from execgraph.eval.tasks import flaky
 
 __all__ = ["Received", "Route", "TaskServer"]
 
@@ -54,6 +60,9 @@ class TaskServer:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._slow_s = slow_s
+        self.flakiness = flaky.current()
+        self.outages: list[tuple[str, str, str]] = []  # (kind, method, path), in order
+        self._seen: dict[str, int] = {}
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
@@ -108,6 +117,12 @@ class TaskServer:
             wanted = unquote(path.removeprefix("/status/"))
             known = any(r.idempotency_key == wanted for r in self.requests())
             return (200, {"committed": True}) if known else (404, {"error": "unknown key"})
+        outage = self._outage(method, path, raw)
+        if outage in ("unavailable", "rate_limited", "server_error"):
+            code = {"unavailable": 503, "rate_limited": 429, "server_error": 500}[outage]
+            return code, {"error": outage.replace("_", " ")}
+        if outage == "timeout":
+            self._stop.wait(self._slow_s)
         try:
             body = json.loads(raw) if raw else None
         except json.JSONDecodeError:
@@ -121,7 +136,23 @@ class TaskServer:
         answer = route(received) if route is not None else (404, {"error": f"no {path}"})
         if method != "GET" and self._take(self.faults.drop_once, path):
             return None
+        if outage == "partial_write":
+            return None
         return answer
+
+    def _outage(self, method: str, path: str, raw: bytes) -> str | None:
+        """The seeded outage this request falls into, if the server is flaky."""
+        if self.flakiness is None or path.startswith("/status/"):
+            return None
+        request = f"{method} {path} {hashlib.sha256(raw).hexdigest()[:16]}"
+        with self._lock:
+            n = self._seen.get(request, 0)
+            self._seen[request] = n + 1
+        kind = self.flakiness.outage(request, n, write=method != "GET")
+        if kind is not None:
+            with self._lock:
+                self.outages.append((kind, method, path))
+        return kind
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -138,6 +169,8 @@ class TaskServer:
                 status, body = answer
                 data = json.dumps(body).encode()
                 self.send_response(status)
+                if status in (429, 503):
+                    self.send_header("Retry-After", flaky.RETRY_AFTER_S)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.send_header("Connection", "close")
