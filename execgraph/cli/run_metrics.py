@@ -129,9 +129,7 @@ def metrics_table(m: RunMetrics) -> Table:
          f"{rates['input_tokens_per_decision']:.1f} input tokens per decision"),
         ("latency", seconds, "run.admitted -> terminal event, approval waits included"),
         ("approval wait", f"{m.approval_wait_s:.3f} s", "approval.requested -> resolved"),
-<<<<<<< HEAD
         ("other waits", f"{m.wait_s:.3f} s", "questions and events: run.wait_started -> ended"),
-=======
         ("approvals expired", f"{m.approvals_expired} of {m.approvals}",
          "answers that came after the request's expires_at"),
         ("tool recovery", _rate(rates["tool_recovery_rate"]),
@@ -139,7 +137,6 @@ def metrics_table(m: RunMetrics) -> Table:
         ("decision errors", _rate(rates["decision_error_rate"]),
          ", ".join(f"{k.replace('_', ' ')} {n}" for k, n in m.decision_errors.items())
          + f" of {m.decisions} decisions"),
->>>>>>> eval
     ]  # fmt: skip
     for row in rows:
         table.add_row(*(Text(cell) for cell in row))
