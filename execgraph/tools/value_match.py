@@ -226,7 +226,7 @@ def _spelled_date(value: str) -> re.Pattern[str] | None:
 
 @functools.cache
 def _date_words(year: str, month: int, day: int) -> re.Pattern[str]:
-    """"June 1, 2024", "Jun. 1st 2024", "1 June 2024", "the 1st of June, 2024" (casefolded
+    """ "June 1, 2024", "Jun. 1st 2024", "1 June 2024", "the 1st of June, 2024" (casefolded
     text): the month by name or its first three letters, the day with or without its
     ordinal suffix, then the year."""
     name = _MONTHS[month - 1]
