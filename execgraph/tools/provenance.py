@@ -19,16 +19,17 @@ output trusted; a structured tool declares which of its output fields hold free 
 (:class:`OutputProvenance`); an undeclared tool's every string counts as text.
 
 Matching works on atoms (strings, numbers; lists and dicts are walked) by the rules of
-:mod:`execgraph.tools.value_match` (case, a URL's scheme, an IBAN's spaces, numbers by
-value, short values only as whole words, short ids only where named as ids). A short id
-is never trusted by the request's prose ("on June 13" does not name file ``"13"``). A
-structured field matches only by whole value, and a value equal to a whole string of the
-output is read from a field even where that string is text (a channel picked by its full
-name names an entity; it does not quote a passage). The keys of a mapping in an output are
-fields too (an address a file is shared with, a name prices are listed under). Booleans and ``None`` carry no
+:mod:`execgraph.tools.value_match` (case, spacing, a URL's scheme, an IBAN's spaces,
+numbers by value, ISO dates as spelled out in words, short values only as whole words,
+short ids only where named as ids). A short id is never trusted by the request's prose
+("on June 13" does not name file ``"13"``). A structured field matches only by whole
+value, and a value equal to a whole string of the output is read from a field even where
+that string is text (a channel picked by its full name names an entity; it does not
+quote a passage). The keys of a mapping in an output are fields too (an address a file
+is shared with, a name prices are listed under). Booleans and ``None`` carry no
 provenance (they are always *trusted*). An argument also lists the user's declared
-secrets it carries anywhere inside its value (a card number in an email's body), and
-the links, addresses and accounts written inside it.
+secrets it carries anywhere inside its value (a card number in an email's body), and the
+links, addresses and accounts written inside it.
 """
 
 from __future__ import annotations
@@ -274,8 +275,7 @@ def _leaves(data: Any, path: str, key: str | None) -> Iterator[tuple[str, str | 
     is data too), once per output, its path the first place it keys, its nearest key
     none (a key is a field, whatever key holds it)."""
     keys: set[str] = set()
-    for where, nearest, leaf in _walk(data, path, key, keys):
-        yield where, nearest, leaf
+    yield from _walk(data, path, key, keys)
 
 
 def _walk(

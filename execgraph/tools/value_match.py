@@ -153,9 +153,9 @@ class Text:
         number = _as_number(value)
         if number is not None and (not isinstance(value, str) or len(value) < MIN_SUBSTRING):
             return number in self.numbers
-        if isinstance(value, str) and (spelled := _spelled_date(value)) is not None:
-            if spelled.search(self.norm) is not None:
-                return True
+        spelled = _spelled_date(value) if isinstance(value, str) else None
+        if spelled is not None and spelled.search(self.norm) is not None:
+            return True
         for form in _forms(str(value)):
             if len(form) < MIN_SUBSTRING:
                 if form in self.tokens:
