@@ -62,7 +62,6 @@ _GROUPED = re.compile(r"(?=[a-z0-9]*\d)[a-z0-9]{6,}")
 digits, once its spaces and dashes are gone."""
 _TOKEN = re.compile(r"[\w@.+\-/:%~#=?&]+")
 _NUMBER = re.compile(r"^[+-]?(?:\d+(?:[.,]\d+)?|\.\d+)$")
-_SPACE = re.compile(r"\s+")
 _ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
 _MONTHS = (
     "january",
@@ -82,21 +81,25 @@ _MONTHS = (
 
 def _norm(text: str) -> str:
     """Case, quotes and surrounding space, a URL's scheme, ``www.``, a trailing slash."""
-    text = _SPACE.sub(" ", text.strip().strip("'\"`").strip().casefold())
+    text = " ".join(text.strip().strip("'\"`").casefold().split())
     text = _SCHEME.sub("", text)
     if text.startswith("www."):
         text = text[4:]
     return text.rstrip("/") if "/" in text else text
 
 
-def _forms(value: str) -> set[str]:
-    """The normalized forms a value may be written in (compact: no spaces or dashes)."""
+@functools.lru_cache(maxsize=8)
+def _forms(value: str) -> frozenset[str]:
+    """The normalized forms a value may be written in (compact: no spaces or dashes).
+
+    The last few are kept: labelling compares one argument with every field of a run's
+    outputs, and a long argument is normalized once, not once per field."""
     base = _norm(value)
     forms = {base} if base else set()
     compact = _COMPACT_DROP.sub("", base)
     if compact and (" " not in value.strip() or _GROUPED.fullmatch(compact)):
         forms.add(compact)
-    return forms
+    return frozenset(forms)
 
 
 def _as_number(value: Any) -> float | None:
@@ -122,7 +125,7 @@ class Text:
 
     def __init__(self, raw: str) -> None:
         self.raw = raw
-        self.norm = _SPACE.sub(" ", raw.casefold())
+        self.norm = " ".join(raw.casefold().split())
         self._compact: str | None = None
         self._tokens: set[str] | None = None
         self._numbers: set[float] | None = None
@@ -166,7 +169,7 @@ class Text:
 
     def excerpt(self, value: Any) -> str:
         """A little of the text around ``value``, for a person to judge."""
-        shown = _SPACE.sub(" ", self.raw)
+        shown = " ".join(self.raw.split())
         lowered = shown.casefold()
         wanted = _norm(str(value))
         at = lowered.find(wanted) if wanted else -1

@@ -81,3 +81,13 @@ def test_labelling_a_long_hostile_value_takes_linear_time(unit: str) -> None:
     links_in(text)
     label_arguments({"memo": text}, TrustedInputs(texts={"task": text[:1000]}), [observation])
     assert time.perf_counter() - started < 10
+
+
+@pytest.mark.parametrize("unit", ["1 of jun. ", "june 1, ", "1st ", "\t \n"])
+def test_a_date_in_a_long_hostile_text_is_looked_for_in_linear_time(unit: str) -> None:
+    """The spelled-out date forms are searched in one linear pass, whatever the text."""
+    text = Text(unit * (400_000 // len(unit)))
+    started = time.perf_counter()
+    assert not text.contains("2024-06-01")
+    text.excerpt("2024-06-01")
+    assert time.perf_counter() - started < 10
