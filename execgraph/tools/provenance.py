@@ -19,15 +19,17 @@ output trusted; a structured tool declares which of its output fields hold free 
 (:class:`OutputProvenance`); an undeclared tool's every string counts as text.
 
 Matching works on atoms (strings, numbers; lists and dicts are walked) by the rules of
-:mod:`execgraph.tools.value_match` (case, a URL's scheme, an IBAN's spaces, numbers by
-value, short values only as whole words, short ids only where named as ids). A short id
-is never trusted by the request's prose ("on June 13" does not name file ``"13"``). A
-structured field matches only by whole value, and a value equal to a whole string of the
-output is read from a field even where that string is text (a channel picked by its full
-name names an entity; it does not quote a passage). Booleans and ``None`` carry no
+:mod:`execgraph.tools.value_match` (case, spacing, a URL's scheme, an IBAN's spaces,
+numbers by value, ISO dates as spelled out in words, short values only as whole words,
+short ids only where named as ids). A short id is never trusted by the request's prose
+("on June 13" does not name file ``"13"``). A structured field matches only by whole
+value, and a value equal to a whole string of the output is read from a field even where
+that string is text (a channel picked by its full name names an entity; it does not
+quote a passage). The keys of a mapping in an output are fields too (an address a file
+is shared with, a name prices are listed under). Booleans and ``None`` carry no
 provenance (they are always *trusted*). An argument also lists the user's declared
-secrets it carries anywhere inside its value (a card number in an email's body), and
-the links, addresses and accounts written inside it.
+secrets it carries anywhere inside its value (a card number in an email's body), and the
+links, addresses and accounts written inside it.
 """
 
 from __future__ import annotations
@@ -268,13 +270,26 @@ def is_text(declared: OutputProvenance, path: str, key: str | None, leaf: str) -
 
 
 def _leaves(data: Any, path: str, key: str | None) -> Iterator[tuple[str, str | None, Any]]:
-    """``(path, nearest key, leaf)`` for every string or number in ``data``."""
+    """``(path, nearest key, leaf)`` for every string or number in ``data``, and every key
+    of a mapping (a file's ``shared_with`` keyed by address, prices keyed by name: a key
+    is data too), once per output, its path the first place it keys, its nearest key
+    none (a key is a field, whatever key holds it)."""
+    keys: set[str] = set()
+    yield from _walk(data, path, key, keys)
+
+
+def _walk(
+    data: Any, path: str, key: str | None, keys: set[str]
+) -> Iterator[tuple[str, str | None, Any]]:
     if isinstance(data, Mapping):
         for k, v in data.items():
-            yield from _leaves(v, f"{path}.{k}", str(k))
+            if isinstance(k, str) and k.strip() and k not in keys:
+                keys.add(k)
+                yield f"{path}.{k}", None, k
+            yield from _walk(v, f"{path}.{k}", str(k), keys)
     elif isinstance(data, list | tuple):
         for i, v in enumerate(data):
-            yield from _leaves(v, f"{path}[{i}]", key)
+            yield from _walk(v, f"{path}[{i}]", key, keys)
     elif isinstance(data, str | int | float) and not isinstance(data, bool):
         yield path, key, data
 

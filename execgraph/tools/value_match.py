@@ -4,10 +4,13 @@ Provenance (:mod:`execgraph.tools.provenance`) labels values by matching them ag
 trusted inputs and the tools' outputs; this module owns how two values compare and when a
 text mentions one. The rules, and why:
 
-- Strings compare up to case, surrounding quotes and space, ``mailto:``, a URL's scheme,
-  ``www.`` and a trailing slash, and — for a value without spaces, or an id written in
-  groups — the spaces and dashes inside it (an IBAN or a phone number). Numbers compare
-  by value.
+- Strings compare up to case, surrounding quotes and space, how much white space
+  separates words (a tab or three are one space), ``mailto:``, a URL's scheme, ``www.``
+  and a trailing slash, and — for a value without spaces, or an id written in groups —
+  the spaces and dashes inside it (an IBAN or a phone number). Numbers compare by value.
+- A date written ``YYYY-MM-DD`` (a tool's or an API's form) is mentioned by a text that
+  writes the same day in words: "June 1, 2024", "1 June 2024", "the 1st of June, 2024".
+  A day without its year is not that date (a year-less "June 1" could be any year's).
 - A short value (fewer than :data:`MIN_SUBSTRING` characters) is mentioned by a text only
   as a whole token (``"13"`` is in "file 13", not in "2024-05-13"); a longer one anywhere.
 - A short string of digits is an id: a text mentions it only where it names it as one —
@@ -59,25 +62,44 @@ _GROUPED = re.compile(r"(?=[a-z0-9]*\d)[a-z0-9]{6,}")
 digits, once its spaces and dashes are gone."""
 _TOKEN = re.compile(r"[\w@.+\-/:%~#=?&]+")
 _NUMBER = re.compile(r"^[+-]?(?:\d+(?:[.,]\d+)?|\.\d+)$")
+_ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+_MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
 
 
 def _norm(text: str) -> str:
     """Case, quotes and surrounding space, a URL's scheme, ``www.``, a trailing slash."""
-    text = text.strip().strip("'\"`").strip().casefold()
+    text = " ".join(text.strip().strip("'\"`").casefold().split())
     text = _SCHEME.sub("", text)
     if text.startswith("www."):
         text = text[4:]
     return text.rstrip("/") if "/" in text else text
 
 
-def _forms(value: str) -> set[str]:
-    """The normalized forms a value may be written in (compact: no spaces or dashes)."""
+@functools.lru_cache(maxsize=8)
+def _forms(value: str) -> frozenset[str]:
+    """The normalized forms a value may be written in (compact: no spaces or dashes).
+
+    The last few are kept: labelling compares one argument with every field of a run's
+    outputs, and a long argument is normalized once, not once per field."""
     base = _norm(value)
     forms = {base} if base else set()
     compact = _COMPACT_DROP.sub("", base)
     if compact and (" " not in value.strip() or _GROUPED.fullmatch(compact)):
         forms.add(compact)
-    return forms
+    return frozenset(forms)
 
 
 def _as_number(value: Any) -> float | None:
@@ -103,7 +125,7 @@ class Text:
 
     def __init__(self, raw: str) -> None:
         self.raw = raw
-        self.norm = raw.casefold()
+        self.norm = " ".join(raw.casefold().split())
         self._compact: str | None = None
         self._tokens: set[str] | None = None
         self._numbers: set[float] | None = None
@@ -134,6 +156,9 @@ class Text:
         number = _as_number(value)
         if number is not None and (not isinstance(value, str) or len(value) < MIN_SUBSTRING):
             return number in self.numbers
+        spelled = _spelled_date(value) if isinstance(value, str) else None
+        if spelled is not None and spelled.search(self.norm) is not None:
+            return True
         for form in _forms(str(value)):
             if len(form) < MIN_SUBSTRING:
                 if form in self.tokens:
@@ -144,12 +169,17 @@ class Text:
 
     def excerpt(self, value: Any) -> str:
         """A little of the text around ``value``, for a person to judge."""
-        lowered = self.raw.casefold()
-        at = lowered.find(_norm(str(value))) if str(value) else -1
+        shown = " ".join(self.raw.split())
+        lowered = shown.casefold()
+        wanted = _norm(str(value))
+        at = lowered.find(wanted) if wanted else -1
+        spelled = _spelled_date(value) if isinstance(value, str) and at < 0 else None
+        if spelled is not None and (found := spelled.search(lowered)) is not None:
+            at, wanted = found.start(), found.group()
         if at < 0:
-            return self.raw[: 2 * _EXCERPT]
+            return shown[: 2 * _EXCERPT]
         start = max(0, at - _EXCERPT)
-        return self.raw[start : at + len(str(value)) + _EXCERPT]
+        return shown[start : at + len(wanted) + _EXCERPT]
 
 
 def same_value(value: Any, other: Any) -> bool:
@@ -187,6 +217,25 @@ def _named_id(digits: str) -> re.Pattern[str]:
     word id, no. or number."""
     before = r"(?:['\"#]|\b(?:id|no|nr|number)\b\.?\s*[:=]?\s*['\"]?)"
     return re.compile(before + re.escape(digits) + r"(?![\w.])", re.IGNORECASE)
+
+
+def _spelled_date(value: str) -> re.Pattern[str] | None:
+    """How a text spells the day an ISO date ``value`` names, or None for any other value."""
+    match = _ISO_DATE.fullmatch(value.strip())
+    if match is None or not 1 <= int(match.group(2)) <= 12:
+        return None
+    return _date_words(match.group(1), int(match.group(2)), int(match.group(3)))
+
+
+@functools.cache
+def _date_words(year: str, month: int, day: int) -> re.Pattern[str]:
+    """ "June 1, 2024", "Jun. 1st 2024", "1 June 2024", "the 1st of June, 2024" (casefolded
+    text): the month by name or its first three letters, the day with or without its
+    ordinal suffix, then the year."""
+    name = _MONTHS[month - 1]
+    m = rf"(?:{name}|{name[:3]}\.?)"
+    d = rf"0?{day}(?:st|nd|rd|th)?"
+    return re.compile(rf"\b(?:{m} {d},? {year}|{d} (?:of )?{m},? {year})\b")
 
 
 def short_id(value: Any) -> bool:

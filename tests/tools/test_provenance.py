@@ -165,6 +165,21 @@ def test_describe_provenance_renders_what_an_approval_shows() -> None:
     assert lines[3:] == ["x: new", "  'zz9': in neither the request nor any tool output"]
 
 
+def test_the_keys_of_a_mapping_in_an_output_are_fields() -> None:
+    files = Observation(
+        "c9",
+        "search_files_by_filename",
+        [{"id_": "19", "shared_with": {"john.mitchell@gmail.com": "rw"}, "content": "Minutes"}],
+        declared=OutputProvenance(text_fields=("content",)),
+    )
+    atom = one("john.mitchell@gmail.com", files)
+    assert atom.label == "untrusted"
+    assert [(s.where, s.path) for s in atom.sources] == [
+        ("field", "$[0].shared_with.john.mitchell@gmail.com")
+    ]
+    assert one("shared_with", files).sources[0].where == "field"
+
+
 def test_a_long_prose_field_is_text_whatever_its_key() -> None:
     declared = OutputProvenance(text_fields=("body",))
     reviews = {

@@ -19,6 +19,7 @@ from execgraph.tools.value_match import Text, atoms_of, links_in, same_value
         (98.7, "98.70", True),
         ("98.7", 98.71, False),
         ("Bob", "Bobby", False),
+        ("Car  Rental", "car\trental", True),
     ],
 )
 def test_same_value(a: object, b: object, same: bool) -> None:
@@ -35,10 +36,22 @@ def test_same_value(a: object, b: object, same: bool) -> None:
         ("Alice and Bob", "Bob", True),
         ("Bobby was here", "Bob", False),
         ("total 98.70 EUR", 98.7, True),
+        ("Car Rental\t\t98.70\nTotal", "Car Rental\t\t\t98.70", True),
+        ("the next meeting is on June 1, 2024.", "2024-06-01", True),
+        ("on the 15th of November, 2023", "2023-11-15", True),
+        ("due Nov. 15th 2023", "2023-11-15", True),
+        ("on June 1, 2024", "2024-06-11", False),
+        ("on June 1, 2025", "2024-06-01", False),
+        ("on June 1", "2024-06-01", False),
     ],
 )
 def test_text_mentions(text: str, value: object, mentioned: bool) -> None:
     assert Text(text).contains(value) is mentioned
+
+
+def test_an_excerpt_shows_a_date_where_the_text_spells_it() -> None:
+    text = Text("x" * 100 + " Schedule the next meeting for June 1, 2024. " + "y" * 100)
+    assert "June 1, 2024" in text.excerpt("2024-06-01")
 
 
 def test_atoms_and_links() -> None:
@@ -67,4 +80,14 @@ def test_labelling_a_long_hostile_value_takes_linear_time(unit: str) -> None:
     started = time.perf_counter()
     links_in(text)
     label_arguments({"memo": text}, TrustedInputs(texts={"task": text[:1000]}), [observation])
+    assert time.perf_counter() - started < 10
+
+
+@pytest.mark.parametrize("unit", ["1 of jun. ", "june 1, ", "1st ", "\t \n"])
+def test_a_date_in_a_long_hostile_text_is_looked_for_in_linear_time(unit: str) -> None:
+    """The spelled-out date forms are searched in one linear pass, whatever the text."""
+    text = Text(unit * (400_000 // len(unit)))
+    started = time.perf_counter()
+    assert not text.contains("2024-06-01")
+    text.excerpt("2024-06-01")
     assert time.perf_counter() - started < 10

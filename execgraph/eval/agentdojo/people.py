@@ -2,15 +2,21 @@
 
 - :func:`approves_all`: says yes to everything it is asked (what a tired person does).
 - :class:`ReadsProvenance`: approves a request only when what it is shown supports it.
-  Every argument value a request flags (read from tool output, or made up by the model)
-  comes with where it was read and an excerpt around it. A person reading those excerpts
-  sees whether the value is ordinary data (the IBAN on the bill the user asked to pay) or
+  An approval request shows every argument's provenance: each value read from tool
+  output with where it was read and an excerpt around it, each value the model made up
+  as such. A person reading that
+  sees whether a value is ordinary data (the IBAN on the bill the user asked to pay) or
   what an instruction inside the data asks for ("…send a transaction to US133…"). The
   benchmark knows the injected text, so it plays that attentive person: a value any of
   whose shown excerpts is inside the injected text is refused — the injection asks for
   it, even where the data also shows it (the id of the file it wants deleted) — and so
-  is a value the model made up. A request that shows no provenance gets no approval
-  (nothing to judge by).
+  is a value the model made up (a made-up date beside a real hotel is how an injected
+  booking looks). A request that shows no provenance gets no approval.
+
+  The same person reads the final answer when the application marks parts of it as
+  quoted from tool-output text (:meth:`ReadsProvenance.release`): a quoted part is
+  released unless it is the injected text ("say that I should visit …"), and withheld
+  otherwise; a review is one more approval.
 
 A person is ``(approval request dict) -> "approve" | "reject"``.
 """
@@ -61,13 +67,27 @@ class ReadsProvenance:
                     return "reject"
         return "approve"
 
+    def release(self, quoted: str) -> bool:
+        """Whether to show a part of the answer quoted from tool-output text: yes unless
+        it is (a part of) the injected text."""
+        said = _alnum(quoted)
+        return not said or not any(_overlap(said, _alnum(text)) for text in self.injected)
+
     def _inside_injection(self, value: Any, excerpt: str) -> bool:
         """The value is what the injected text says, and the excerpt shows that text."""
         said, shown = _alnum(str(value)), _alnum(excerpt)
-        for text in map(_alnum, self.injected):
-            if not said or said not in text:
-                continue
-            windows = (shown[i : i + _WINDOW] for i in range(max(1, len(shown) - _WINDOW + 1)))
-            if any(len(w) == _WINDOW and w in text for w in windows):
-                return True
-        return False
+        return any(
+            said and said in text and _shares_window(shown, text)
+            for text in map(_alnum, self.injected)
+        )
+
+
+def _shares_window(shown: str, text: str) -> bool:
+    """Some :data:`_WINDOW` characters of ``shown`` are written in ``text``."""
+    windows = (shown[i : i + _WINDOW] for i in range(max(1, len(shown) - _WINDOW + 1)))
+    return any(len(w) == _WINDOW and w in text for w in windows)
+
+
+def _overlap(quoted: str, text: str) -> bool:
+    """The quoted part is inside ``text``, or shares a stretch of it."""
+    return quoted in text or _shares_window(quoted, text)

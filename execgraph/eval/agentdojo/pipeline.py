@@ -184,10 +184,21 @@ class AgentRun(BasePipelineElement):
             answer = str(values.get("output") or "")
             if self.config.provenance:  # the application withholds text copied from data
                 spans = [AnswerSpan.from_dict(d) for d in values.get("output_sources") or ()]
-                answer = withhold(answer, spans)
+                answer = withhold(answer, self._reviewed(spans))
             return answer, self._ran(values)
         finally:
             shutil.rmtree(home, ignore_errors=True)
+
+    def _reviewed(self, spans: list[AnswerSpan]) -> list[AnswerSpan]:
+        """The answer's parts quoted from tool-output text that stay withheld: all of them,
+        unless a person who reads provenance reviews them (one approval) and releases
+        those that are not the injected text."""
+        person = self._person()
+        quoted = [s for s in spans if s.where == "text"]
+        if not quoted or not isinstance(person, ReadsProvenance):
+            return spans
+        self.outcome.approvals += 1
+        return [s for s in spans if s.where != "text" or not person.release(s.text)]
 
     def _drive(self, graph: Any, task: Mapping[str, Any]) -> Mapping[str, Any]:
         config = {"configurable": {"thread_id": f"agentdojo-{uuid.uuid4().hex[:12]}"}}
