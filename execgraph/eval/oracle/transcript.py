@@ -20,7 +20,11 @@ from execgraph.eval.tasks.common import Seen
 
 __all__ = ["observe", "text_of"]
 
-_BLOCK = re.compile(r'^<tool_output tool="[^"]*" untrusted="true">\n(.*)\n</tool_output>$', re.S)
+# An old observation ends with the runtime's note of its age: "(observed 2 h ago)".
+_BLOCK = re.compile(
+    r'^<tool_output tool="[^"]*" untrusted="true">\n(.*)\n</tool_output>(?:\n\(observed [^)]*\))?$',
+    re.S,
+)
 _STEP = re.compile(
     r'step ([A-Za-z0-9_.-]+): <tool_output tool="[^"]*" untrusted="true">\n(.*?)\n</tool_output>',
     re.S,

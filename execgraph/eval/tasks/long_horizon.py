@@ -125,7 +125,7 @@ def _follow(step: str) -> Any:
     def args(seen: Seen) -> dict[str, Any]:
         found = _NEXT.search(str(seen.data[step]["content"]))
         if found is None or found.group(1) == "none":
-            raise ValueError("no next page")
+            raise KeyError("the page names no next page")
         return {"path": found.group(1)}
 
     return args
@@ -135,7 +135,7 @@ def _write_balance(step: str, path: str, label: str) -> Any:
     def args(seen: Seen) -> dict[str, Any]:
         found = _BALANCE.search(str(seen.data[step]["content"]))
         if found is None:
-            raise ValueError("no balance on the page")
+            raise KeyError("the page shows no balance")
         return {"path": path, "content": f"{label}: {found.group(1)}\n"}
 
     return args
@@ -270,7 +270,7 @@ def _get_page(page: int) -> Any:
     def args(seen: Seen) -> dict[str, Any]:
         nxt = body(seen.data[f"g{page - 1}"])["next"]
         if not nxt:
-            raise ValueError("no next page")
+            raise KeyError("the page names no next page")
         return {"url": f"{seen.base}{nxt}"}
 
     return args
