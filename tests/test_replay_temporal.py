@@ -3,24 +3,20 @@ record, and the public replay reads it there as from any other store."""
 
 from __future__ import annotations
 
-import asyncio
-import threading
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 
 import pytest
-from temporalio.client import Client
 
 from execgraph import build_graph, replay
 from execgraph.demo.build import DEMO_STAGES, demo_task, demo_tools
 from execgraph.demo.research import RESEARCH_CHECKS
 from execgraph.engines.answers import approve
 from execgraph.engines.spec import RunSpec
-from execgraph.engines.temporal import TemporalEngine, make_worker
-from tests.support.temporal_runs import demo_graphs
+from execgraph.engines.temporal import TemporalEngine
+from tests.support.temporal_runs import demo_graphs, worker_on_thread
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -28,23 +24,8 @@ pytestmark = pytest.mark.timeout(180)
 @contextmanager
 def _worker(temporal_address: str, tmp_path: Path) -> Iterator[str]:
     """A task queue served by one worker on a thread of its own (the approval key set)."""
-    name = f"replay-{uuid.uuid4().hex[:8]}"
-    loop = asyncio.new_event_loop()
-    stop = asyncio.Event()
-    ready = threading.Event()
-
-    async def serve() -> None:
-        client = await Client.connect(temporal_address)
-        async with make_worker(client, name, demo_graphs(tmp_path), heartbeat_s=0.5):
-            ready.set()
-            await stop.wait()
-
-    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
-    thread.start()
-    assert ready.wait(60), "the worker never started"
-    yield name
-    loop.call_soon_threadsafe(stop.set)
-    thread.join(60)
+    with worker_on_thread(temporal_address, "replay", demo_graphs(tmp_path)) as name:
+        yield name
 
 
 def test_public_replay_of_a_temporal_run_from_the_workers_store(

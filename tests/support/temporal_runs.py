@@ -1,10 +1,11 @@
 """Runs on a real Temporal server for the tests: an in-process worker and a tool to cancel.
 
 :func:`worker_running` runs one worker (``make_worker``) in this process for the body of an
-``async with``; :func:`waiting_graphs` builds, per run, a react graph whose scripted model
-calls ``wait_for_cancel`` once and then finishes. The tool marks ``started`` in its world,
-then waits on its call's cancel signal (bounded) and writes ``saw-cancel`` when it fires,
-so a test sees that a Temporal cancel reached the running tool, not just the workflow.
+``async with``, :func:`worker_on_thread` for the body of a ``with`` (on a thread and event
+loop of its own, so a synchronous test drives the engine); :func:`waiting_graphs` builds,
+per run, a react graph whose scripted model calls ``wait_for_cancel`` once and then
+finishes. The tool marks ``started`` in its world, then waits on its call's cancel signal
+(bounded) and writes ``saw-cancel`` when it fires, so a test sees that a Temporal cancel reached the running tool, not just the workflow.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ import asyncio
 import os
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +39,7 @@ __all__ = [
     "in_another_process",
     "until",
     "waiting_graphs",
+    "worker_on_thread",
     "worker_running",
 ]
 
@@ -151,3 +155,30 @@ def asking_graphs(base: Path) -> Callable[[RunSpec], RunGraph]:
         return built[spec.run_id]
 
     return graph_for
+
+
+@contextmanager
+def worker_on_thread(address: str, prefix: str, graphs: Graphs) -> Iterator[str]:
+    """A new task queue served by one worker on a thread of its own while the body runs;
+    yields the queue's name."""
+    from temporalio.client import Client
+
+    name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    loop = asyncio.new_event_loop()
+    stop = asyncio.Event()
+    ready = threading.Event()
+
+    async def serve() -> None:
+        client = await Client.connect(address)
+        async with make_worker(client, name, graphs, heartbeat_s=0.5):
+            ready.set()
+            await stop.wait()
+
+    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
+    thread.start()
+    assert ready.wait(60), "the worker never started"
+    try:
+        yield name
+    finally:
+        loop.call_soon_threadsafe(stop.set)
+        thread.join(60)

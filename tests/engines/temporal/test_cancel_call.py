@@ -20,7 +20,7 @@ from execgraph.engines.temporal import TemporalEngine, make_worker
 from execgraph.state.errors import UsageError
 from execgraph.state.events import EventType
 from execgraph.state.store.sqlite import SqliteExecutionStore
-from tests.support.temporal_runs import demo_graphs, waiting_graphs
+from tests.support.temporal_runs import demo_graphs, waiting_graphs, worker_on_thread
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -30,23 +30,8 @@ GUARD_S = 60.0  # a broken path fails the test instead of hanging it (not a timi
 @pytest.fixture
 def queue(temporal_address: str, tmp_path: Path) -> Iterator[str]:
     """A task queue served by one worker (on a thread) whose runs wait to be cancelled."""
-    name = f"cancel-call-{uuid.uuid4().hex[:8]}"
-    loop = asyncio.new_event_loop()
-    stop = asyncio.Event()
-    ready = threading.Event()
-
-    async def serve() -> None:
-        client = await Client.connect(temporal_address)
-        async with make_worker(client, name, waiting_graphs(tmp_path), heartbeat_s=0.5):
-            ready.set()
-            await stop.wait()
-
-    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
-    thread.start()
-    assert ready.wait(60), "the worker never started"
-    yield name
-    loop.call_soon_threadsafe(stop.set)
-    thread.join(60)
+    with worker_on_thread(temporal_address, "cancel-call", waiting_graphs(tmp_path)) as name:
+        yield name
 
 
 def test_one_call_is_cancelled_on_temporal_and_the_run_goes_on(

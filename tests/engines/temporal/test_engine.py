@@ -3,22 +3,18 @@ server and a worker (here on a thread of this process, serving only the demo).""
 
 from __future__ import annotations
 
-import asyncio
-import threading
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from temporalio.client import Client
 
 from execgraph.demo.build import demo_task
 from execgraph.engines.answers import approve
 from execgraph.engines.spec import RunSpec
-from execgraph.engines.temporal import TemporalEngine, activities, make_worker
+from execgraph.engines.temporal import TemporalEngine, activities
 from execgraph.state.errors import UsageError
 from execgraph.state.store.sqlite import SqliteExecutionStore
-from tests.support.temporal_runs import demo_graphs
+from tests.support.temporal_runs import demo_graphs, worker_on_thread
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -26,23 +22,8 @@ pytestmark = pytest.mark.timeout(180)
 @pytest.fixture
 def queue(temporal_address: str, tmp_path: Path) -> Iterator[str]:
     """A task queue served by one worker on a thread of its own, while the test runs."""
-    name = f"engine-{uuid.uuid4().hex[:8]}"
-    loop = asyncio.new_event_loop()
-    stop = asyncio.Event()
-    ready = threading.Event()
-
-    async def serve() -> None:
-        client = await Client.connect(temporal_address)
-        async with make_worker(client, name, demo_graphs(tmp_path), heartbeat_s=0.5):
-            ready.set()
-            await stop.wait()
-
-    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
-    thread.start()
-    assert ready.wait(60), "the worker never started"
-    yield name
-    loop.call_soon_threadsafe(stop.set)
-    thread.join(60)
+    with worker_on_thread(temporal_address, "engine", demo_graphs(tmp_path)) as name:
+        yield name
 
 
 def test_a_run_is_started_answered_and_read_back_through_the_engine(
