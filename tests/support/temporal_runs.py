@@ -5,7 +5,8 @@
 loop of its own, so a synchronous test drives the engine); :func:`waiting_graphs` builds,
 per run, a react graph whose scripted model calls ``wait_for_cancel`` once and then
 finishes. The tool marks ``started`` in its world, then waits on its call's cancel signal
-(bounded) and writes ``saw-cancel`` when it fires, so a test sees that a Temporal cancel reached the running tool, not just the workflow.
+(bounded) and writes ``saw-cancel`` when it fires, so a test sees that a Temporal cancel
+reached the running tool, not just the workflow.
 """
 
 from __future__ import annotations
