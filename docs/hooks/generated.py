@@ -80,6 +80,9 @@ GENERATORS: dict[str, Callable[[Mapping[str, str]], str]] = {
     "agentdojo-table": lambda args: gen_evidence.agentdojo_tables(
         _data(args.get("data", "agentdojo.json")), args.get("suite", "all")
     ),
+    "agentdojo-reached": lambda args: gen_evidence.agentdojo_reached(
+        _data(args.get("data", "agentdojo.json"))
+    ),
     "agentdojo-list": lambda args: gen_evidence.agentdojo_lists(
         _data(args.get("data", "agentdojo.json")), args["config"], args.get("which", "lost")
     ),
