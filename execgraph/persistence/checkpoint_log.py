@@ -63,16 +63,15 @@ class CheckpointLog:
         self._lock = threading.Lock()  # LangGraph writes checkpoints from its own threads
         self._pending: list[Event] = []
 
-    def note(self, saved: RunnableConfig, metadata: Any) -> None:
-        """Keep the event of a committed checkpoint; write the batch once it is full."""
+    def note(self, saved: RunnableConfig, metadata: Any) -> bool:
+        """Keep the event of a committed checkpoint; True once a batch is full and should
+        be written (:meth:`flush`; off the event loop where the saver is async)."""
         event = checkpoint_event(saved, metadata)
         if event is None:
-            return
+            return False
         with self._lock:
             self._pending.append(event)
-            full = len(self._pending) >= BATCH
-        if full:
-            self.flush()
+            return len(self._pending) >= BATCH
 
     def flush(self) -> None:
         """Write the events kept so far (best effort)."""

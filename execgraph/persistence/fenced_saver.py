@@ -23,6 +23,7 @@ the write are not one transaction; the window is one statement wide).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Collection, Iterator, Sequence
 from typing import Any
 
@@ -66,7 +67,8 @@ class FencedSaver(BaseCheckpointSaver[Any]):
     ) -> RunnableConfig:
         self._check(config)
         saved = self.inner.put(config, checkpoint, metadata, new_versions)
-        self.checkpoints.note(saved, metadata)
+        if self.checkpoints.note(saved, metadata):
+            self.checkpoints.flush()
         return saved
 
     def put_writes(
@@ -88,7 +90,8 @@ class FencedSaver(BaseCheckpointSaver[Any]):
     ) -> RunnableConfig:
         self._check(config)  # one cheap check; a store read only for a stalled worker
         saved = await self.inner.aput(config, checkpoint, metadata, new_versions)
-        self.checkpoints.note(saved, metadata)
+        if self.checkpoints.note(saved, metadata):
+            await asyncio.to_thread(self.checkpoints.flush)  # a store write: off the loop
         return saved
 
     async def aput_writes(

@@ -71,10 +71,22 @@ def cli(*args: str, home: Path | None = None, **env: str) -> Result:
     from typer.testing import CliRunner
 
     from execgraph.cli.commands import app
+    from execgraph.cli.drive import out
+    from execgraph.cli.options import err
 
     shell: dict[str, str | None] = {k: None for k in os.environ if k.startswith("EXECGRAPH_")}
     shell.update(cli_env(home, **env))
-    result = CliRunner().invoke(app, list(args), env=shell, catch_exceptions=False)
+    # The CLI's consoles read their width once, when first imported, from whatever
+    # environment the process had then; a command run here gets the width it is given,
+    # as a process of its own would, whichever test imported them first.
+    widths = [(console, console.width) for console in (out, err)]
+    for console, _ in widths:
+        console.width = int(shell["COLUMNS"] or 80)
+    try:
+        result = CliRunner().invoke(app, list(args), env=shell, catch_exceptions=False)
+    finally:
+        for console, width in widths:
+            console.width = width
     return Result(result.exit_code, clean(result.stdout), clean(result.stderr))
 
 

@@ -183,3 +183,5 @@ def worker_on_thread(address: str, prefix: str, graphs: Graphs) -> Iterator[str]
     finally:
         loop.call_soon_threadsafe(stop.set)
         thread.join(60)
+        if not thread.is_alive():
+            loop.close()

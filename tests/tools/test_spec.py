@@ -230,6 +230,7 @@ def test_worker_threads_reuse_their_event_loop_and_close_it_when_they_end() -> N
     def call(_: int) -> None:
         loops.setdefault(threading.get_ident(), set()).add(resolve_awaitable(which_loop()))
 
+    gc.collect()  # another test's garbage (a loop it left open) is not this test's
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         pool = ThreadPoolExecutor(max_workers=2)
