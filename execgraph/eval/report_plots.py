@@ -55,8 +55,10 @@ def _at_least_0(est: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
 
 def _gap(high: float, low: float) -> float:
+    """An error bar's length: never negative (an interval whose end rounds past its mean,
+    or one that does not contain it), 0 where unknown or infinite."""
     gap = high - low
-    return gap if math.isfinite(gap) else 0.0
+    return max(gap, 0.0) if math.isfinite(gap) else 0.0
 
 
 def plot(data: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
