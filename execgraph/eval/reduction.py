@@ -24,7 +24,8 @@ from typing import Any
 from execgraph.eval.ablations import BASELINE, FIXED_VS_DYNAMIC
 from execgraph.eval.cells import CellResult
 from execgraph.eval.config import EvalConfig
-from execgraph.eval.metrics import Estimate, aggregate, estimate
+from execgraph.eval.intervals import Estimate, estimate
+from execgraph.eval.metrics import aggregate
 
 __all__ = ["ALL", "CLASS_METRICS", "TIMING_METRICS", "EvalReport", "reduce"]
 

@@ -24,7 +24,7 @@ from execgraph.eval.report_tables import EFFECT_METRICS, METRIC_LABELS, markdown
 
 if TYPE_CHECKING:  # reading a written report (markdown, plot) loads no suite
     from execgraph.eval.cells import CellResult
-    from execgraph.eval.metrics import Estimate
+    from execgraph.eval.intervals import Estimate
     from execgraph.eval.reduction import EvalReport
 
 __all__ = [

@@ -13,16 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from execgraph.eval.intervals import Estimate, estimate, t_quantile
 from execgraph.eval.metrics import (
     METRIC_KEYS,
-    Estimate,
     RunMetrics,
     aggregate,
     declared_costs,
-    estimate,
     load_events,
     run_metrics,
-    t_quantile,
 )
 from execgraph.state.events import EventType
 from execgraph.state.store.sqlite import SqliteExecutionStore
