@@ -9,14 +9,10 @@ again, in words carrying an OSC 52 clipboard write.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-import threading
 import unicodedata
-import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -123,32 +119,13 @@ def raw_cli(*args: str, **env: str) -> tuple[int, str]:
     return result.exit_code, result.stdout + result.stderr
 
 
-@contextmanager
 def worker_thread(
     address: str, graph_for: Any, *, heartbeat_s: float = 0.5, namespace: str = "default"
-) -> Iterator[str]:
+) -> AbstractContextManager[str]:
     """A worker serving ``graph_for`` on a task queue of its own (in ``namespace``), on a
     thread of this process, while the block runs; yields the task queue."""
-    from temporalio.client import Client
+    from tests.support.temporal_runs import worker_on_thread  # needs the Temporal extra
 
-    from execgraph.engines.temporal import make_worker
-
-    queue = f"trust-{uuid.uuid4().hex[:8]}"
-    loop = asyncio.new_event_loop()
-    stop = asyncio.Event()
-    ready = threading.Event()
-
-    async def serve() -> None:
-        client = await Client.connect(address, namespace=namespace)
-        async with make_worker(client, queue, graph_for, heartbeat_s=heartbeat_s):
-            ready.set()
-            await stop.wait()
-
-    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
-    thread.start()
-    assert ready.wait(60), "the worker never started"
-    try:
-        yield queue
-    finally:
-        loop.call_soon_threadsafe(stop.set)
-        thread.join(60)
+    return worker_on_thread(
+        address, "trust", graph_for, heartbeat_s=heartbeat_s, namespace=namespace
+    )

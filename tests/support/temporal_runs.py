@@ -159,9 +159,16 @@ def asking_graphs(base: Path) -> Callable[[RunSpec], RunGraph]:
 
 
 @contextmanager
-def worker_on_thread(address: str, prefix: str, graphs: Graphs) -> Iterator[str]:
-    """A new task queue served by one worker on a thread of its own while the body runs;
-    yields the queue's name."""
+def worker_on_thread(
+    address: str,
+    prefix: str,
+    graphs: Graphs,
+    *,
+    heartbeat_s: float = 0.5,
+    namespace: str = "default",
+) -> Iterator[str]:
+    """A new task queue (in ``namespace``) served by one worker on a thread of its own
+    while the body runs; yields the queue's name."""
     from temporalio.client import Client
 
     name = f"{prefix}-{uuid.uuid4().hex[:8]}"
@@ -170,8 +177,8 @@ def worker_on_thread(address: str, prefix: str, graphs: Graphs) -> Iterator[str]
     ready = threading.Event()
 
     async def serve() -> None:
-        client = await Client.connect(address)
-        async with make_worker(client, name, graphs, heartbeat_s=0.5):
+        client = await Client.connect(address, namespace=namespace)
+        async with make_worker(client, name, graphs, heartbeat_s=heartbeat_s):
             ready.set()
             await stop.wait()
 
