@@ -20,7 +20,7 @@ from execgraph.eval.metrics import run_metrics
 from execgraph.nodes.cancel import cancel_requested
 from execgraph.state.events import EventType
 from execgraph.testing import ScriptedChatModel
-from tests.nodes.test_waits import _Clock, _cfg, _task
+from tests.nodes.test_waits import _cfg, _Clock, _task
 
 published: list[str] = []
 

@@ -82,7 +82,9 @@ def resumed(call: Call) -> ToolResult | None:
         request_cancel(store, call.request.run_id, why)
         return _not_completed(call, ToolCancelled(f"{why}; the run is cancelled"))
     _ended(call, wait, "expired: reject")
-    return _not_completed(call, WaitExpired(f"{why}: the call never resumed, so it did not complete"))
+    return _not_completed(
+        call, WaitExpired(f"{why}: the call never resumed, so it did not complete")
+    )
 
 
 def _interrupts(asked: GraphInterrupt) -> list[Interrupt]:
