@@ -12,11 +12,13 @@ to the arguments each pending call has now.
 A Temporal cancel reaches the running advance (its heartbeat delivers it), which logs a
 cancel request in the store; the running tool sees it within a poll and the run stops
 CANCELLED. A run paused for a person is ended by one more advance that refuses the
-pending calls. A paused run also waits with a timer: at the first of its waits'
-deadlines (:mod:`execgraph.state.waits`) it advances by itself, and the worker ends the
-waits past their deadline by their expiry policy, with no signal from anyone. A run that ended CANCELLED so ends its workflow as Temporal's own
+pending calls. A run that ended CANCELLED so ends its workflow as Temporal's own
 Canceled (its status query still answers with the run's final :class:`Reached`); any
 other end is the workflow's result.
+
+A paused run also waits with a timer: at the first of its waits' deadlines
+(:mod:`execgraph.state.waits`) it advances by itself, and the worker ends the waits past
+their deadline (by the store's clock) by their expiry policy, with no signal from anyone.
 
 A look (:class:`ExecgraphLook`) is a short workflow of its own: one activity on a worker
 reads a run's records (its trace, a replay) or records a person's verdict on a call, so
