@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command, interrupt
@@ -119,19 +120,22 @@ def test_an_expired_question_can_cancel_the_call_and_the_run(tmp_path: Path) -> 
     assert _result(out)["outcome"] == "cancelled"
 
 
-def test_an_expired_question_is_escalated_once_then_answered(tmp_path: Path) -> None:
+@pytest.mark.parametrize("by_id", [True, False], ids=["answer-by-id", "plain-answer"])
+def test_an_expired_question_is_escalated_once_then_answered(tmp_path: Path, by_id: bool) -> None:
     published.clear()
     app, store = _app(tmp_path)
     waits = {"timeout_s": 30, "on_expiry": "escalate", "escalate_to": "the editor in chief"}
     [first] = app.invoke(_task(**waits), _cfg("t5"))["__interrupt__"]
     store.offset = 31
-    out = app.invoke(Command(resume={first.id: "yes"}), _cfg("t5"))  # too late
+    late = {first.id: "yes"} if by_id else "yes"
+    out = app.invoke(Command(resume=late), _cfg("t5"))  # too late: it does not count
     [again] = out["__interrupt__"]
     assert again.value == first.value and published == []  # the tool's question, again
     wait = view_of(app, "t5").interrupts[0]["wait"]
     assert wait["escalated_to"] == "the editor in chief" and wait["on_expiry"] == "reject"
     assert wait["asked_at"] >= store.clock() - 1 and wait["expires_at"] == wait["asked_at"] + 30
-    out = app.invoke(Command(resume={again.id: "ok"}), _cfg("t5"))  # in the new deadline
+    in_time = {again.id: "ok"} if by_id else "ok"
+    out = app.invoke(Command(resume=in_time), _cfg("t5"))  # within the new deadline
     assert out["status"] == "COMPLETED" and published == ["q3.md: ok"]
 
 
