@@ -35,6 +35,7 @@ __all__ = [
     "hash_shown",
     "interrupt_summary",
     "value_text",
+    "wait_summary",
 ]
 
 SHOWN_CHARS = 500
@@ -107,6 +108,16 @@ def interrupt_summary(value: Any, flags: str = "") -> str:
     if kind == "wait":
         return f"the event {short(value.get('event', ''), 120)}" + _deadline(value)
     return short(value, 100)
+
+
+def wait_summary(item: Mapping[str, Any], flags: str = "") -> str:
+    """One line naming what a pending interrupt (``{"id", "value"}``) waits for; a tool's
+    own question also says until when (its ``wait``, logged beside it)."""
+    wait = item.get("wait")
+    if not isinstance(wait, Mapping):
+        return interrupt_summary(item.get("value"), flags)
+    asked = f"an answer to {short(wait.get('tool'), 80)}'s question: "
+    return asked + short(item.get("value"), 120) + _deadline(wait)
 
 
 def _deadline(value: Mapping[str, Any]) -> str:

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from execgraph.cli.approvals import call_text, follow_ups, interrupt_summary
+from execgraph.cli.approvals import call_text, follow_ups, interrupt_summary, wait_summary
 from execgraph.cli.inert import inert, short
 from execgraph.engines.spec import CANCELLED, RunView
 from execgraph.state.contracts import BudgetKind
@@ -322,8 +322,8 @@ def render_status(console: Console, view: RunView, flags: str = "") -> None:
     if view.error and current not in ("COMPLETED", "RUNNING", "WAITING"):
         console.print(Text(f"error: {short(view.error, 300)}", style="red"), soft_wrap=True)
     waiting = [item["value"] for item in view.interrupts]
-    for value in waiting:
-        shown = f"  waiting for {interrupt_summary(value, flags)}"
+    for item in view.interrupts:
+        shown = f"  waiting for {wait_summary(item, flags)}"
         console.print(Text(shown, style="yellow"), soft_wrap=True)
     hints = follow_ups(view.run_id, waiting, flags) if waiting else []
     if spec is None:

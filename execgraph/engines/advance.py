@@ -22,13 +22,14 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from langgraph.types import Command
 
 from execgraph.engines.answers import binding_problem, refusal
 from execgraph.engines.spec import TERMINAL, RunView
+from execgraph.engines.waits import tool_waits
 from execgraph.nodes.cancel import request_cancel
 from execgraph.state.compiled import RunGraph
 from execgraph.state.contracts import ApprovalDecision
@@ -147,8 +148,13 @@ def advance(graph: RunGraph, thread: str, step: Step, *, watch: Watch | None = N
 
 
 def view_of(graph: RunGraph, thread: str, **known: Any) -> RunView:
-    """Where ``thread`` is, from its last checkpoint (``known``: more RunView fields)."""
-    return view_of_state(thread, graph.get_state(config_of(thread)), **known)
+    """Where ``thread`` is, from its last checkpoint (``known``: more RunView fields); a
+    tool's own question carries its wait (:func:`~execgraph.engines.waits.tool_waits`)."""
+    view = view_of_state(thread, graph.get_state(config_of(thread)), **known)
+    store = getattr(graph, "run_store", None)
+    if view.interrupts and store is not None:
+        view = replace(view, interrupts=tool_waits(view.interrupts, store, thread))
+    return view
 
 
 def view_of_state(thread: str, state: Any, **known: Any) -> RunView:

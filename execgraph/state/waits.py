@@ -7,7 +7,8 @@ clock (``store.clock()``, one clock for every worker), and has a deadline: the r
 ``timeout_s``, else the runtime's default (24 hours), never past the run's own deadline.
 
 What happens when the deadline passes (judged by the same clock, when the run is next
-resumed or answered: :func:`~execgraph.engines.answers.expiry_answers`):
+resumed or answered: :func:`~execgraph.engines.waits.expired_answers`; on Temporal the
+workflow resumes itself at the deadline, with a timer):
 
 - ``reject`` (the default): the wait ends unanswered; an approval is refused, the model is
   told that no answer came, and the run goes on;
@@ -16,7 +17,9 @@ resumed or answered: :func:`~execgraph.engines.answers.expiry_answers`):
   that one passes too, the wait is rejected.
 
 A task sets the default for its run (``TaskSpec.waits``) and per tool
-(``waits.tools[name]``: the approvals of that tool).
+(``waits.tools[name]``: the approvals of that tool, and the questions the tool asks
+itself with ``interrupt()``: expired, such a call is recorded as not completed,
+:mod:`execgraph.nodes.executor.recovery.tool_wait`).
 """
 
 from __future__ import annotations

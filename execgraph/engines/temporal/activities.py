@@ -49,6 +49,7 @@ from execgraph.engines.reading import report_json, trace_of
 from execgraph.engines.spec import RunView
 from execgraph.engines.temporal.messages import Advance, Look, Reached, RunSpec, carried, cut
 from execgraph.engines.temporal.workflow import ADVANCE, BUG, LOOK
+from execgraph.engines.waits import expired_answers
 from execgraph.nodes.cancel import request_cancel
 from execgraph.state.compiled import RunGraph
 from execgraph.state.diagnostics import logger
@@ -170,12 +171,19 @@ class Advancer:
 
 
 def _drive(graph: RunGraph, step: Advance) -> Reached:
-    """Advance the thread once, from wherever its checkpoint says it is."""
+    """Advance the thread once, from wherever its checkpoint says it is (at a wait's
+    deadline: with the answers that end the waits past it, if any is by the store's clock)."""
     spec = step.spec
+    answers = step.answers
+    if step.expire:
+        view = view_of(graph, spec.run_id)
+        answers = expired_answers(view, graph.run_store.clock())  # type: ignore[attr-defined]
+        if not answers:
+            return _reached(view)
     view = advance(
         graph,
         spec.run_id,
-        Step(task=spec.task, answers=step.answers, cancel=CANCELLED_NOTE if step.cancel else None),
+        Step(task=spec.task, answers=answers, cancel=CANCELLED_NOTE if step.cancel else None),
     )
     return _reached(view)
 

@@ -56,12 +56,15 @@ class Advance:
 
     ``answers`` resume a pause (interrupt id → resume value) and are applied only while
     those interrupts are still pending, so a retried advance never answers a later one.
-    ``cancel`` ends the run: its pending approvals are refused, not run.
+    ``cancel`` ends the run: its pending approvals are refused, not run. ``expire`` ends
+    the waits past their deadline (judged by the store's clock, on the worker) by their
+    expiry policy; none past it, the run is reported as it is.
     """
 
     spec: RunSpec
     answers: dict[str, Any] | None = None
     cancel: bool = False
+    expire: bool = False
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,10 @@ pending calls. A run that ended CANCELLED so ends its workflow as Temporal's own
 Canceled (its status query still answers with the run's final :class:`Reached`); any
 other end is the workflow's result.
 
+A paused run also waits with a timer: at the first of its waits' deadlines
+(:mod:`execgraph.state.waits`) it advances by itself, and the worker ends the waits past
+their deadline (by the store's clock) by their expiry policy, with no signal from anyone.
+
 A look (:class:`ExecgraphLook`) is a short workflow of its own: one activity on a worker
 reads a run's records (its trace, a replay) or records a person's verdict on a call, so
 a client reaches every run through Temporal alone, finished runs included.
@@ -42,6 +46,7 @@ with workflow.unsafe.imports_passed_through():
         RunSpec,
         RunView,
     )
+    from execgraph.engines.waits import earliest_deadline
 
 __all__ = ["ADVANCE", "BUG", "LOOK", "ExecgraphLook", "ExecgraphRun", "Timing"]
 
@@ -55,6 +60,8 @@ BUG = "Bug"
 """The failure type of an advance that raised what execgraph does not raise: a bug, which
 ends the run at once (a retry would only run its reads again)."""
 
+_WAIT_TIMERS = "wait-deadline-timers"  # workflows started before waited without a timer
+_PAST_DEADLINE_S = 0.5  # the timer fires this long after a deadline (clocks differ a little)
 _MAX_ADVANCES = 1000  # a run pauses for people this often at most; more is a loop
 _ATTEMPTS = 100  # per advance: dead workers and busy stores (a bug is never retried)
 
@@ -101,7 +108,9 @@ class ExecgraphRun:
                 if not self._reached.interrupts:
                     step = Advance(spec)  # stopped short of its end: advance it again
                     continue
-                await workflow.wait_condition(lambda: self._answers is not None)
+                if not await self._answered():
+                    step = Advance(spec, expire=True)  # a deadline passed: its policy applies
+                    continue
                 step = Advance(spec, answers=self._answers)
                 self._answers = None
             return Reached(
@@ -117,6 +126,24 @@ class ExecgraphRun:
             if self._reached.status == "CANCELLED":
                 raise  # Temporal shows it as what it is: Canceled
             return self._reached  # it ended otherwise before the cancel reached it
+
+    async def _answered(self) -> bool:
+        """Wait for answers, until the first deadline of the run's waits (False: it came
+        first). Deadlines are the store's clock; the timer runs a little past, so the
+        worker's clock sees it passed (one that does not yet waits again)."""
+        until = earliest_deadline(self._reached.interrupts)
+        if until is None or not workflow.patched(_WAIT_TIMERS):
+            await workflow.wait_condition(lambda: self._answers is not None)
+            return True
+        left = max(until - workflow.time(), 0.0) + _PAST_DEADLINE_S
+        try:
+            await workflow.wait_condition(
+                lambda: self._answers is not None, timeout=left, timeout_summary="wait deadline"
+            )
+        except TimeoutError:
+            self._reached = Reached(status="RUNNING")  # answers wait for the expiry's advance
+            return False
+        return True
 
     async def _advance(self, step: Advance, heartbeat: timedelta) -> Reached:
         self._advances += 1

@@ -42,9 +42,10 @@ from execgraph.nodes.executor.deps import ExecutorDeps
 from execgraph.nodes.executor.record_lease import hold_record
 from execgraph.nodes.executor.recovery.abandoned import hold_until_ended
 from execgraph.nodes.executor.recovery.owner import await_owner
-from execgraph.nodes.executor.recovery.paused import mark_paused
+from execgraph.nodes.executor.recovery.paused import resumes_pause
 from execgraph.nodes.executor.recovery.probe import reconcile_unknown
 from execgraph.nodes.executor.recovery.take_over import take_over
+from execgraph.nodes.executor.recovery.tool_wait import paused, resumed
 from execgraph.nodes.executor.refusals import may_ask_again, uphold
 from execgraph.nodes.executor.stages.approval import answered, ask, question_for
 from execgraph.nodes.executor.stages.commit import (
@@ -294,6 +295,9 @@ def _run(call: Call, reservation: Reservation | None, log: Sequence[Event]) -> F
         recovered = take_over(call, previous, ctx, may_still_run=may_still_run)
         if recovered is not None:
             return commit(call, build_result(call, recovered.settled), recovered.locked)
+        expired = resumed(call) if resumes_pause(previous) else None  # its wait's deadline
+        if expired is not None:
+            return commit(call, expired, None)
     token = call.authorized.token_id
     if token and not call.deps.store.use_approval_token(token):
         used = ApprovalTokenInvalid("approval token was already used")
@@ -335,8 +339,8 @@ def _attempts(call: Call, ctx: InvokeContext, locked: Locked) -> _Attempts:
     while True:
         try:
             invoked = invoke(call, ctx)  # 7 invoke
-        except GraphInterrupt:  # the tool paused the run: recovery.paused
-            mark_paused(call.deps.store, call.key, call.attempt_id, locked)
+        except GraphInterrupt as asked:  # the tool paused the run: recovery.tool_wait
+            paused(call, asked, locked)
             raise
         if invoked.raised is not None:
             call.report("invoke", invoked.raised)

@@ -40,6 +40,7 @@ developer's misuse) and read here as one tree::
     │   ├── PermanentError
     │   ├── ResponseLostError     effect may have happened: outcome unknown
     │   ├── ToolCancelled
+    │   ├── WaitExpired           a tool's own question expired unanswered: not completed
     │   ├── ToolRaised            a tool raised something unnamed (text withheld)
     │   └── ModelRetry            a tool's message for the model: what to change (bounded)
     ├── ToolBug                   a tool's bug, raised to the developer, never the model
@@ -83,6 +84,7 @@ from execgraph.state.errors.acting import (
     ToolRaised,
     TransientError,
     VerificationError,
+    WaitExpired,
 )
 from execgraph.state.errors.admission import DependencyUnavailable, ReleaseMismatch
 from execgraph.state.errors.base import ExecGraphError, ObservationStatus, Phase
@@ -171,6 +173,7 @@ __all__ = [
     "UnresolvedOutcome",
     "UsageError",
     "VerificationError",
+    "WaitExpired",
 ]
 
 # Every error reports this package as its module, whichever file defines it: tracebacks,

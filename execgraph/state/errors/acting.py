@@ -28,6 +28,7 @@ __all__ = [
     "ToolRaised",
     "TransientError",
     "VerificationError",
+    "WaitExpired",
 ]
 
 
@@ -74,6 +75,11 @@ class ToolCancelled(AdapterError):
     """The call was cancelled before it finished."""
 
     status = ObservationStatus.CANCELLED
+
+
+class WaitExpired(AdapterError):
+    """A tool paused on its own question (``interrupt()``) and the wait expired unanswered:
+    it was never resumed, so it did not complete."""
 
 
 class ToolRaised(AdapterError):

@@ -1,0 +1,162 @@
+"""A tool's own question (``interrupt()`` inside it) is a wait with a deadline, like any other.
+
+When a tool pauses the run (:mod:`.paused`), its wait is stamped by the execution store's
+clock and logged as ``run.wait_started`` of the call (kind ``tool``: the tool, the call,
+the interrupt it paused on, its question, since and until when, and what its expiry
+does). The deadline and the policy are the task's wait rule for the tool
+(``waits.tools[name]``, else ``waits``: :mod:`execgraph.state.waits`), the same rule its
+approvals follow. The question itself is left as the tool asked it (a LangGraph client
+reads its own value back); the run's status shows the wait beside it
+(:func:`execgraph.engines.waits.tool_waits`).
+
+The run resumes the call from its start (:mod:`.paused`). Before the tool runs again,
+the stamp is judged by the same clock (:func:`resumed`): in time, the tool reads the
+answer; past the deadline, the answer does not count and the policy decides:
+
+- ``reject``: the call is committed failed (``WaitExpired``): the tool was interrupted
+  and never resumed, so it did not complete;
+- ``cancel``: the call is committed cancelled and the run is cancelled;
+- ``escalate``: the tool's question is asked again, once, of ``escalate_to``, with a new
+  deadline (the same interrupt, so its answer reaches the tool); if that one passes too,
+  the call is rejected.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from langgraph.errors import GraphInterrupt
+from langgraph.types import Interrupt
+
+from execgraph.nodes.cancel import request_cancel
+from execgraph.nodes.executor.call import Call, call_event
+from execgraph.nodes.executor.recovery.paused import mark_paused
+from execgraph.nodes.executor.stages.commit import failure_result
+from execgraph.nodes.executor.stages.lock import Locked
+from execgraph.state.contracts import ObservationStatus, Outcome, SideEffect, ToolResult
+from execgraph.state.errors import ToolCancelled, WaitExpired
+from execgraph.state.events import Event, EventType
+from execgraph.state.waits import DEFAULT_WAIT_S, wait_deadline
+
+__all__ = ["TOOL", "paused", "resumed"]
+
+TOOL = "tool"
+"""The ``kind`` of a tool's own wait (beside ``approval``, ``question`` and ``wait``)."""
+
+
+def paused(call: Call, asked: GraphInterrupt, locked: Locked) -> None:
+    """The tool raised ``asked`` (its ``interrupt()``): mark its record paused, free its
+    locks, and stamp each of its interrupts' waits (once: a re-run that pauses on the same
+    interrupt keeps the first stamp, so a wait's deadline never moves)."""
+    mark_paused(call.deps.store, call.key, call.attempt_id, locked)
+    for item in _interrupts(asked):
+        _stamp(call, item.id, item.value)
+
+
+def resumed(call: Call) -> ToolResult | None:
+    """For a call resumed from its tool's pause, before the tool runs again: None when its
+    wait was answered in time (the tool reads the answer), else what its expiry policy
+    makes of the call (a result to commit).
+
+    Raises:
+        GraphInterrupt: the policy escalates: the tool's question is asked again.
+    """
+    wait = _current(call)
+    if wait is None:
+        return None
+    store = call.deps.store
+    if store.clock() <= wait["expires_at"]:
+        _ended(call, wait, "answered")
+        return None
+    if wait["on_expiry"] == "escalate" and not wait.get("escalated_to"):
+        rule = call.request.wait
+        to = (rule.escalate_to if rule is not None else "") or "another person"
+        again = _stamp(call, wait["interrupt_id"], wait["question"], escalated_to=to)
+        mark_paused(store, call.key, call.attempt_id, Locked(keys=(), owner="", queued_ms=0))
+        raise GraphInterrupt((Interrupt(value=again["question"], id=again["interrupt_id"]),))
+    tool = call.request.tool.name
+    why = f"{tool} asked a question (interrupt()) that expired unanswered"
+    if wait["on_expiry"] == "cancel":
+        _ended(call, wait, "expired: cancel")
+        request_cancel(store, call.request.run_id, why)
+        return _not_completed(call, ToolCancelled(f"{why}; the run is cancelled"))
+    _ended(call, wait, "expired: reject")
+    return _not_completed(
+        call, WaitExpired(f"{why}: the call never resumed, so it did not complete")
+    )
+
+
+def _interrupts(asked: GraphInterrupt) -> list[Interrupt]:
+    found = asked.args[0] if asked.args else ()
+    return [i for i in found if isinstance(i, Interrupt)] if isinstance(found, tuple | list) else []
+
+
+def _stamp(
+    call: Call, interrupt_id: str, question: Any, escalated_to: str | None = None
+) -> dict[str, Any]:
+    """The wait's stamp, logged as ``run.wait_started`` of the call (the logged one if any)."""
+    store = call.deps.store
+    seq = f"{interrupt_id}:escalated" if escalated_to is not None else interrupt_id
+    logged = store.event(call_event(call.request, EventType.WAIT_STARTED, seq=seq).event_id)
+    if logged is not None:
+        return dict(logged.payload)
+    request = call.request
+    now = store.clock()
+    wait: dict[str, Any] = {
+        "kind": TOOL,
+        "run_id": request.run_id,
+        "call_id": request.call_id,
+        "tool": request.tool.name,
+        "interrupt_id": interrupt_id,
+        "question": _plain(question),
+        "asked_at": now,
+        "expires_at": wait_deadline(now, request.wait, DEFAULT_WAIT_S, request.deadline),
+        "on_expiry": "reject"
+        if escalated_to is not None or request.wait is None
+        else request.wait.on_expiry,
+    }
+    if escalated_to is not None:
+        wait["escalated_to"] = escalated_to
+    store.append_events([call_event(request, EventType.WAIT_STARTED, seq=seq, payload=wait)])
+    return wait
+
+
+def _current(call: Call) -> dict[str, Any] | None:
+    """The call's latest tool wait (an escalated one after the wait it replaced)."""
+    logged: list[Event] = call.deps.store.events(
+        call.request.run_id, call_id=call.request.call_id, types=[EventType.WAIT_STARTED]
+    )
+    waits = [dict(e.payload) for e in logged if e.payload.get("kind") == TOOL]
+    return waits[-1] if waits else None
+
+
+def _ended(call: Call, wait: dict[str, Any], how: str) -> None:
+    """Log how the wait ended, and when (the store's clock): metrics count its time."""
+    payload = {"how": how, "kind": TOOL, "asked_at": wait["asked_at"]}
+    payload["ended_at"] = call.deps.store.clock()
+    seq = wait["interrupt_id"] + (":escalated" if wait.get("escalated_to") else "")
+    ended = call_event(call.request, EventType.WAIT_ENDED, seq=seq, payload=payload)
+    call.deps.store.append_events([ended])
+
+
+def _not_completed(call: Call, error: WaitExpired | ToolCancelled) -> ToolResult:
+    """The call's result: the tool ran to its question and never went on."""
+    result = failure_result(call.request, error, tool_version=call.spec.version)
+    cancelled = isinstance(error, ToolCancelled)
+    return result.model_copy(
+        update={
+            "outcome": Outcome.CANCELLED if cancelled else Outcome.FAILED,
+            "status": ObservationStatus.CANCELLED if cancelled else result.status,
+            "side_effect": SideEffect(
+                attempted=True,
+                committed=False,
+                summary="interrupted at its own question, never resumed: did not complete",
+            ),
+        }
+    )
+
+
+def _plain(value: Any) -> Any:
+    """The question as JSON (what an event holds)."""
+    return json.loads(json.dumps(value, default=str))
