@@ -122,7 +122,9 @@ def test_the_offered_tool_names_the_tools_of_the_turn(tmp_path: Path) -> None:
 
 def test_a_rejected_call_does_not_run_and_the_rejection_sticks(tmp_path: Path) -> None:
     direct = call("write_file", {"path": "report.txt", "content": "Fact: 42."}, "again")
-    app, model, store, ws = _graph(tmp_path, "react", [ASK, direct, call("abort", {"reason": "no"})])
+    app, model, store, ws = _graph(
+        tmp_path, "react", [ASK, direct, call("abort", {"reason": "no"})]
+    )
     cfg = {"configurable": {"thread_id": "rejected"}}
     app.invoke({"task": TASK}, cfg)
     out = app.invoke(Command(resume={"action": "reject", "reason": "leave it"}), cfg)
@@ -135,6 +137,19 @@ def test_a_rejected_call_does_not_run_and_the_rejection_sticks(tmp_path: Path) -
     out = app.invoke(Command(resume="reject"), cfg)
     assert not (ws / "report.txt").exists() and out["status"] == "FAILED"
     assert _writes(store, out["contract"]["run_id"]) == []
+    model.assert_consumed()
+
+
+def test_a_persons_edit_answers_the_models_request(tmp_path: Path) -> None:
+    app, model, store, ws = _graph(tmp_path, "react", [ASK, FINISH])
+    cfg = {"configurable": {"thread_id": "edited"}}
+    app.invoke({"task": TASK}, cfg)
+    edited = {"path": "report.txt", "content": "Checked: the fact is 42."}
+    out = app.invoke(Command(resume={"action": "edit", "arguments": edited}), cfg)
+    assert "__interrupt__" not in out  # the person decided: not asked again
+    assert out["status"] == "COMPLETED", out.get("error")
+    assert (ws / "report.txt").read_text() == "Checked: the fact is 42."
+    assert len(_writes(store, out["contract"]["run_id"])) == 1
     model.assert_consumed()
 
 

@@ -79,9 +79,7 @@ def test_an_approved_request_runs_once_and_answers_the_models_call(
 
     first, second = openai_server.requests
     offered = {t["function"]["name"]: t["function"] for t in first.body["tools"]}
-    assert offered["request_approval"]["parameters"]["properties"]["tool"]["enum"] == [
-        "save_note"
-    ]
+    assert offered["request_approval"]["parameters"]["properties"]["tool"]["enum"] == ["save_note"]
     assert "saved" in _tool_answers(second)["call_ask"]
 
 
