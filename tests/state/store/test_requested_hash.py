@@ -17,7 +17,7 @@ from rich.console import Console
 
 from execgraph.cli.trace import trace_table
 from execgraph.graph import build_graph
-from execgraph.state.store import ExecutionStore, open_store
+from execgraph.state.store import ExecutionStore
 from execgraph.testing import ScriptedChatModel
 from execgraph.tools import tool_spec
 from tests.state.store.store_helpers import Opener, reserve
