@@ -60,7 +60,7 @@ def _run(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     NOTES.clear()
     openai_server.add(tool_calls(ASKED), text("Done."))
-    app = build_graph("react", model=chat_model(), tools=[save_note])
+    app: Any = build_graph("react", model=chat_model(), tools=[save_note])
     [asked] = app.invoke(ASK, cfg(thread))["__interrupt__"]
     assert NOTES == []  # nothing runs before the person decides
     out = app.invoke(Command(resume=answer), cfg(thread))
