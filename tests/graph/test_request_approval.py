@@ -17,6 +17,7 @@ from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
+from execgraph.eval.trajectory import read_trajectory
 from execgraph.graph import Stage, build_graph
 from execgraph.nodes.decide import parse_reply
 from execgraph.state.contracts import DecisionKind
@@ -110,6 +111,10 @@ def test_the_model_asks_first_and_an_approved_call_runs_once(tmp_path: Path, arc
     assert record.args_hash == shown["args_hash"]  # what ran is what the person saw
     asked_events = store.events(run_id, types=[EventType.APPROVAL_REQUESTED])
     assert len(asked_events) == 1
+    # the evaluation reads it as the tool call it is, linked to the call that ran
+    trajectory = read_trajectory(store.events(run_id))
+    [judged] = [d for d in trajectory.decisions if d.call and d.call.tool == "write_file"]
+    assert judged.kind == "tool_call" and judged.call is not None and judged.call.succeeded
 
 
 def test_the_offered_tool_names_the_tools_of_the_turn(tmp_path: Path) -> None:
