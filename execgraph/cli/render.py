@@ -63,9 +63,12 @@ def _line(node: str, *parts: tuple[str, str] | str) -> Text:
 
 def _decision(decision: Mapping[str, Any]) -> tuple[str, str]:
     kind = decision.get("kind")
-    if kind == "tool_call":
+    if kind in ("tool_call", "request_approval"):
         call = call_text(decision.get("tool_name"), decision.get("arguments"))
-        return f"→ {short(decision.get('call_id') or '', 40)} {call}", "cyan"
+        line = f"→ {short(decision.get('call_id') or '', 40)} {call}"
+        if kind == "request_approval":  # the model asked a person first, and why
+            line += f" (asks a person first: {short(decision.get('content') or '', 100)})"
+        return line, "cyan"
     content = short(decision.get("content") or decision.get("reason_code") or "", 100)
     styles = {"finish": "bold", "abort": "red", "ask_user": "yellow"}
     return f"{short(kind, 40)}: {content}", styles.get(str(kind), "")

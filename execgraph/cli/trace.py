@@ -26,6 +26,18 @@ def _when(ts: float) -> str:
     return datetime.fromtimestamp(ts).strftime("%H:%M:%S.%f")[:-3]
 
 
+def _hashes(payload: dict[str, Any]) -> str:
+    """The arguments' hash the call is bound to (as its record keeps it), and the hash of
+    the arguments as proposed when normalization changed them (both shortened)."""
+    normalized, requested = payload.get("args_hash"), payload.get("requested_hash")
+    if not normalized:
+        return ""
+    shown = f" · args {str(normalized)[:12]}"
+    return shown + (
+        f" (requested {str(requested)[:12]})" if requested not in (None, normalized) else ""
+    )
+
+
 def _event_detail(event: Any) -> str:
     p = event.payload or {}
     details: dict[str, Callable[[], str]] = {
@@ -41,7 +53,7 @@ def _event_detail(event: Any) -> str:
             )
         ),
         "tool.requested": lambda: call_text(p.get("tool"), p.get("arguments")),
-        "tool.resolved": lambda: f"{p.get('tool')} · policy {p.get('verdict')}",
+        "tool.resolved": lambda: f"{p.get('tool')} · policy {p.get('verdict')}" + _hashes(p),
         "tool.started": lambda: str(p.get("tool", "")),
         "approval.requested": lambda: f"{p.get('tool')}@{p.get('version')}: {p.get('reason')}",
         "approval.resolved": lambda: (

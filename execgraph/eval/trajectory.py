@@ -217,6 +217,8 @@ def _read_decisions(
         decision_id = str(p.get("decision_id") or e.decision_id)
         recorded.add(decision_id)
         kind = str(p.get("kind", ""))
+        if kind == "request_approval":  # a tool call a person approves first: one to judge
+            kind = "tool_call"
         call = calls.get(str(p.get("call_id"))) if kind == "tool_call" else None
         verdict = by_turn.get(e.turn_id) if kind in ("finish", "answer") else None
         decisions.append(

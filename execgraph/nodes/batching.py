@@ -29,6 +29,8 @@ def may_pause(request: dict[str, Any], deps: ExecutorDeps) -> bool:
     A request that cannot resolve is refused by the gate before any policy applies. Only
     the tool reference and the rules are read: the gate validates the rest.
     """
+    if request.get("approval_asked") is not None:  # the model asked a person first
+        return True
     tool = ToolRef.model_validate(request["tool"])
     try:
         spec = deps.registry.resolve(tool.name, tool.requested_version)

@@ -14,6 +14,11 @@ from langchain_core.messages import AIMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from execgraph.nodes.admission import run_id_of
+from execgraph.nodes.asked_approval import (
+    REQUEST_APPROVAL,
+    approval_decision,
+    request_approval_schema,
+)
 from execgraph.nodes.budget import remaining
 from execgraph.nodes.context.projection import project
 from execgraph.nodes.conversation import ai_message, closing, unanswered
@@ -65,6 +70,9 @@ _CONTROL_ARG = {
     "revise_plan": "reason",
     "wait_for": "event",
 }
+
+
+_ACTIONS = (DecisionKind.TOOL_CALL, DecisionKind.REQUEST_APPROVAL)
 
 
 def _control_schema(name: str, arg: str, doc: str) -> dict[str, Any]:
@@ -172,7 +180,12 @@ def parse_reply(
         name, args = call["name"], dict(call.get("args") or {})
         tool_call_id = str(call["id"])
         decision_id = f"{turn_id}.d{index}"
-        if name in _CONTROL_KIND:
+        if name == REQUEST_APPROVAL:  # an action, asked about first: a call like any other
+            asked = approval_decision(args, decision_id, f"{turn_id}.c{index}", tool_call_id)
+            if isinstance(asked, str):
+                return [], asked
+            decisions.append(asked)
+        elif name in _CONTROL_KIND:
             decisions.append(
                 Decision(
                     decision_id=decision_id,
@@ -192,7 +205,7 @@ def parse_reply(
                     tool_call_id=tool_call_id,
                 )
             )
-    controls = [d for d in decisions if d.kind is not DecisionKind.TOOL_CALL]
+    controls = [d for d in decisions if d.kind not in _ACTIONS]
     if controls and len(decisions) > 1:
         return [], "call finish, ask_user, abort or revise_plan alone, not with other calls"
     if not decisions:
@@ -241,7 +254,7 @@ def decide(
     *,
     deps: RunDeps,
     tools: Sequence[str] | None = None,
-    controls: Sequence[str] = ("finish", "ask_user", "abort"),
+    controls: Sequence[str] = ("finish", "ask_user", "abort", REQUEST_APPROVAL),
     instruction: str | Callable[[Mapping[str, Any], RunDeps], str] = "",
     phase: str | None = None,
     deferred: list[Event] | None = None,
@@ -250,7 +263,8 @@ def decide(
 
     Args:
         tools: Restrict the offered tools (a workflow stage, a hybrid phase).
-        controls: Control tools offered (finish, ask_user, abort, revise_plan).
+        controls: Control tools offered (finish, ask_user, abort, revise_plan,
+            request_approval — offered only with tools to ask about).
         instruction: The current step (text, or a function of state and deps).
         phase: The hybrid phase this call belongs to (recorded in state).
         deferred: Where to put the turn's events instead of logging them here: the
@@ -261,7 +275,9 @@ def decide(
     turn = int(state.get("turn", 0)) + 1
     turn_id = f"t{turn}"
     offered = _offered(contract, deps, tools)
-    schemas = offered + [CONTROL_SCHEMAS[c] for c in controls]
+    schemas = offered + [CONTROL_SCHEMAS[c] for c in controls if c in CONTROL_SCHEMAS]
+    if offered and REQUEST_APPROVAL in controls:  # an offered tool, asked about first
+        schemas.append(request_approval_schema([o["function"]["name"] for o in offered]))
     if contract.waits.events and "ask_user" in controls:  # the events the task names
         schemas.append(wait_for_schema(contract.waits.events))
     left = remaining(contract, state, BudgetKind.MODEL_CALLS)

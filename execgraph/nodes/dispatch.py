@@ -37,7 +37,11 @@ from execgraph.state.schema import RunState
 from execgraph.state.updates import merge
 from execgraph.state.waits import WaitRule
 
-__all__ = ["dispatch", "fan_out", "make_request", "queue_calls", "tool_calls"]
+__all__ = ["ACTIONS", "dispatch", "fan_out", "make_request", "queue_calls", "tool_calls"]
+
+ACTIONS = (DecisionKind.TOOL_CALL.value, DecisionKind.REQUEST_APPROVAL.value)
+"""The decision kinds that propose a call the executor runs: a tool call, and one the
+model asked a person to approve first (``request_approval``)."""
 
 
 def make_request(
@@ -75,6 +79,7 @@ def make_request(
         tool_call_id=decision.tool_call_id,
         max_argument_bytes=contract.max_argument_bytes,
         wait=_wait_rule(contract, decision.tool_name or ""),
+        approval_asked=decision.content if decision.kind is DecisionKind.REQUEST_APPROVAL else None,
     )
 
 
@@ -134,9 +139,9 @@ def queue_calls(
 
 
 def tool_calls(state: RunState) -> list[Decision]:
-    """This turn's tool-call decisions."""
+    """This turn's tool-call decisions (those the model asked a person about too)."""
     decisions = [Decision.model_validate(d) for d in state.get("decisions") or []]
-    return [d for d in decisions if d.kind is DecisionKind.TOOL_CALL]
+    return [d for d in decisions if d.kind in ACTIONS]
 
 
 def dispatch(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str, Any]:

@@ -17,8 +17,10 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
+from execgraph.nodes.asked_approval import REQUEST_APPROVAL
 from execgraph.nodes.decide import decide
 from execgraph.nodes.deps import RunDeps
+from execgraph.nodes.dispatch import ACTIONS
 from execgraph.nodes.toolset import declaration_order
 from execgraph.nodes.verify import evaluate, is_terminal, stop_update
 from execgraph.state.contracts import DecisionKind, RunStatus, TaskContract
@@ -66,9 +68,15 @@ def workflow_stages(deps: RunDeps, stages: Iterable[Stage] | None) -> list[Stage
 def stage_step(
     state: RunState, config: RunnableConfig, *, deps: RunDeps, stage: Stage
 ) -> dict[str, Any]:
-    """One model call for ``stage``: offered only the stage's tools, no control tool."""
+    """One model call for ``stage``: offered only the stage's tools (and to ask a person
+    about a call of them first), no control tool that leaves the stage."""
     return decide(
-        state, config, deps=deps, tools=stage.tools, controls=(), instruction=stage.instruction
+        state,
+        config,
+        deps=deps,
+        tools=stage.tools,
+        controls=(REQUEST_APPROVAL,),
+        instruction=stage.instruction,
     )
 
 
@@ -89,7 +97,7 @@ def route_after_stage(state: Mapping[str, Any]) -> str:
     unless its reply is a bare goal's answer (no success checks), which the verifier
     judges at once (``verify_finish``)."""
     kinds = {d["kind"] for d in state.get("decisions") or []}
-    if "tool_call" in kinds:
+    if kinds & set(ACTIONS):
         return "dispatch"
     bare = not (state.get("contract") or {}).get("success_checks")
     return "verify_finish" if bare and DecisionKind.ANSWER.value in kinds else "advance"

@@ -295,6 +295,9 @@ class ToolExecutionRequest(_Frozen):
     wait: WaitRule | None = None
     """How long a person's approval of this call may take, and what its expiry does (the
     contract's rule for the tool; None: the executor's default TTL, then rejected)."""
+    approval_asked: str | None = None
+    """Why the model asked that a person approve this call first (``request_approval``):
+    the executor asks even where the policy would allow it (None: the policy decides)."""
 
 
 class ToolError(_Frozen):

@@ -20,7 +20,7 @@ from execgraph.testing.scripted import estimate_tokens
 
 __all__ = ["CONTROLS", "Reply", "control", "to_message"]
 
-CONTROLS = ("finish", "ask_user", "abort", "revise_plan", "submit_plan")
+CONTROLS = ("finish", "ask_user", "abort", "revise_plan", "submit_plan", "request_approval")
 """The runtime's control tools: offered beside the acting tools, never a step's tool."""
 
 

@@ -203,12 +203,14 @@ def needs_approval(request: ToolExecutionRequest, deps: ExecutorDeps) -> bool:
     """Whether the executor will pause this request for a person.
 
     A tool no rule could ever send to a person (most reads), in a run where no person
-    rejected a call it could be held to, needs no dry run to say so.
+    rejected a call it could be held to, needs no dry run to say so — unless the model
+    asked for a person's approval of the call.
     """
     try:
         spec = resolve(request, deps.registry)
         engine = deps.policy.with_rules(request.approval_rules)
-        if not engine.may_ask(spec) and not may_ask_again(deps.store, request.run_id, spec):
+        asked = request.approval_asked is not None
+        if not (asked or engine.may_ask(spec) or may_ask_again(deps.store, request.run_id, spec)):
             return False
         return authorize(request, deps).decision.verdict == "require_approval"
     except ExecGraphError:

@@ -28,9 +28,10 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
+from execgraph.nodes.asked_approval import REQUEST_APPROVAL
 from execgraph.nodes.decide import decide
 from execgraph.nodes.deps import RunDeps
-from execgraph.nodes.dispatch import tool_calls
+from execgraph.nodes.dispatch import ACTIONS, tool_calls
 from execgraph.nodes.verify import is_terminal
 from execgraph.state.contracts import DecisionKind, RunStatus, TaskContract
 from execgraph.state.schema import RunState
@@ -163,7 +164,7 @@ def phase_step(
         deps=deps,
         tools=phase_tools(deps, PHASES[phase]),
         phase=phase,
-        controls=("finish", "abort"),
+        controls=("finish", "abort", REQUEST_APPROVAL),
         instruction=lambda view, run_deps: phase_instruction(view, run_deps, phase=phase),
     )
     if is_terminal(update):
@@ -217,7 +218,7 @@ def route_phase_decision(state: Mapping[str, Any], *, deps: RunDeps) -> str:
     kinds = {d["kind"] for d in state.get("decisions") or []}
     if "abort" in kinds:
         return "verify_finish"
-    if "tool_call" in kinds:
+    if kinds & set(ACTIONS):
         return "approve" if phase == "publish" else "dispatch"
     bare = not (state.get("contract") or {}).get("success_checks")
     if bare and DecisionKind.ANSWER.value in kinds:

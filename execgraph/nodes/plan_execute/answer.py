@@ -17,7 +17,7 @@ from langchain_core.runnables import RunnableConfig
 from execgraph.nodes.context.projection import observation_text
 from execgraph.nodes.decide import decide
 from execgraph.nodes.deps import RunDeps
-from execgraph.nodes.dispatch import tool_calls
+from execgraph.nodes.dispatch import ACTIONS, tool_calls
 from execgraph.nodes.plan_execute.direct import extended_plan
 from execgraph.nodes.verify import is_terminal
 from execgraph.state.contracts import DecisionKind
@@ -69,4 +69,4 @@ def route_respond(state: Mapping[str, Any]) -> str:
     kinds = {d["kind"] for d in state.get("decisions") or []}
     if DecisionKind.REVISE_PLAN.value in kinds:
         return "rejected"
-    return "schedule" if DecisionKind.TOOL_CALL.value in kinds else "verify_finish"
+    return "schedule" if kinds & set(ACTIONS) else "verify_finish"

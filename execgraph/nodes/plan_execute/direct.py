@@ -4,7 +4,8 @@ Plan-and-execute asks for a plan with ``submit_plan`` and for the answer with ``
 An ordinary tool-calling model — one written for ``create_agent`` — calls the task's
 tools directly, and answers in text. It still drives the graph:
 
-* calls of tools (not control tools) where a plan is asked for (``plan``) or where the
+* calls of tools (not control tools; ``request_approval`` is a call of its tool, asked
+  about first) where a plan is asked for (``plan``) or where the
   answer is (``respond``) are the plan's next wave: one step each, no dependencies,
   answering the model's own call ids (their ``ToolMessage``s follow its reply), in a new
   plan version that keeps every step before it. Calls are not a replan: they count
@@ -34,8 +35,10 @@ DIRECT = "the model called tools directly"
 def direct_steps(calls: Sequence[Decision], version: int) -> list[dict[str, Any]]:
     """One plan step per tool-call decision, for plan ``version`` (step ids ``v<n>.<i>``)."""
     steps: list[dict[str, Any]] = []
-    for index, call in enumerate(c for c in calls if c.kind is DecisionKind.TOOL_CALL):
+    actions = (DecisionKind.TOOL_CALL, DecisionKind.REQUEST_APPROVAL)
+    for index, call in enumerate(c for c in calls if c.kind in actions):
         step_id = f"v{version}.{index}"
+        asked = call.content if call.kind is DecisionKind.REQUEST_APPROVAL else None
         steps.append(
             {
                 "id": step_id,
@@ -45,6 +48,7 @@ def direct_steps(calls: Sequence[Decision], version: int) -> list[dict[str, Any]
                 "success": None,
                 "call_id": f"p{version}.{step_id}",
                 "tool_call_id": call.tool_call_id,
+                **({"approval_asked": asked} if asked is not None else {}),
             }
         )
     return steps

@@ -31,6 +31,11 @@ class PlanStep(BaseModel):
     arguments: dict[str, Any] = Field(default_factory=dict)
     depends_on: list[str] = Field(default_factory=list)
     success: str | None = None
+    approval_asked: str | None = Field(
+        default=None,
+        description="Set to why a person should approve this step before it runs, when "
+        "you are not sure the user wants it done; leave out otherwise.",
+    )
 
 
 class _Submitted(BaseModel):

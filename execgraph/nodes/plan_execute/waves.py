@@ -37,7 +37,11 @@ def schedule(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[
     calls = [
         Decision(
             decision_id=f"{s['call_id']}.d",
-            kind=DecisionKind.TOOL_CALL,
+            # a step the model asked a person to approve first is asked about
+            kind=DecisionKind.TOOL_CALL
+            if s.get("approval_asked") is None
+            else DecisionKind.REQUEST_APPROVAL,
+            content=s.get("approval_asked") or "",
             tool_name=s["tool"],
             arguments=s["arguments"],
             call_id=s["call_id"],

@@ -63,6 +63,10 @@ class ExecutionRecord:
     lease_until: float = 0.0
     #: The fencing token: 1 when reserved, one more at each take-over.
     fence: int = 0
+    #: The hash of the arguments as the model proposed them, before normalization
+    #: (``args_hash`` is the normalized one): equal to it when normalization changed
+    #: nothing; empty in records from before it was kept.
+    requested_hash: str = ""
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,8 @@ class Claim:
     #: The worker that will run it, and for how long its lease holds before a renewal.
     owner: str = ""
     lease_s: float = 0.0
+    #: The arguments' hash as proposed, before normalization (``args_hash``: after).
+    requested_hash: str = ""
 
 
 @dataclass(frozen=True)
@@ -131,6 +137,7 @@ class ExecutionStore(Protocol):
         durable: bool = True,
         owner: str = "",
         lease_s: float = 0.0,
+        requested_hash: str = "",
     ) -> Reservation:
         """Create a ``started`` record for ``key`` unless one exists; durable on return.
 

@@ -34,7 +34,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 __all__ = ["SCHEMA_VERSION", "PostgresExecutionStore", "database_name"]
 
 #: Layout version kept in ``execgraph_schema``; bump it and add a step to migrate.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _T = TypeVar("_T")
 
@@ -109,6 +109,12 @@ CREATE TABLE IF NOT EXISTS execgraph_approval_decisions (
     decision TEXT NOT NULL,
     decided_at DOUBLE PRECISION NOT NULL
 )
+"""
+
+# v4: a record keeps the arguments' hash as proposed, before normalization, beside the
+# normalized ``args_hash`` (empty in records from before).
+_SCHEMA_V4 = """
+ALTER TABLE execgraph_executions ADD COLUMN IF NOT EXISTS requested_hash TEXT NOT NULL DEFAULT ''
 """
 
 
@@ -232,7 +238,7 @@ class PostgresExecutionStore(SqlExecutionStore):
                 f"the execution store has layout version {current}, newer than this "
                 f"execgraph understands ({SCHEMA_VERSION})"
             )
-        upgrade_layout(cur, current, (_SCHEMA_V1, _SCHEMA_V2, _SCHEMA_V3))
+        upgrade_layout(cur, current, (_SCHEMA_V1, _SCHEMA_V2, _SCHEMA_V3, _SCHEMA_V4))
         if current < SCHEMA_VERSION:
             cur.execute("DELETE FROM execgraph_schema")
             cur.execute("INSERT INTO execgraph_schema (version) VALUES (%s)", (SCHEMA_VERSION,))

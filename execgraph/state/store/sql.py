@@ -54,10 +54,16 @@ class SqlExecutionStore(SqlLeases, SqlRecordReads, SqlLocks):
     # -- statements used inside several transactions ----------------------------------
 
     def _reserve(
-        self, cur: Cursor, values: tuple[str, ...], owner: str, lease_s: float
+        self,
+        cur: Cursor,
+        values: tuple[str, ...],
+        owner: str,
+        lease_s: float,
+        requested_hash: str = "",
     ) -> Reservation:
         """Create a started record of ``values`` (key first) unless the key has one; a new
-        record is ``owner``'s for ``lease_s`` seconds, fence 1.
+        record is ``owner``'s for ``lease_s`` seconds, fence 1, and keeps the arguments'
+        ``requested_hash`` (before normalization).
 
         One statement decides: the insert that skips an existing key returns the row it
         wrote (PostgreSQL's waits for a concurrent inserter and yields to it; SQLite's
@@ -67,12 +73,12 @@ class SqlExecutionStore(SqlLeases, SqlRecordReads, SqlLocks):
         now, at = self._now()
         row_values = (
             f"{d.params(len(values))}, 1, 'started', NULL, {now}, {now},"
-            f" {d.param}, {now} + {d.param}, 1"
+            f" {d.param}, {now} + {d.param}, 1, {d.param}"
         )
         sql = d.insert_ignore(
             d.table("executions"), RECORD_COLUMNS, row_values, key="idempotency_key"
         )
-        params = (*values, *at, *at, owner, *at, float(lease_s))
+        params = (*values, *at, *at, owner, *at, float(lease_s), requested_hash)
         row = cur.execute(f"{sql} RETURNING {RECORD_COLUMNS}", params).fetchone()
         if row is not None:
             return Reservation(record=record_from_row(row), fresh=True)
@@ -134,6 +140,7 @@ class SqlExecutionStore(SqlLeases, SqlRecordReads, SqlLocks):
         durable: bool = True,
         owner: str = "",
         lease_s: float = 0.0,
+        requested_hash: str = "",
     ) -> Reservation:
         """Create a ``started`` record for ``key`` unless one exists; durable on return.
 
@@ -144,7 +151,7 @@ class SqlExecutionStore(SqlLeases, SqlRecordReads, SqlLocks):
         values = (key, run_id, call_id, tool, version, args_hash, attempt_id)
         return self._tx(
             "reserve an execution record",
-            lambda cur: self._reserve(cur, values, owner, lease_s),
+            lambda cur: self._reserve(cur, values, owner, lease_s, requested_hash),
             durable=durable,
         )
 
@@ -157,11 +164,11 @@ class SqlExecutionStore(SqlLeases, SqlRecordReads, SqlLocks):
             if log:
                 self.append_events(log, durable=durable)
             return []
-        rows = [(claim_row(claim), claim.owner, claim.lease_s) for claim in claims]
+        rows = [(claim_row(c), c.owner, c.lease_s, c.requested_hash) for c in claims]
 
         def run(cur: Cursor) -> list[Reservation]:
             self._append(cur, log)
-            return [self._reserve(cur, values, owner, lease) for values, owner, lease in rows]
+            return [self._reserve(cur, *row) for row in rows]
 
         with streamed():
             return self._tx("reserve execution records", run, durable=durable)

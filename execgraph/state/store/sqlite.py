@@ -29,7 +29,7 @@ from execgraph.state.store.wal import use_wal
 __all__ = ["SCHEMA_VERSION", "SqliteExecutionStore"]
 
 #: Layout version kept in ``PRAGMA user_version``; bump it and add a step to migrate.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _BUSY_TIMEOUT_MS = 30_000
 _MIN_SQLITE = (3, 35)  # RETURNING; ON CONFLICT ... DO NOTHING came in 3.24
@@ -106,6 +106,18 @@ def _schema_v3(conn: Cursor) -> None:
         "CREATE TABLE IF NOT EXISTS approval_decisions (request_id TEXT PRIMARY KEY,"
         " decision TEXT NOT NULL, decided_at REAL NOT NULL)"
     )
+
+
+# v4: a record keeps the arguments' hash as proposed, before normalization, beside the
+# normalized ``args_hash`` (empty in records from before).
+_REQUESTED_HASH = ("requested_hash", "TEXT NOT NULL DEFAULT ''")
+
+
+def _schema_v4(conn: Cursor) -> None:
+    """Add the ``requested_hash`` column unless it is there."""
+    have = {row[1] for row in conn.execute("PRAGMA table_info(executions)").fetchall()}
+    if _REQUESTED_HASH[0] not in have:
+        conn.execute("ALTER TABLE executions ADD COLUMN {} {}".format(*_REQUESTED_HASH))
 
 
 _DIALECT = Dialect(
@@ -218,7 +230,7 @@ class SqliteExecutionStore(SqlExecutionStore):
                 f"the execution store at {self.path} has layout version {current}, "
                 f"newer than this execgraph understands ({SCHEMA_VERSION})"
             )
-        upgrade_layout(conn, current, (_SCHEMA_V1, _SCHEMA_V2, _schema_v3))
+        upgrade_layout(conn, current, (_SCHEMA_V1, _SCHEMA_V2, _schema_v3, _schema_v4))
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def _now(self) -> tuple[str, tuple[Any, ...]]:

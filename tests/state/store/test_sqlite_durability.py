@@ -117,7 +117,7 @@ def test_a_version_1_store_is_migrated_in_place(tmp_path: Path) -> None:
         reopened.close()
     conn = sqlite3.connect(db)
     try:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
         plan = conn.execute(
             "EXPLAIN QUERY PLAN SELECT 1 FROM events WHERE run_id = 'r' AND type = 't'"
         ).fetchall()

@@ -313,7 +313,10 @@ def answered(
         call.authorized, call.refusal = None, ApprovalRejected(f"{shown.tool} was rejected{why}")
         return None
     if decision.action == "edit":
-        return Again(call.request.model_copy(update={"arguments": decision.arguments or {}}))
+        # The person decided what runs: that answers the model's own request for approval
+        # (request_approval); the edited call is asked about again only if the policy says so.
+        edited = {"arguments": decision.arguments or {}, "approval_asked": None}
+        return Again(call.request.model_copy(update=edited))
     try:
         current = recheck(call.request, call.deps)
         check_fresh(shown, current, now=call.deps.store.clock())

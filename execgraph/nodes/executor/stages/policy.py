@@ -2,11 +2,16 @@
 
 A signed approval token given out of band satisfies ``require_approval`` for exactly the
 tool version and normalized arguments it was issued for; it never overrides a deny.
+
+A call the model itself asked a person to approve (``request_approval``) requires approval
+whatever the policy would allow (:func:`asked_first`): a model may be more careful than its
+policy, never less — a deny stays a deny.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from execgraph.nodes.executor.call import Authorized, Validated
 from execgraph.nodes.executor.tokens import verify_token
@@ -16,7 +21,10 @@ from execgraph.tools.policy import PolicyDecision, PolicyEngine
 from execgraph.tools.provenance import ArgumentProvenance
 from execgraph.tools.spec import ToolSpec
 
-__all__ = ["effective_engine", "policy_verdict"]
+__all__ = ["ASKED_RULE", "asked_first", "effective_engine", "policy_verdict"]
+
+ASKED_RULE = "model:request_approval"
+"""The rule a call is sent to a person by when only the model asked for it."""
 
 
 def policy_verdict(
@@ -46,6 +54,7 @@ def policy_verdict(
         raise PolicyDenied(
             f"policy denies {spec.name}: {decision.reason}", sticks=not decision.refusal
         )
+    decision = asked_first(request, decision)
     if decision.verdict == "require_approval" and request.approval_token:
         token_id = verify_token(
             secret,
@@ -61,3 +70,16 @@ def policy_verdict(
 def effective_engine(request: ToolExecutionRequest, engine: PolicyEngine) -> PolicyEngine:
     """The engine with the task contract's own rules added."""
     return engine.with_rules(request.approval_rules) if request.approval_rules else engine
+
+
+def asked_first(request: ToolExecutionRequest, decision: PolicyDecision) -> PolicyDecision:
+    """``decision``, sent to a person when the model asked for their approval of the call
+    (``request.approval_asked``): an allowed call then requires approval, for the model's
+    reason; one the policy already sends to a person is shown the model's reason too."""
+    asked = request.approval_asked
+    if asked is None or decision.verdict == "deny":
+        return decision
+    why = f"the model asks a person to approve this call first: {asked or 'no reason given'}"
+    if decision.verdict == "require_approval":
+        return replace(decision, reason=f"{decision.reason}; {why}")
+    return PolicyDecision("require_approval", why, ASKED_RULE)

@@ -77,6 +77,7 @@ def claim(call: Call) -> Claim:
         tool=authorized.spec.name,
         version=authorized.spec.version,
         args_hash=authorized.validated.normalized.args_hash,
+        requested_hash=authorized.validated.normalized.hash_before,
         attempt_id=call.attempt_id,
         owner=worker_id(),
         lease_s=record_lease.LEASE_S,
@@ -184,6 +185,7 @@ def mark_unresolved(
         tool=spec.name,
         version=spec.version,
         args_hash=normalized.args_hash,
+        requested_hash=normalized.hash_before,
         attempt_id="marker",
     )
     store.commit(key, result)

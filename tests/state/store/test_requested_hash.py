@@ -1,0 +1,107 @@
+"""A call's execution record keeps both hashes of its arguments, in every backend: as the
+model proposed them (``requested_hash``) and as normalized (``args_hash``, what approvals
+and retries bind to). A store of the layout before the column is migrated in place; its
+old records read with an empty requested hash."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import AIMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from rich.console import Console
+
+from execgraph.cli.trace import trace_table
+from execgraph.graph import build_graph
+from execgraph.state.store import ExecutionStore
+from execgraph.testing import ScriptedChatModel
+from execgraph.tools import tool_spec
+from tests.state.store.store_helpers import Opener, reserve
+
+
+@tool_spec(effect="write", path_args=["path"], aliases={"file": "path"})
+def save(path: str, text: str, tag: str = "draft") -> str:
+    """Save a note."""
+    return "saved"
+
+
+def _hash(arguments: dict[str, Any]) -> str:
+    canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _run(tmp_path: Path, store: ExecutionStore, arguments: dict[str, Any], thread: str) -> None:
+    (tmp_path / "ws").mkdir(exist_ok=True)
+    call = {"name": "save", "args": arguments, "id": "c1"}
+    app = build_graph(
+        "react",
+        model=ScriptedChatModel([AIMessage("", tool_calls=[call]), AIMessage("done")]),
+        tools=[save],
+        workspace=tmp_path / "ws",
+        home=tmp_path / "home",
+        store=store,
+        checkpointer=InMemorySaver(),
+    )
+    out = app.invoke({"task": {"goal": "Save it."}}, {"configurable": {"thread_id": thread}})
+    assert out["status"] == "COMPLETED", out.get("error")
+
+
+def test_the_record_keeps_the_requested_and_the_normalized_hash(
+    store: ExecutionStore, tmp_path: Path
+) -> None:
+    proposed = {"file": "./notes/a.md", "text": "hi"}
+    _run(tmp_path, store, proposed, "rewritten")
+    [record] = store.committed("rewritten")
+    assert record.requested_hash == _hash(proposed)
+    assert record.args_hash == _hash({"path": "notes/a.md", "text": "hi", "tag": "draft"})
+    assert store.get(record.idempotency_key) == record  # read back the same
+
+    # execgraph trace shows both: the hash the call is bound to, and the one asked for
+    console = Console(record=True, width=400)
+    console.print(trace_table(store.events("rewritten")))
+    shown = console.export_text()
+    assert f"args {record.args_hash[:12]} (requested {record.requested_hash[:12]})" in shown
+
+
+def test_arguments_already_normal_keep_one_hash_twice(
+    store: ExecutionStore, tmp_path: Path
+) -> None:
+    proposed = {"path": "notes/a.md", "text": "hi", "tag": "final"}
+    _run(tmp_path, store, proposed, "as-is")
+    [record] = store.committed("as-is")
+    assert record.requested_hash == record.args_hash == _hash(proposed)
+
+
+def _back_to_version_3(store_url: str) -> None:
+    """Make the store's layout the one before the column (what an older execgraph left)."""
+    if store_url.startswith("sqlite"):
+        conn = sqlite3.connect(store_url.removeprefix("sqlite:///"))
+        conn.execute("ALTER TABLE executions DROP COLUMN requested_hash")
+        conn.execute("PRAGMA user_version = 3")
+        conn.commit()
+        conn.close()
+        return
+    import psycopg  # the postgres extra: only where that backend runs
+
+    with psycopg.connect(store_url) as pg:
+        pg.execute("ALTER TABLE execgraph_executions DROP COLUMN requested_hash")
+        pg.execute("UPDATE execgraph_schema SET version = 3")
+
+
+def test_a_store_from_before_the_column_is_migrated_in_place(
+    store_url: str, open_new: Opener
+) -> None:
+    first = open_new()
+    old = reserve(first, "old").record
+    first.close()
+    _back_to_version_3(store_url)
+
+    reopened = open_new()
+    kept = reopened.get("old")
+    assert kept is not None and kept.args_hash == old.args_hash and kept.requested_hash == ""
+    new = reserve(reopened, "new", requested_hash="sha256:asked").record
+    assert reopened.get("new") == new and new.requested_hash == "sha256:asked"
