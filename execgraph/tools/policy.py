@@ -170,6 +170,13 @@ class PolicyEngine:
             read from such text: content dictated by data, the way an injection writes an
             event of its own or sends its link to the user's friend. Off by default
             (copying from a document is often the task).
+        copied_egress: What happens instead of ``copied_text`` when the call is egress
+            (irreversible or open-world): the copied words would leave, and no one can
+            take them back. Defaults to ``copied_text``. With a person at hand, a setting
+            asks them about a document copied into the user's own file
+            (``copied_text="ask"``) and still refuses, with a reason for the model, the
+            same copy sent out (``copied_egress="refuse"``) — what an injection asks for
+            when it wants its text posted or mailed.
     """
 
     def __init__(
@@ -179,6 +186,7 @@ class PolicyEngine:
         trusted_sets: Mapping[str, Sequence[Any]] | None = None,
         sensitive_fallback: Fallback = "ask",
         copied_text: Fallback | None = None,
+        copied_egress: Fallback | None = None,
     ) -> None:
         parsed = [parse_rule(r) for r in rules]
         self.rules = tuple(r for r in parsed if isinstance(r, PolicyRule))
@@ -186,7 +194,8 @@ class PolicyEngine:
         self.trusted_sets = {k: tuple(v) for k, v in (trusted_sets or {}).items()}
         self.sensitive_fallback: Fallback = sensitive_fallback
         self.copied_text: Fallback | None = copied_text
-        for fallback in (sensitive_fallback, copied_text or "deny"):
+        self.copied_egress: Fallback | None = copied_egress if copied_text is not None else None
+        for fallback in (sensitive_fallback, copied_text or "deny", copied_egress or "deny"):
             ArgumentRule("-", fallback=fallback)  # each fallback is checked here
 
     def with_rules(self, rules: Iterable[AnyRule]) -> PolicyEngine:
@@ -196,6 +205,7 @@ class PolicyEngine:
             trusted_sets=self.trusted_sets,
             sensitive_fallback=self.sensitive_fallback,
             copied_text=self.copied_text,
+            copied_egress=self.copied_egress,
         )
 
     def needs_provenance(self, spec: ToolSpec) -> bool:
@@ -224,7 +234,9 @@ class PolicyEngine:
             return True
         if spec.sensitive_args and self.sensitive_fallback == "ask":
             return True
-        if self.copied_text == "ask" and (spec.effect != "read" or spec.open_world):
+        if "ask" in (self.copied_text, self.copied_egress) and (
+            spec.effect != "read" or spec.open_world
+        ):
             return True
         if any(
             r.fallback == "ask" and fnmatch.fnmatchcase(spec.name, r.tool)
@@ -350,8 +362,9 @@ class PolicyEngine:
     ) -> list[Violation]:
         """Arguments copied word for word from the text of a tool's output."""
         found = []
-        fallback = self.copied_text or "deny"
-        if _egress(spec, arguments) and provenance is not None:
+        egress = _egress(spec, arguments)
+        fallback = (self.copied_egress if egress else None) or self.copied_text or "deny"
+        if egress and provenance is not None:
             for name, labelled in provenance.items():
                 read = [e for e in labelled.embedded if e.in_text]
                 if name in constrained or not read:
@@ -372,7 +385,7 @@ class PolicyEngine:
             given = provenance.get(name) if provenance is not None else None
             if given is not None and not given.in_text:
                 continue
-            rule = ArgumentRule(name, spec.name, fallback=self.copied_text or "deny")
+            rule = ArgumentRule(name, spec.name, fallback=fallback)
             where = given.describe() if given is not None else f"where {name} came from is unknown"
             reason = f"{name} is copied from the text of a tool's output ({where})"
             if rule.fallback == "refuse":
