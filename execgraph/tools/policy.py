@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from execgraph.state.contracts import ToolExecutionRequest
@@ -170,6 +170,11 @@ class PolicyEngine:
             read from such text: content dictated by data, the way an injection writes an
             event of its own or sends its link to the user's friend. Off by default
             (copying from a document is often the task).
+        made_up: What happens instead of ``sensitive_fallback`` when a sensitive
+            argument's value appears neither in the request nor in any tool output (the
+            model made it up). Defaults to ``sensitive_fallback``. ``"refuse"`` spares a
+            person a question they cannot answer from what they are shown: a made-up
+            value has no provenance to judge, and the model is told to ask the user.
         copied_egress: What happens instead of ``copied_text`` when the call is egress
             (irreversible or open-world): the copied words would leave, and no one can
             take them back. Defaults to ``copied_text``. With a person at hand, a setting
@@ -187,6 +192,7 @@ class PolicyEngine:
         sensitive_fallback: Fallback = "ask",
         copied_text: Fallback | None = None,
         copied_egress: Fallback | None = None,
+        made_up: Fallback | None = None,
     ) -> None:
         parsed = [parse_rule(r) for r in rules]
         self.rules = tuple(r for r in parsed if isinstance(r, PolicyRule))
@@ -195,7 +201,10 @@ class PolicyEngine:
         self.sensitive_fallback: Fallback = sensitive_fallback
         self.copied_text: Fallback | None = copied_text
         self.copied_egress: Fallback | None = copied_egress if copied_text is not None else None
-        for fallback in (sensitive_fallback, copied_text or "deny", copied_egress or "deny"):
+        self.made_up: Fallback | None = made_up
+        for fallback in (sensitive_fallback, copied_text or "deny", copied_egress, made_up):
+            if fallback is None:
+                continue
             ArgumentRule("-", fallback=fallback)  # each fallback is checked here
 
     def with_rules(self, rules: Iterable[AnyRule]) -> PolicyEngine:
@@ -206,6 +215,7 @@ class PolicyEngine:
             sensitive_fallback=self.sensitive_fallback,
             copied_text=self.copied_text,
             copied_egress=self.copied_egress,
+            made_up=self.made_up,
         )
 
     def needs_provenance(self, spec: ToolSpec) -> bool:
@@ -232,7 +242,7 @@ class PolicyEngine:
             return True
         if spec.open_world and (spec.effect != "read" or self.sensitive_fallback == "ask"):
             return True
-        if spec.sensitive_args and self.sensitive_fallback == "ask":
+        if spec.sensitive_args and "ask" in (self.sensitive_fallback, self.made_up):
             return True
         if "ask" in (self.copied_text, self.copied_egress) and (
             spec.effect != "read" or spec.open_world
@@ -325,6 +335,8 @@ class PolicyEngine:
             violation = rule.check(arguments[rule.argument], given, self.trusted_sets)
             if violation is not None:
                 found.append(violation)
+        if self.made_up is not None and provenance is not None:
+            found += self._made_up(spec, arguments, provenance, replaced)
         if _egress(spec, arguments) and provenance is not None:
             found += self._secrets_out(spec, provenance)
         if self.copied_text is not None and (
@@ -332,6 +344,35 @@ class PolicyEngine:
         ):
             constrained = replaced | set(spec.sensitive_args)
             found += self._copied(spec, arguments, provenance, constrained)
+        return found
+
+    def _made_up(
+        self,
+        spec: ToolSpec,
+        arguments: Mapping[str, Any],
+        provenance: Mapping[str, ArgumentProvenance],
+        replaced: set[str],
+    ) -> list[Violation]:
+        """Sensitive arguments (with no rule of their own) whose value nobody said."""
+        found = []
+        for name in spec.sensitive_args:
+            given = provenance.get(name)
+            if name in replaced or arguments.get(name) is None or given is None:
+                continue
+            for atom in given.atoms:
+                if atom.label != "new":
+                    continue
+                rule = ArgumentRule(
+                    name,
+                    spec.name,
+                    provenance="structured",
+                    fallback=self.made_up or "deny",
+                    reason=f"{name} is a sensitive argument of {spec.name}",
+                )
+                violation = rule.check(atom.value, replace(given, atoms=(atom,)), {})
+                if violation is not None:
+                    found.append(violation)
+                break
         return found
 
     def _secrets_out(

@@ -310,6 +310,27 @@ def test_copied_egress_refuses_what_would_leave_while_a_copy_kept_in_the_drive_i
     assert PolicyEngine(copied_egress="refuse").copied_egress is None
 
 
+def test_made_up_refuses_a_sensitive_value_nobody_said_while_one_read_from_text_is_asked() -> None:
+    engine = PolicyEngine(made_up="refuse")
+
+    def decision(recipient: str) -> Any:
+        args = {"recipient": recipient, "amount": 5}
+        labels = label_arguments(args, REQUEST, [BILL])
+        return engine.decide(send_money, args, req(send_money), labels)
+
+    invented = decision("GB29NWBK60161331926819")
+    assert invented.verdict == "deny" and invented.refusal
+    assert "appears neither" in invented.reason and "ask the user" in invented.reason
+    assert decision("US133000000121212121212").verdict == "require_approval"  # from text
+    assert decision("DE89370400440532013000").verdict == "require_approval"  # irreversible
+    assert engine.with_rules([]).made_up == "refuse"
+    args = {"recipient": "GB29NWBK60161331926819", "amount": 5}
+    labels = label_arguments(args, REQUEST, [BILL])
+    assert PolicyEngine().decide(send_money, args, req(send_money), labels).verdict == (
+        "require_approval"
+    )
+
+
 def test_an_irreversible_call_carrying_a_declared_secret_meets_the_fallback() -> None:
     profile = Observation(
         "c4",

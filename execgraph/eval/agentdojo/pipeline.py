@@ -143,10 +143,11 @@ class AgentRun(BasePipelineElement):
     def _policy(self) -> PolicyEngine:
         """The effect defaults; with provenance, irreversible calls need no person unless
         provenance does not support them: a sensitive argument read from tool output
-        text or made up, or content copied from tool output text into the user's own
-        data, is asked (or, when there is no person, refused with the reason); content
-        copied from tool output text that would leave (an irreversible or open-world
-        call) is refused, person or not."""
+        text, or content copied from tool output text into the user's own data, is
+        asked (or, when there is no person, refused with the reason); a sensitive value
+        the model made up (nothing to show a person), and content copied from tool
+        output text that would leave (an irreversible or open-world call), are refused
+        with the reason, person or not."""
         if not self.config.provenance:
             return PolicyEngine()
         fallback: Fallback = "ask" if self.config.person != "none" else "refuse"
@@ -155,6 +156,7 @@ class AgentRun(BasePipelineElement):
             sensitive_fallback=fallback,
             copied_text=fallback,
             copied_egress="refuse",  # content dictated by data does not leave
+            made_up="refuse",
         )
 
     def _execgraph(
