@@ -177,7 +177,8 @@ class PolicyEngine:
             value has no provenance to judge, and the model is told to ask the user.
         copied_egress: What happens instead of ``copied_text`` when the call is egress
             (irreversible or open-world): the copied words would leave, and no one can
-            take them back. Defaults to ``copied_text``. With a person at hand, a setting
+            take them back. Defaults to ``copied_text``; set alone, it checks only egress
+            calls. With a person at hand, a setting
             asks them about a document copied into the user's own file
             (``copied_text="ask"``) and still refuses, with a reason for the model, the
             same copy sent out (``copied_egress="refuse"``) — what an injection asks for
@@ -200,7 +201,7 @@ class PolicyEngine:
         self.trusted_sets = {k: tuple(v) for k, v in (trusted_sets or {}).items()}
         self.sensitive_fallback: Fallback = sensitive_fallback
         self.copied_text: Fallback | None = copied_text
-        self.copied_egress: Fallback | None = copied_egress if copied_text is not None else None
+        self.copied_egress: Fallback | None = copied_egress
         self.made_up: Fallback | None = made_up
         for fallback in (sensitive_fallback, copied_text or "deny", copied_egress, made_up):
             if fallback is None:
@@ -221,7 +222,10 @@ class PolicyEngine:
     def needs_provenance(self, spec: ToolSpec) -> bool:
         """Whether a decision on ``spec`` reads provenance (so the caller computes it)."""
         acts = spec.effect != "read" or spec.call_effect is not None or spec.open_world
+        may_leave = spec.effect == "irreversible" or spec.call_effect is not None
         if self.copied_text is not None and acts:
+            return True
+        if self.copied_egress is not None and (may_leave or spec.open_world):
             return True
         if spec.open_world:  # egress: the user's secrets are looked for in what leaves
             return True
@@ -339,7 +343,7 @@ class PolicyEngine:
             found += self._made_up(spec, arguments, provenance, replaced)
         if _egress(spec, arguments) and provenance is not None:
             found += self._secrets_out(spec, provenance)
-        if self.copied_text is not None and (
+        if self._copied_fallback(spec, arguments) is not None and (
             spec.effect_of(arguments) != "read" or spec.open_world
         ):
             constrained = replaced | set(spec.sensitive_args)
@@ -404,7 +408,7 @@ class PolicyEngine:
         """Arguments copied word for word from the text of a tool's output."""
         found = []
         egress = _egress(spec, arguments)
-        fallback = (self.copied_egress if egress else None) or self.copied_text or "deny"
+        fallback = self._copied_fallback(spec, arguments) or "deny"
         if egress and provenance is not None:
             for name, labelled in provenance.items():
                 read = [e for e in labelled.embedded if e.in_text]
@@ -433,6 +437,13 @@ class PolicyEngine:
                 reason += f". Write {name} from the user's request, in your own words"
             found.append(Violation(rule, rule.fallback, reason))
         return found
+
+    def _copied_fallback(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> Fallback | None:
+        """What copied content meets in this call: ``copied_egress`` when it would leave
+        (if set), else ``copied_text``; None when neither checks it."""
+        if _egress(spec, arguments) and self.copied_egress is not None:
+            return self.copied_egress
+        return self.copied_text
 
     def _landed(
         self,

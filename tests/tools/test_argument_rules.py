@@ -307,7 +307,12 @@ def test_copied_egress_refuses_what_would_leave_while_a_copy_kept_in_the_drive_i
     args = {"to": "DE89370400440532013000", "body": copied}
     labels = label_arguments(args, REQUEST, [notes])
     assert same.decide(send_email, args, req(send_email), labels).verdict == "require_approval"
-    assert PolicyEngine(copied_egress="refuse").copied_egress is None
+    alone = PolicyEngine(copied_egress="refuse")  # only what would leave is checked
+    assert alone.decide(send_email, args, req(send_email), labels).verdict == "deny"
+    kept_args = {"filename": "list.txt", "content": copied}
+    kept_labels = label_arguments(kept_args, REQUEST, [notes])
+    assert alone.decide(save_file, kept_args, req(save_file), kept_labels).verdict == "allow"
+    assert alone.needs_provenance(send_email) and not alone.needs_provenance(save_file)
 
 
 def test_made_up_refuses_a_sensitive_value_nobody_said_while_one_read_from_text_is_asked() -> None:
