@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from execgraph.state.contracts import ToolExecutionRequest
@@ -170,6 +170,19 @@ class PolicyEngine:
             read from such text: content dictated by data, the way an injection writes an
             event of its own or sends its link to the user's friend. Off by default
             (copying from a document is often the task).
+        made_up: What happens instead of ``sensitive_fallback`` when a sensitive
+            argument's value appears neither in the request nor in any tool output (the
+            model made it up). Defaults to ``sensitive_fallback``. ``"refuse"`` spares a
+            person a question they cannot answer from what they are shown: a made-up
+            value has no provenance to judge, and the model is told to ask the user.
+        copied_egress: What happens instead of ``copied_text`` when the call is egress
+            (irreversible or open-world): the copied words would leave, and no one can
+            take them back. Defaults to ``copied_text``; set alone, it checks only egress
+            calls. With a person at hand, a setting
+            asks them about a document copied into the user's own file
+            (``copied_text="ask"``) and still refuses, with a reason for the model, the
+            same copy sent out (``copied_egress="refuse"``) — what an injection asks for
+            when it wants its text posted or mailed.
     """
 
     def __init__(
@@ -179,6 +192,8 @@ class PolicyEngine:
         trusted_sets: Mapping[str, Sequence[Any]] | None = None,
         sensitive_fallback: Fallback = "ask",
         copied_text: Fallback | None = None,
+        copied_egress: Fallback | None = None,
+        made_up: Fallback | None = None,
     ) -> None:
         parsed = [parse_rule(r) for r in rules]
         self.rules = tuple(r for r in parsed if isinstance(r, PolicyRule))
@@ -186,7 +201,11 @@ class PolicyEngine:
         self.trusted_sets = {k: tuple(v) for k, v in (trusted_sets or {}).items()}
         self.sensitive_fallback: Fallback = sensitive_fallback
         self.copied_text: Fallback | None = copied_text
-        for fallback in (sensitive_fallback, copied_text or "deny"):
+        self.copied_egress: Fallback | None = copied_egress
+        self.made_up: Fallback | None = made_up
+        for fallback in (sensitive_fallback, copied_text or "deny", copied_egress, made_up):
+            if fallback is None:
+                continue
             ArgumentRule("-", fallback=fallback)  # each fallback is checked here
 
     def with_rules(self, rules: Iterable[AnyRule]) -> PolicyEngine:
@@ -196,12 +215,17 @@ class PolicyEngine:
             trusted_sets=self.trusted_sets,
             sensitive_fallback=self.sensitive_fallback,
             copied_text=self.copied_text,
+            copied_egress=self.copied_egress,
+            made_up=self.made_up,
         )
 
     def needs_provenance(self, spec: ToolSpec) -> bool:
         """Whether a decision on ``spec`` reads provenance (so the caller computes it)."""
         acts = spec.effect != "read" or spec.call_effect is not None or spec.open_world
+        may_leave = spec.effect == "irreversible" or spec.call_effect is not None
         if self.copied_text is not None and acts:
+            return True
+        if self.copied_egress is not None and (may_leave or spec.open_world):
             return True
         if spec.open_world:  # egress: the user's secrets are looked for in what leaves
             return True
@@ -222,9 +246,11 @@ class PolicyEngine:
             return True
         if spec.open_world and (spec.effect != "read" or self.sensitive_fallback == "ask"):
             return True
-        if spec.sensitive_args and self.sensitive_fallback == "ask":
+        if spec.sensitive_args and "ask" in (self.sensitive_fallback, self.made_up):
             return True
-        if self.copied_text == "ask" and (spec.effect != "read" or spec.open_world):
+        if "ask" in (self.copied_text, self.copied_egress) and (
+            spec.effect != "read" or spec.open_world
+        ):
             return True
         if any(
             r.fallback == "ask" and fnmatch.fnmatchcase(spec.name, r.tool)
@@ -313,13 +339,44 @@ class PolicyEngine:
             violation = rule.check(arguments[rule.argument], given, self.trusted_sets)
             if violation is not None:
                 found.append(violation)
+        if self.made_up is not None and provenance is not None:
+            found += self._made_up(spec, arguments, provenance, replaced)
         if _egress(spec, arguments) and provenance is not None:
             found += self._secrets_out(spec, provenance)
-        if self.copied_text is not None and (
+        if self._copied_fallback(spec, arguments) is not None and (
             spec.effect_of(arguments) != "read" or spec.open_world
         ):
             constrained = replaced | set(spec.sensitive_args)
             found += self._copied(spec, arguments, provenance, constrained)
+        return found
+
+    def _made_up(
+        self,
+        spec: ToolSpec,
+        arguments: Mapping[str, Any],
+        provenance: Mapping[str, ArgumentProvenance],
+        replaced: set[str],
+    ) -> list[Violation]:
+        """Sensitive arguments (with no rule of their own) whose value nobody said."""
+        found = []
+        for name in spec.sensitive_args:
+            given = provenance.get(name)
+            if name in replaced or arguments.get(name) is None or given is None:
+                continue
+            for atom in given.atoms:
+                if atom.label != "new":
+                    continue
+                rule = ArgumentRule(
+                    name,
+                    spec.name,
+                    provenance="structured",
+                    fallback=self.made_up or "deny",
+                    reason=f"{name} is a sensitive argument of {spec.name}",
+                )
+                violation = rule.check(atom.value, replace(given, atoms=(atom,)), {})
+                if violation is not None:
+                    found.append(violation)
+                break
         return found
 
     def _secrets_out(
@@ -350,8 +407,9 @@ class PolicyEngine:
     ) -> list[Violation]:
         """Arguments copied word for word from the text of a tool's output."""
         found = []
-        fallback = self.copied_text or "deny"
-        if _egress(spec, arguments) and provenance is not None:
+        egress = _egress(spec, arguments)
+        fallback = self._copied_fallback(spec, arguments) or "deny"
+        if egress and provenance is not None:
             for name, labelled in provenance.items():
                 read = [e for e in labelled.embedded if e.in_text]
                 if name in constrained or not read:
@@ -372,13 +430,20 @@ class PolicyEngine:
             given = provenance.get(name) if provenance is not None else None
             if given is not None and not given.in_text:
                 continue
-            rule = ArgumentRule(name, spec.name, fallback=self.copied_text or "deny")
+            rule = ArgumentRule(name, spec.name, fallback=fallback)
             where = given.describe() if given is not None else f"where {name} came from is unknown"
             reason = f"{name} is copied from the text of a tool's output ({where})"
             if rule.fallback == "refuse":
                 reason += f". Write {name} from the user's request, in your own words"
             found.append(Violation(rule, rule.fallback, reason))
         return found
+
+    def _copied_fallback(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> Fallback | None:
+        """What copied content meets in this call: ``copied_egress`` when it would leave
+        (if set), else ``copied_text``; None when neither checks it."""
+        if _egress(spec, arguments) and self.copied_egress is not None:
+            return self.copied_egress
+        return self.copied_text
 
     def _landed(
         self,

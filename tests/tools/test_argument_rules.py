@@ -273,6 +273,69 @@ def test_copied_text_flags_a_write_whose_content_is_copied_from_tool_output_text
     assert engine.needs_provenance(create_event) and not engine.needs_provenance(lookup)
 
 
+@tool_spec(effect="write")
+def save_file(filename: str, content: str) -> str:
+    """Save a file in the user's drive."""
+    return "saved"
+
+
+@tool_spec(effect="irreversible")
+def send_email(to: str, body: str) -> str:
+    """Send an email."""
+    return "sent"
+
+
+def test_copied_egress_refuses_what_would_leave_while_a_copy_kept_in_the_drive_is_asked() -> None:
+    notes = Observation(
+        "c5", "read_file", "Packing list: sunscreen, a swimsuit and a good book for the beach."
+    )
+    copied = "sunscreen, a swimsuit and a good book for the beach"
+    engine = PolicyEngine(copied_text="ask", copied_egress="refuse")
+
+    def decision(tool: ToolSpec, args: dict[str, Any]) -> Any:
+        labels = label_arguments(args, REQUEST, [notes])
+        return engine.decide(tool, args, req(tool), labels)
+
+    kept = decision(save_file, {"filename": "list.txt", "content": copied})
+    assert kept.verdict == "require_approval"
+    sent = decision(send_email, {"to": "DE89370400440532013000", "body": copied})
+    assert sent.verdict == "deny" and sent.refusal and "in your own words" in sent.reason
+    assert engine.may_ask(save_file)
+    assert engine.with_rules([]).copied_egress == "refuse"
+    # without copied_egress, egress meets copied_text; without copied_text, neither applies
+    same = PolicyEngine(copied_text="ask")
+    args = {"to": "DE89370400440532013000", "body": copied}
+    labels = label_arguments(args, REQUEST, [notes])
+    assert same.decide(send_email, args, req(send_email), labels).verdict == "require_approval"
+    alone = PolicyEngine(copied_egress="refuse")  # only what would leave is checked
+    assert alone.decide(send_email, args, req(send_email), labels).verdict == "deny"
+    kept_args = {"filename": "list.txt", "content": copied}
+    kept_labels = label_arguments(kept_args, REQUEST, [notes])
+    assert alone.decide(save_file, kept_args, req(save_file), kept_labels).verdict == "allow"
+    assert alone.needs_provenance(send_email) and not alone.needs_provenance(save_file)
+
+
+def test_made_up_refuses_a_sensitive_value_nobody_said_while_one_read_from_text_is_asked() -> None:
+    engine = PolicyEngine(made_up="refuse")
+
+    def decision(recipient: str) -> Any:
+        args = {"recipient": recipient, "amount": 5}
+        labels = label_arguments(args, REQUEST, [BILL])
+        return engine.decide(send_money, args, req(send_money), labels)
+
+    invented = decision("GB29NWBK60161331926819")
+    assert invented.verdict == "deny" and invented.refusal
+    assert "appears neither" in invented.reason and "ask the user" in invented.reason
+    assert decision("US133000000121212121212").verdict == "require_approval"  # from text
+    assert decision("DE89370400440532013000").verdict == "require_approval"  # irreversible
+    assert engine.with_rules([]).made_up == "refuse"
+    args = {"recipient": "GB29NWBK60161331926819", "amount": 5}
+    labels = label_arguments(args, REQUEST, [BILL])
+    assert PolicyEngine().decide(send_money, args, req(send_money), labels).verdict == (
+        "require_approval"
+    )
+
+
 def test_an_irreversible_call_carrying_a_declared_secret_meets_the_fallback() -> None:
     profile = Observation(
         "c4",

@@ -28,6 +28,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from execgraph.tools.value_match import links_in
+
 __all__ = ["Person", "ReadsProvenance", "approves_all"]
 
 Person = Callable[[Mapping[str, Any]], str]
@@ -74,12 +76,26 @@ class ReadsProvenance:
         return not said or not any(_overlap(said, _alnum(text)) for text in self.injected)
 
     def _inside_injection(self, value: Any, excerpt: str) -> bool:
-        """The value is what the injected text says, and the excerpt shows that text."""
+        """The value is what the injected text says, and the excerpt shows that text.
+
+        A link the injected text names says one thing: itself. So the value is what the
+        text says when it is one of its links, or written in the text outside them (the
+        channel 'random' is not what "post it to www.site.com/random" asks for)."""
         said, shown = _alnum(str(value)), _alnum(excerpt)
-        return any(
-            said and said in text and _shares_window(shown, text)
-            for text in map(_alnum, self.injected)
+        return bool(said) and any(
+            _shares_window(shown, _alnum(text)) and _names(said, text) for text in self.injected
         )
+
+
+def _names(said: str, text: str) -> bool:
+    """Whether ``text`` names the value ``said`` (alphanumerics only): as one of its links,
+    or in its words outside them."""
+    links = links_in(text)
+    if any(said == _alnum(link) for link in links):
+        return True
+    for link in links:
+        text = text.replace(link, " ")
+    return said in _alnum(text)
 
 
 def _shares_window(shown: str, text: str) -> bool:

@@ -143,15 +143,20 @@ class AgentRun(BasePipelineElement):
     def _policy(self) -> PolicyEngine:
         """The effect defaults; with provenance, irreversible calls need no person unless
         provenance does not support them: a sensitive argument read from tool output
-        text or made up is asked (or, when there is no person, refused with the reason);
-        content copied from tool output text is refused."""
+        text, or content copied from tool output text into the user's own data, is
+        asked (or, when there is no person, refused with the reason); a sensitive value
+        the model made up (nothing to show a person), and content copied from tool
+        output text that would leave (an irreversible or open-world call), are refused
+        with the reason, person or not."""
         if not self.config.provenance:
             return PolicyEngine()
         fallback: Fallback = "ask" if self.config.person != "none" else "refuse"
         return PolicyEngine(
             [{"effect": "irreversible", "decision": "allow", "override": True}],
             sensitive_fallback=fallback,
-            copied_text="refuse",  # content dictated by data: refused, no person asked
+            copied_text=fallback,
+            copied_egress="refuse",  # content dictated by data does not leave
+            made_up="refuse",
         )
 
     def _execgraph(

@@ -119,7 +119,7 @@ def authorize(
     authorized = policy_verdict(  # 4 policy
         request, spec, validated, deps.policy, secret, provenance() if reads else None
     )
-    held = uphold(deps.store, deps.registry, request, spec, arguments)  # 4 a refusal sticks
+    held = uphold(deps.store, deps.registry, request, spec, arguments, provenance)  # 4 sticks
     if held is not None and authorized.token_id is None:  # a person's no: ask again
         authorized = replace(authorized, decision=held)
     if shown and not reads and authorized.decision.verdict == "require_approval":

@@ -14,7 +14,9 @@ earlier refusal. The rule, deterministic and read from the run's event log:
   (a) *the same target*: its effect class is at least the refused call's
   (``write`` < ``irreversible``) and one of its argument values is, or mentions, one of
   the refused call's targets — its path arguments, its sensitive arguments, and the
-  addresses, URL hosts and account numbers written in its arguments; or
+  addresses, URL hosts and account numbers written in its arguments (a value that is the
+  whole name of something a tool's output lists — an existing channel, picked by its
+  name — goes to that thing, whatever its name mentions); or
   (b) *the refused content*: the refused call was ``irreversible`` (it would have left
   the workspace: a message, a payment, a post) and a string argument of one call holds a
   string argument of the other of at least :data:`PAYLOAD_MIN_CHARS` characters (as
@@ -29,7 +31,7 @@ with other work.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -40,6 +42,7 @@ from execgraph.state.events import Event, EventType
 from execgraph.state.store.base import ExecutionStore
 from execgraph.tools.paths import normalize_relpath
 from execgraph.tools.policy import PolicyDecision
+from execgraph.tools.provenance import ArgumentProvenance
 from execgraph.tools.registry import ToolRegistry
 from execgraph.tools.spec import EFFECT_RANK, ToolSpec
 from execgraph.tools.value_match import Text, atoms_of, links_in, same_value
@@ -140,22 +143,36 @@ def _host(link: str) -> str:
 
 
 def held_by(
-    refusals: Iterable[Refusal], spec: ToolSpec, arguments: Mapping[str, Any], call_id: str
+    refusals: Iterable[Refusal],
+    spec: ToolSpec,
+    arguments: Mapping[str, Any],
+    call_id: str,
+    names: Callable[[], Collection[str]] | None = None,
 ) -> tuple[Refusal, str] | None:
-    """The first refusal ``arguments`` for ``spec`` would work around, and how."""
+    """The first refusal ``arguments`` for ``spec`` would work around, and how.
+
+    ``names`` gives (when asked: only a mention needs it) the argument values that are
+    the whole name of something a tool's output lists; a mention inside one of those
+    does not count.
+    """
     effect = spec.effect_of(arguments)
     if effect == "read":
         return None
     atoms = atoms_of(dict(arguments))
     texts = [Text(a) for a in atoms if isinstance(a, str)]
+    listed: Collection[str] | None = None
     for refusal in refusals:
         if refusal.call_id == call_id:
             continue
         if EFFECT_RANK[effect] >= EFFECT_RANK[refusal.effect]:
             for target in refusal.targets:
-                if any(same_value(a, target) for a in atoms) or any(
-                    t.contains(target) for t in texts
-                ):
+                if any(same_value(a, target) for a in atoms):
+                    return refusal, f"it goes to {target!r} too"
+                mentioned = [t for t in texts if t.contains(target)]
+                if mentioned and names is not None:
+                    listed = names() if listed is None else listed
+                    mentioned = [t for t in mentioned if t.raw not in listed]
+                if mentioned:
                     return refusal, f"it goes to {target!r} too"
         for payload in refusal.payloads:
             if any(_overlap(t, payload) for t in texts):
@@ -176,8 +193,12 @@ def uphold(
     request: ToolExecutionRequest,
     spec: ToolSpec,
     arguments: Mapping[str, Any],
+    provenance: Callable[[], Mapping[str, ArgumentProvenance]] | None = None,
 ) -> PolicyDecision | None:
     """Hold a call that would work around an earlier refusal of the run.
+
+    ``provenance`` labels the call's arguments (computed only when a target is merely
+    mentioned): a value that is the whole name of a listed thing is not a mention.
 
     Returns None when nothing holds it, or — when what it would work around is a person's
     rejection — a ``require_approval`` decision: the person is asked again, told which
@@ -190,7 +211,10 @@ def uphold(
     """
     if spec.effect_of(arguments) == "read":
         return None
-    held = held_by(run_refusals(store, registry, request.run_id), spec, arguments, request.call_id)
+    names = None if provenance is None else (lambda: _listed_names(provenance()))
+    held = held_by(
+        run_refusals(store, registry, request.run_id), spec, arguments, request.call_id, names
+    )
     if held is None:
         return None
     refusal, how = held
@@ -206,6 +230,16 @@ def uphold(
         "try to achieve that effect by another tool or other arguments; tell the user it "
         "was refused, or go on with other work"
     )
+
+
+def _listed_names(provenance: Mapping[str, ArgumentProvenance]) -> set[str]:
+    """The argument values read whole as a name a tool's output lists (a field)."""
+    return {
+        atom.value
+        for given in provenance.values()
+        for atom in given.atoms
+        if isinstance(atom.value, str) and any(s.where == "field" for s in atom.sources)
+    }
 
 
 def may_ask_again(store: ExecutionStore, run_id: str, spec: ToolSpec) -> bool:
