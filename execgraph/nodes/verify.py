@@ -34,7 +34,7 @@ admission, no progress, a stop condition, nothing it tried worked), ``BUDGET_EXH
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -51,7 +51,7 @@ from execgraph.nodes.run_input import run_seq
 from execgraph.nodes.run_record import full_view
 from execgraph.state.contracts import Decision, DecisionKind, RunStatus, TaskContract
 from execgraph.state.errors.tool_bugs import bug_reason, mark_due
-from execgraph.state.events import EventType, make_event
+from execgraph.state.events import Event, EventType, make_event
 from execgraph.state.schema import RunState
 from execgraph.state.updates import fold
 
@@ -116,10 +116,14 @@ def stop_update(
     reason: str,
     *,
     output: str | None = None,
+    logged: Sequence[Event] = (),
 ) -> dict[str, Any]:
     """A terminal update: status, reason, the confirmed partial result and the open items,
     and the answers to the last reply's open calls
-    (:func:`~execgraph.nodes.conversation.closing`)."""
+    (:func:`~execgraph.nodes.conversation.closing`).
+
+    ``logged`` are events that come before ``run.finished`` (the verdict that ends the
+    run): one flushed append writes them all, not one flush each."""
     view = full_view(state, contract.run_id, deps)
     open_items: list[str] = []
     if status is not RunStatus.COMPLETED:  # a completed run has no open items to list
@@ -131,7 +135,7 @@ def stop_update(
             output += "\nOpen:\n" + "\n".join(f"- {o}" for o in open_items)
     payload = {"status": status.value, "reason": reason}
     event = make_event(EventType.RUN_FINISHED, contract.run_id, seq=run_seq(state), payload=payload)
-    deps.executor.store.append_events([event])
+    deps.executor.store.append_events([*logged, event])
     update: dict[str, Any] = {
         "status": status.value,
         "output": output,
@@ -156,6 +160,7 @@ def verify(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[st
     decisions = [Decision.model_validate(d) for d in state.get("decisions") or []]
     turn = int(state.get("turn", 0))
     update: dict[str, Any] = {}
+    judged: list[Event] = []  # verdicts of rejected finishes, logged with what follows
     for d in decisions:
         if d.kind in (DecisionKind.FINISH, DecisionKind.ANSWER):
             view = full_view(state, contract.run_id, deps)
@@ -178,7 +183,6 @@ def verify(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[st
                 turn_id=f"t{turn}",
                 payload={**report, "gated": deps.verifier_gate},
             )
-            deps.executor.store.append_events([verdict])
             if not failed or not contract.success_checks:
                 # Accepted; or a bare goal's answer, which ends the run whatever its
                 # actions came to: the status says what they came to.
@@ -186,7 +190,9 @@ def verify(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[st
                 if failed:
                     status = RunStatus.PARTIAL if passed else RunStatus.FAILED
                     reason = "answered, but not every action succeeded: " + "; ".join(failed)
-                done = stop_update(view, contract, deps, status, reason, output=d.content)
+                done = stop_update(
+                    view, contract, deps, status, reason, output=d.content, logged=[verdict]
+                )
                 recent = [verdict.event_id, *done["events"]["recent"]]
                 sources = output_sources(
                     deps.executor.store, deps.executor.registry, contract.run_id, d.content
@@ -197,6 +203,7 @@ def verify(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[st
                     "verification": report,
                     "output_sources": sources,
                 }
+            judged.append(verdict)
             update["events"] = {"recent": [verdict.event_id]}
             note = "finish rejected: " + "; ".join(failed)
             update["verification"] = report
@@ -212,14 +219,17 @@ def verify(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[st
                 state.get("progress"), d.content, failed, f"t{turn}:reply"
             )
         if d.kind is DecisionKind.ABORT:
-            return stop_update(state, contract, deps, RunStatus.FAILED, f"aborted: {d.content}")
+            reason = f"aborted: {d.content}"
+            return stop_update(state, contract, deps, RunStatus.FAILED, reason, logged=judged)
     now: Mapping[str, Any] = fold(state, update) if update else state
     halt = stop_condition(now, contract, deps, cancel_checked=True)
     if halt is not None:
-        stopped = stop_update(now, contract, deps, *halt)
-        judged = update.get("events", {}).get("recent", [])
-        recent = [*judged, *stopped["events"]["recent"]]
+        stopped = stop_update(now, contract, deps, *halt, logged=judged)
+        rejected = update.get("events", {}).get("recent", [])
+        recent = [*rejected, *stopped["events"]["recent"]]
         return {**update, **stopped, "events": {"recent": recent}}
+    if judged:
+        deps.executor.store.append_events(judged)
     return {**update, "decisions": [], "status": RunStatus.RUNNING.value}
 
 

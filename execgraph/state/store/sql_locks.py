@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from abc import abstractmethod
 from collections.abc import Callable, Sequence
+from typing import ClassVar
 
 from execgraph.state.errors import LockTimeout
 from execgraph.state.store.base import RunLease
@@ -45,6 +46,13 @@ def _poll_locks(try_once: Callable[[], bool], wanted: list[str], timeout_s: floa
 
 class SqlLocks(SqlLog):
     """Locks on an SQL ``locks`` table; a backend provides the one attempt."""
+
+    #: Whether taking a run lease waits for its own flush to disk. A server's store
+    #: (PostgreSQL) must: it can lose an unflushed commit and come back while the worker
+    #: that was granted the lease still runs, and a second worker would be granted it too.
+    #: A backend whose unflushed commits are lost only together with every process that
+    #: could have read them (a file on the host that runs them all) sets it False.
+    _flush_run_lease: ClassVar[bool] = True
 
     # -- what each backend provides besides the log's primitives ------------------------
 
@@ -124,7 +132,7 @@ class SqlLocks(SqlLog):
             held = cur.execute(read, (key,)).fetchone()
             return RunLease(run_id, str(held[0]), float(held[1]))
 
-        return self._tx("take a run lease", run)
+        return self._tx("take a run lease", run, durable=self._flush_run_lease)
 
     def renew_run(self, run_id: str, owner: str, *, lease_s: float) -> bool:
         """Extend ``owner``'s lease on ``run_id`` while the row still names ``owner``

@@ -143,6 +143,11 @@ class SqliteExecutionStore(SqlExecutionStore):
     """
 
     _dialect = _DIALECT
+    # An unflushed commit is lost only to a crash of the host (a process that dies leaves
+    # it in the OS's cache), and WAL's shared memory keeps every worker of the file on
+    # that host: a run lease lost that way has no holder left to trust it. The next
+    # flushed commit (the run's admission, a record) writes it too: the log flushes in order.
+    _flush_run_lease = False
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)

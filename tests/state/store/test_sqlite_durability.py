@@ -162,3 +162,32 @@ def test_a_sqlite_too_old_for_its_statements_is_refused_with_the_version(
     with pytest.raises(StoreError, match=r"needs SQLite 3\.35 or newer.*links SQLite 3\.31\.1"):
         SqliteExecutionStore(tmp_path / "execgraph.db")
     assert not (tmp_path / "execgraph.db").exists()  # refused before touching the disk
+
+
+_LEASE_CRASHER = """
+import os, sys
+from execgraph.state.store import SqliteExecutionStore
+store = SqliteExecutionStore(sys.argv[1])
+assert store.lease_run("run-1", "dead-worker", lease_s=3600).owner == "dead-worker"
+os._exit(1)
+"""
+
+
+@pytest.mark.integration
+def test_a_run_lease_taken_unflushed_outlives_the_process_that_took_it(tmp_path: Path) -> None:
+    # Taking a run lease waits for no flush of its own (only a crash of the host loses it,
+    # with every worker of the file): a process that dies still leaves it held.
+    db = tmp_path / "execgraph.db"
+    proc = subprocess.run(
+        [sys.executable, "-c", _LEASE_CRASHER, str(db)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 1, proc.stderr
+    with SqliteExecutionStore(db) as store:
+        assert store.lease_run_holder("run-1") == "dead-worker"
+        assert store.lease_run("run-1", "new-worker", lease_s=60).owner == "dead-worker"
