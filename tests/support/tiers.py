@@ -321,9 +321,19 @@ def _loaded_extras() -> set[str]:
     return {extra for extra in EXTRAS if sys.modules.get(extra) is not None}
 
 
+@cache
+def _fonts_cached() -> None:
+    """matplotlib lists the machine's fonts with ``fc-list`` the first time it is imported
+    on a machine (and again when its cache is unreadable). Done here, before a unit test is
+    guarded, so a plot on a fresh machine is not taken for a test starting a process."""
+    if importlib.util.find_spec("matplotlib") is not None:
+        import matplotlib.font_manager  # noqa: F401
+
+
 def _guarded(item: pytest.Item) -> Iterator[None]:
     if item.get_closest_marker("unit") is None:
         return (yield)
+    _fonts_cached()
     loaded = _loaded_extras()
     with _unit_only(item) as seen:
         result = yield
