@@ -43,4 +43,5 @@ def scrub_surrogates(value: Any) -> Any:
         return _scrub_text(value)
     if isinstance(value, dict):
         return {scrub_surrogates(k): scrub_surrogates(v) for k, v in value.items()}
-    return [scrub_surrogates(v) for v in value]
+    scrubbed = [scrub_surrogates(v) for v in value]
+    return tuple(scrubbed) if isinstance(value, tuple) else scrubbed  # a key stays a key
