@@ -4,8 +4,6 @@ rewrote what was asked."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
@@ -15,18 +13,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from execgraph.graph import build_graph
 from execgraph.state.store.sqlite import SqliteExecutionStore
 from execgraph.testing import ScriptedChatModel
-from execgraph.tools import tool_spec
-
-
-@tool_spec(effect="write", path_args=["path"], aliases={"file": "path"})
-def save(path: str, text: str, tag: str = "draft") -> str:
-    """Save a note."""
-    return "saved"
-
-
-def _hash(arguments: dict[str, Any]) -> str:
-    canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode()).hexdigest()
+from tests.support.request_hashes import args_hash, save
 
 
 def _resolved(tmp_path: Path, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -50,13 +37,13 @@ def _resolved(tmp_path: Path, arguments: dict[str, Any]) -> dict[str, Any]:
 def test_normalization_changes_the_hash_and_both_are_logged(tmp_path: Path) -> None:
     proposed = {"file": "./notes/a.md", "text": "hi"}
     resolved = _resolved(tmp_path, proposed)
-    assert resolved["requested_hash"] == _hash(proposed)
+    assert resolved["requested_hash"] == args_hash(proposed)
     normalized = {"path": "notes/a.md", "text": "hi", "tag": "draft"}
-    assert resolved["args_hash"] == _hash(normalized)
+    assert resolved["args_hash"] == args_hash(normalized)
     assert resolved["requested_hash"] != resolved["args_hash"]
 
 
 def test_arguments_already_normal_hash_the_same_both_ways(tmp_path: Path) -> None:
     proposed = {"path": "notes/a.md", "text": "hi", "tag": "final"}
     resolved = _resolved(tmp_path, proposed)
-    assert resolved["requested_hash"] == resolved["args_hash"] == _hash(proposed)
+    assert resolved["requested_hash"] == resolved["args_hash"] == args_hash(proposed)

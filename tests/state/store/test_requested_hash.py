@@ -5,8 +5,6 @@ old records read with an empty requested hash."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -19,19 +17,8 @@ from execgraph.cli.trace import trace_table
 from execgraph.graph import build_graph
 from execgraph.state.store import ExecutionStore
 from execgraph.testing import ScriptedChatModel
-from execgraph.tools import tool_spec
 from tests.state.store.store_helpers import Opener, reserve
-
-
-@tool_spec(effect="write", path_args=["path"], aliases={"file": "path"})
-def save(path: str, text: str, tag: str = "draft") -> str:
-    """Save a note."""
-    return "saved"
-
-
-def _hash(arguments: dict[str, Any]) -> str:
-    canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode()).hexdigest()
+from tests.support.request_hashes import args_hash, save
 
 
 def _run(tmp_path: Path, store: ExecutionStore, arguments: dict[str, Any], thread: str) -> None:
@@ -56,8 +43,8 @@ def test_the_record_keeps_the_requested_and_the_normalized_hash(
     proposed = {"file": "./notes/a.md", "text": "hi"}
     _run(tmp_path, store, proposed, "rewritten")
     [record] = store.committed("rewritten")
-    assert record.requested_hash == _hash(proposed)
-    assert record.args_hash == _hash({"path": "notes/a.md", "text": "hi", "tag": "draft"})
+    assert record.requested_hash == args_hash(proposed)
+    assert record.args_hash == args_hash({"path": "notes/a.md", "text": "hi", "tag": "draft"})
     assert store.get(record.idempotency_key) == record  # read back the same
 
     # execgraph trace shows both: the hash the call is bound to, and the one asked for
@@ -73,7 +60,7 @@ def test_arguments_already_normal_keep_one_hash_twice(
     proposed = {"path": "notes/a.md", "text": "hi", "tag": "final"}
     _run(tmp_path, store, proposed, "as-is")
     [record] = store.committed("as-is")
-    assert record.requested_hash == record.args_hash == _hash(proposed)
+    assert record.requested_hash == record.args_hash == args_hash(proposed)
 
 
 def _back_to_version_3(store_url: str) -> None:

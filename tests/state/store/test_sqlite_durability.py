@@ -38,9 +38,9 @@ os._exit(1)
 """
 
 
-def _crash(db: Path) -> None:
+def _crash(db: Path, script: str = _CRASHER) -> None:
     proc = subprocess.run(
-        [sys.executable, "-c", _CRASHER, str(db)],
+        [sys.executable, "-c", script, str(db)],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
@@ -178,16 +178,7 @@ def test_a_run_lease_taken_unflushed_outlives_the_process_that_took_it(tmp_path:
     # Taking a run lease waits for no flush of its own (only a crash of the host loses it,
     # with every worker of the file): a process that dies still leaves it held.
     db = tmp_path / "execgraph.db"
-    proc = subprocess.run(
-        [sys.executable, "-c", _LEASE_CRASHER, str(db)],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert proc.returncode == 1, proc.stderr
+    _crash(db, _LEASE_CRASHER)
     with SqliteExecutionStore(db) as store:
         assert store.lease_run_holder("run-1") == "dead-worker"
         assert store.lease_run("run-1", "new-worker", lease_s=60).owner == "dead-worker"
