@@ -115,7 +115,7 @@ def answerer(who: Who, flags: str = "") -> Answerer | None:
 def report(runs: Runs, view: RunView) -> int:
     """Print where the run stands; the exit code follows the status."""
     if view.waiting:
-        render_waiting(out, view.run_id, [i["value"] for i in view.interrupts], runs.flags)
+        render_waiting(out, view.run_id, view.interrupts, runs.flags)
         return exit_code("WAITING")
     values = view.values if view.values is not None else _plain(view)
     render_final(out, values, Path(view.workspace) if view.workspace else None)

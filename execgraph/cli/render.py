@@ -281,15 +281,19 @@ def runs_table(rows: Iterable[Sequence[str]]) -> Table:
     return table
 
 
-def render_waiting(console: Console, run_id: str, values: Sequence[Any], suffix: str = "") -> None:
-    """A run paused on interrupts: what waits, and the exact commands that continue it."""
+def render_waiting(
+    console: Console, run_id: str, items: Sequence[Mapping[str, Any]], suffix: str = ""
+) -> None:
+    """A run paused on interrupts (``{"id", "value"}``, a tool's own question with its
+    ``wait``): what waits and until when, and the exact commands that continue it."""
+    values = [item.get("value") for item in items]
     console.print()
     console.print(Text("status: ", style="bold") + Text("WAITING", STATUS_STYLE["WAITING"]))
     console.print(Text(f"run id: {short(run_id, 200)}"))
     console.print(Text("waiting for:", style="bold"))
-    for value in values:
+    for item, value in zip(items, values, strict=True):
         reason = value.get("reason") if isinstance(value, Mapping) else None
-        line = f"  - {interrupt_summary(value, suffix)}"
+        line = f"  - {wait_summary(item, suffix)}"
         line += f" — {short(reason, 300)}" if reason else ""
         console.print(Text(line, style="yellow"), soft_wrap=True)
     console.print(Text("continue with:", style="bold"))

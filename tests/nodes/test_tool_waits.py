@@ -16,7 +16,7 @@ from rich.console import Console
 
 from execgraph import build_graph
 from execgraph.cli.approvals import wait_summary
-from execgraph.cli.render import render_status
+from execgraph.cli.render import render_status, render_waiting
 from execgraph.engines.advance import view_of
 from execgraph.engines.waits import expired_answers, waits_of
 from execgraph.eval.metrics import run_metrics
@@ -81,6 +81,10 @@ def test_a_tools_question_has_a_deadline_shown_in_the_status(tmp_path: Path) -> 
     render_status(console, view)  # what `execgraph status` prints
     printed = console.export_text()
     assert "waiting for an answer to publish's question: " in printed and "(then reject)" in printed
+    console = Console(record=True, width=200)
+    render_waiting(console, view.run_id, view.interrupts)  # what `execgraph run` ends with
+    printed = console.export_text()
+    assert "- an answer to publish's question: " in printed and "(then reject)" in printed
 
 
 def test_an_answer_in_time_reaches_the_tool_and_counts_as_waited(tmp_path: Path) -> None:
