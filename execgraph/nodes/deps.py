@@ -31,7 +31,7 @@ __all__ = [
 CheckFn = Callable[[SuccessCheck, Mapping[str, Any], TaskContract], str | None]
 """A success check: returns None when it holds, else a short reason it does not."""
 
-CONTROL_TOOLS = ("finish", "ask_user", "abort", "revise_plan", "request_approval")
+CONTROL_TOOLS = ("finish", "ask_user", "abort", "revise_plan", "request_approval", "wait_for")
 """Names the model uses for decisions that are not actions; no tool may take them."""
 
 ContextMode = Literal["projected", "full"]

@@ -32,7 +32,9 @@ def _build(tmp_path: Path, tools: list[Any], arch: str = "react", **kw: Any) -> 
     )
 
 
-@pytest.mark.parametrize("name", ["finish", "ask_user", "abort", "revise_plan", "request_approval"])
+@pytest.mark.parametrize(
+    "name", ["finish", "ask_user", "abort", "revise_plan", "request_approval", "wait_for"]
+)
 def test_a_tool_named_like_a_control_action_is_refused_at_build(tmp_path: Path, name: str) -> None:
     @tool_spec(name=name)
     def control(reason: str) -> str:

@@ -16,11 +16,12 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage
 
 from execgraph.eval.oracle.transcript import text_of
+from execgraph.nodes.deps import CONTROL_TOOLS
 from execgraph.testing.scripted import estimate_tokens
 
 __all__ = ["CONTROLS", "Reply", "control", "to_message"]
 
-CONTROLS = ("finish", "ask_user", "abort", "revise_plan", "submit_plan", "request_approval")
+CONTROLS = (*CONTROL_TOOLS, "submit_plan")
 """The runtime's control tools: offered beside the acting tools, never a step's tool."""
 
 
