@@ -7,7 +7,8 @@ so the node, which runs again from its start on resume, reads the same stamp). A
 or event that arrives after the deadline does not count: the wait expired, and its policy
 decides — ``reject`` (the model is told nothing came, the run goes on), ``cancel`` (the run
 is cancelled), or ``escalate`` (asked once more, of someone else, with a new deadline).
-How it ended is logged as ``run.wait_ended``; both events give the wait's time to metrics.
+How it ended (answered, expired, cancelled with the run) is logged as ``run.wait_ended``;
+both events give the wait's time to metrics.
 
 An event is delivered through the same resume path as an answer:
 ``Command(resume={"event": "<name>", "data": ...})`` (:func:`~execgraph.engines.answers.deliver`).
@@ -20,7 +21,7 @@ from typing import Any
 
 from langgraph.types import interrupt
 
-from execgraph.nodes.cancel import request_cancel
+from execgraph.nodes.cancel import cancel_requested, request_cancel
 from execgraph.nodes.deps import RunDeps
 from execgraph.state.contracts import Decision, DecisionKind, RunStatus, TaskContract
 from execgraph.state.events import EventType, make_event
@@ -46,13 +47,16 @@ def ask_user(state: RunState, *, deps: RunDeps) -> dict[str, Any]:
         return _told(turn, asked, f"You may not wait for {asked.content!r} (events: {named}).")
     wait = _started(store, contract, asked, turn)
     answer = interrupt(wait)
-    if store.clock() > wait["expires_at"]:
+    if store.clock() > wait["expires_at"] and not cancel_requested(store, contract.run_id):
         if wait["on_expiry"] == "escalate":
             to = contract.waits.escalate_to or "another person"
             wait = _started(store, contract, asked, turn, escalated_to=to)
             answer = interrupt(wait)
-        if store.clock() > wait["expires_at"]:
+        if store.clock() > wait["expires_at"] and not cancel_requested(store, contract.run_id):
             return _expired(store, contract, asked, turn, wait)
+    if cancel_requested(store, contract.run_id):  # what resumed it is the cancel's note
+        _ended(store, contract.run_id, turn, wait, "cancelled")
+        return _told(turn, asked, "The run was cancelled while it waited.")
     _ended(store, contract.run_id, turn, wait, "answered")
     if asked.kind is DecisionKind.WAIT:
         data = answer.get("data") if isinstance(answer, dict) else answer

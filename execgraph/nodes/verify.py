@@ -45,6 +45,7 @@ from execgraph.nodes.cancel import cancel_requested
 from execgraph.nodes.checks import BUILTIN_CHECKS
 from execgraph.nodes.conversation import closing
 from execgraph.nodes.deps import RunDeps
+from execgraph.nodes.executor.recovery.tool_wait import cancelled_with_run
 from execgraph.nodes.loop_guard import reply_progress
 from execgraph.nodes.run_actions import met_actions, tool_bug, unmet_actions
 from execgraph.nodes.run_input import run_seq
@@ -133,6 +134,8 @@ def stop_update(
         output = "Confirmed so far:\n" + ("\n".join(f"- {c}" for c in confirmed) or "- nothing")
         if open_items:
             output += "\nOpen:\n" + "\n".join(f"- {o}" for o in open_items)
+    if status is RunStatus.CANCELLED:  # a tool stopped at its own question ends with the run
+        cancelled_with_run(deps.executor.store, contract.run_id, reason)
     payload = {"status": status.value, "reason": reason}
     event = make_event(EventType.RUN_FINISHED, contract.run_id, seq=run_seq(state), payload=payload)
     deps.executor.store.append_events([*logged, event])

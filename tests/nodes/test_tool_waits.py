@@ -152,3 +152,20 @@ def test_an_escalated_question_that_expires_too_is_rejected(tmp_path: Path) -> N
     store.offset = 100
     out = app.invoke(Command(resume="late again"), _cfg("t6"))
     assert published == [] and _result(out)["error"]["type"] == "WaitExpired"
+
+
+def test_a_cancel_ends_a_tools_question_without_running_the_tool_again(tmp_path: Path) -> None:
+    from execgraph.engines.advance import Step, advance
+
+    published.clear()
+    app, store = _app(tmp_path)
+    app.invoke(_task(tools={"publish": {"timeout_s": 60}}), _cfg("c1"))
+    view = advance(app, "c1", Step(cancel="the editor left"))
+    assert view.status == "CANCELLED"
+    assert published == []  # the cancel's note is no answer: the tool did not go on
+    [ended] = store.events("c1", types=[EventType.WAIT_ENDED])
+    assert ended.payload["how"] == "cancelled"
+    assert store.pending("c1") == []  # no record is left paused
+    [record] = store.committed("c1")
+    assert record.result is not None and record.result["outcome"] == "cancelled"
+    assert not record.result["side_effect"]["committed"]

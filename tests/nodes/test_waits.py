@@ -233,3 +233,17 @@ def test_the_hybrid_publish_gate_applies_the_expiry_policy(tmp_path: Path) -> No
     assert posted.effects == ["b"]
     refused = out["results"][first.value["call_id"]]
     assert "expired unanswered" in refused["error"]["message"]
+
+
+@pytest.mark.parametrize("asked", ["question", "event"])
+def test_a_cancel_ends_a_wait_as_cancelled_not_answered(tmp_path: Path, asked: str) -> None:
+    from execgraph.engines.advance import Step, advance
+
+    wait = {"tool_calls": [{"name": "wait_for", "args": {"event": "paid"}, "id": "w"}]}
+    app, store, model = _app(tmp_path, [_ask("Which city?") if asked == "question" else wait])
+    app.invoke(_task(timeout_s=600, events=["paid"]), _cfg("c1"))
+    view = advance(app, "c1", Step(cancel="the customer left"))
+    assert view.status == "CANCELLED"
+    [ended] = store.events("c1", types=[EventType.WAIT_ENDED])
+    assert ended.payload["how"] == "cancelled"
+    assert len(model.calls) == 1  # nothing was made up for the model to read

@@ -19,6 +19,10 @@ answer; past the deadline, the answer does not count and the policy decides:
 - ``escalate``: the tool's question is asked again, once, of ``escalate_to``, with a new
   deadline (the same interrupt, so its answer reaches the tool); if that one passes too,
   the call is rejected.
+
+A run cancelled while a tool waits ends before the tool is run again (what resumes it is
+the cancel's note, no answer): the call is committed ``cancelled`` and its wait ended
+``cancelled`` (:func:`cancelled_with_run`), so no record is left paused.
 """
 
 from __future__ import annotations
@@ -31,15 +35,17 @@ from langgraph.types import Interrupt
 
 from execgraph.nodes.cancel import request_cancel
 from execgraph.nodes.executor.call import Call, call_event
-from execgraph.nodes.executor.recovery.paused import mark_paused
+from execgraph.nodes.executor.recovery.paused import mark_paused, resumes_pause
 from execgraph.nodes.executor.stages.commit import failure_result
 from execgraph.nodes.executor.stages.lock import Locked
+from execgraph.nodes.executor.stages.outcome import error_of
 from execgraph.state.contracts import ObservationStatus, Outcome, SideEffect, ToolResult
 from execgraph.state.errors import ToolCancelled, WaitExpired
-from execgraph.state.events import Event, EventType
+from execgraph.state.events import Event, EventType, make_event
+from execgraph.state.store.base import ExecutionRecord, ExecutionStore
 from execgraph.state.waits import DEFAULT_WAIT_S, wait_deadline
 
-__all__ = ["TOOL", "paused", "resumed"]
+__all__ = ["TOOL", "cancelled_with_run", "paused", "resumed"]
 
 TOOL = "tool"
 """The ``kind`` of a tool's own wait (beside ``approval``, ``question`` and ``wait``)."""
@@ -85,6 +91,51 @@ def resumed(call: Call) -> ToolResult | None:
     return _not_completed(
         call, WaitExpired(f"{why}: the call never resumed, so it did not complete")
     )
+
+
+def cancelled_with_run(store: ExecutionStore, run_id: str, reason: str) -> None:
+    """End each call of ``run_id`` that paused at its tool's own question, for a run
+    cancelled while it waited: committed ``cancelled`` (the tool stopped at its question
+    and never went on), its wait ended ``cancelled``. Idempotent: a call committed
+    before keeps its result, a logged event is not logged twice."""
+    for record in store.pending(run_id):
+        if resumes_pause(record):
+            _cancel_paused(store, record, reason)
+
+
+def _cancel_paused(store: ExecutionStore, record: ExecutionRecord, reason: str) -> None:
+    logged = store.events(record.run_id, call_id=record.call_id, types=[EventType.WAIT_STARTED])
+    started = [e for e in logged if e.payload.get("kind") == TOOL]
+    ids = {"call_id": record.call_id}
+    events: list[Event] = []
+    if started:
+        last = started[-1]
+        ids = {k: getattr(last, k) for k in ("call_id", "turn_id", "decision_id", "step_id")}
+        wait = last.payload
+        payload = {"how": "cancelled", "kind": TOOL, "asked_at": wait.get("asked_at")}
+        payload["ended_at"] = store.clock()
+        seq = str(wait.get("interrupt_id")) + (":escalated" if wait.get("escalated_to") else "")
+        events.append(
+            make_event(EventType.WAIT_ENDED, record.run_id, seq=seq, payload=payload, **ids)
+        )
+    error = ToolCancelled(f"the run was cancelled while {record.tool} waited: {reason}")
+    result = ToolResult(
+        call_id=record.call_id,
+        tool_name=record.tool,
+        tool_version=record.version,
+        outcome=Outcome.CANCELLED,
+        status=ObservationStatus.CANCELLED,
+        error=error_of(error),
+        side_effect=SideEffect(
+            attempted=True,
+            committed=False,
+            summary="interrupted at its own question, never resumed: did not complete",
+        ),
+        idempotency_key=record.idempotency_key,
+    )
+    payload = {"outcome": result.outcome, "status": result.status}
+    events.append(make_event(EventType.TOOL_COMPLETED, record.run_id, payload=payload, **ids))
+    store.commit(record.idempotency_key, result.model_dump(mode="json"), events=events)
 
 
 def _interrupts(asked: GraphInterrupt) -> list[Interrupt]:
