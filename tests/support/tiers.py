@@ -158,6 +158,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 )
     if problems:
         raise pytest.UsageError("\n".join(problems))
+    _heaviest_first(items)
+
+
+def _heaviest_first(items: list[pytest.Item]) -> None:
+    """Modules holding a system test first, then those holding an integration test, each
+    module's tests kept together and in order. pytest-xdist hands modules out in this
+    order (``--dist loadscope``): the long ones start at once instead of last, where one
+    would keep a worker busy after the others are done."""
+    rank: dict[str, int] = {}
+    for item in items:
+        module = item.nodeid.partition("::")[0]
+        rank[module] = max(rank.get(module, 0), TIERS.index(_marked_tier(item)))
+    items.sort(key=lambda item: -rank[item.nodeid.partition("::")[0]])  # stable
+
+
+def _marked_tier(item: pytest.Item) -> str:
+    return next(mark.name for mark in item.iter_markers() if mark.name in TIERS)
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
