@@ -79,7 +79,7 @@ typecheck: $(STAMP)
 # Every tier: unit, integration (real servers and processes) and system (torture, kill
 # harness, crash matrices, benchmark smoke runs).
 suite: $(STAMP) system-deps
-	$(BIN)/python -m pytest -q -n $(JOBS) --dist loadscope
+	$(BIN)/python -m pytest -q -n $(JOBS) --dist loadscope --no-loadscope-reorder
 
 # The evaluation's CI subset, end to end through the CLI (output under build/, git-ignored).
 eval-quick: $(STAMP)

@@ -164,8 +164,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def _heaviest_first(items: list[pytest.Item]) -> None:
     """Modules holding a system test first, then those holding an integration test, each
     module's tests kept together and in order. pytest-xdist hands modules out in this
-    order (``--dist loadscope``): the long ones start at once instead of last, where one
-    would keep a worker busy after the others are done."""
+    order (``--dist loadscope --no-loadscope-reorder``, as ``make test`` runs it; its
+    default order, most tests first, puts a module of one long test last): the long ones
+    start at once instead of keeping a worker busy after the others are done."""
     rank: dict[str, int] = {}
     for item in items:
         module = item.nodeid.partition("::")[0]
