@@ -7,28 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from langchain_core.messages import AIMessage
-from langgraph.checkpoint.memory import InMemorySaver
-
-from execgraph.graph import build_graph
 from execgraph.state.store.sqlite import SqliteExecutionStore
-from execgraph.testing import ScriptedChatModel
-from tests.support.request_hashes import args_hash, save
+from tests.support.request_hashes import args_hash, saving_once
 
 
 def _resolved(tmp_path: Path, arguments: dict[str, Any]) -> dict[str, Any]:
-    (tmp_path / "ws").mkdir()
     store = SqliteExecutionStore(tmp_path / "exec.db")
-    call = {"name": "save", "args": arguments, "id": "c1"}
-    app = build_graph(
-        "react",
-        model=ScriptedChatModel([AIMessage("", tool_calls=[call]), AIMessage("done")]),
-        tools=[save],
-        workspace=tmp_path / "ws",
-        home=tmp_path / "home",
-        store=store,
-        checkpointer=InMemorySaver(),
-    )
+    app = saving_once(tmp_path, store, arguments)
     app.invoke({"task": {"goal": "Save it."}}, {"configurable": {"thread_id": "h"}})
     (event,) = [e for e in store.events("h") if e.type == "tool.resolved"]
     return dict(event.payload)

@@ -9,30 +9,16 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from langchain_core.messages import AIMessage
-from langgraph.checkpoint.memory import InMemorySaver
 from rich.console import Console
 
 from execgraph.cli.trace import trace_table
-from execgraph.graph import build_graph
 from execgraph.state.store import ExecutionStore
-from execgraph.testing import ScriptedChatModel
 from tests.state.store.store_helpers import Opener, reserve
-from tests.support.request_hashes import args_hash, save
+from tests.support.request_hashes import args_hash, saving_once
 
 
 def _run(tmp_path: Path, store: ExecutionStore, arguments: dict[str, Any], thread: str) -> None:
-    (tmp_path / "ws").mkdir(exist_ok=True)
-    call = {"name": "save", "args": arguments, "id": "c1"}
-    app = build_graph(
-        "react",
-        model=ScriptedChatModel([AIMessage("", tool_calls=[call]), AIMessage("done")]),
-        tools=[save],
-        workspace=tmp_path / "ws",
-        home=tmp_path / "home",
-        store=store,
-        checkpointer=InMemorySaver(),
-    )
+    app = saving_once(tmp_path, store, arguments)
     out = app.invoke({"task": {"goal": "Save it."}}, {"configurable": {"thread_id": thread}})
     assert out["status"] == "COMPLETED", out.get("error")
 

@@ -28,6 +28,7 @@ the cancel's note, no answer): the call is committed ``cancelled`` and its wait 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from langgraph.errors import GraphInterrupt
@@ -49,6 +50,12 @@ __all__ = ["TOOL", "cancelled_with_run", "paused", "resumed"]
 
 TOOL = "tool"
 """The ``kind`` of a tool's own wait (beside ``approval``, ``question`` and ``wait``)."""
+
+_NOT_COMPLETED = SideEffect(
+    attempted=True,
+    committed=False,
+    summary="interrupted at its own question, never resumed: did not complete",
+)
 
 
 def paused(call: Call, asked: GraphInterrupt, locked: Locked) -> None:
@@ -111,10 +118,7 @@ def _cancel_paused(store: ExecutionStore, record: ExecutionRecord, reason: str) 
     if started:
         last = started[-1]
         ids = {k: getattr(last, k) for k in ("call_id", "turn_id", "decision_id", "step_id")}
-        wait = last.payload
-        payload = {"how": "cancelled", "kind": TOOL, "asked_at": wait.get("asked_at")}
-        payload["ended_at"] = store.clock()
-        seq = str(wait.get("interrupt_id")) + (":escalated" if wait.get("escalated_to") else "")
+        seq, payload = _end_of(store, last.payload, "cancelled")
         events.append(
             make_event(EventType.WAIT_ENDED, record.run_id, seq=seq, payload=payload, **ids)
         )
@@ -126,11 +130,7 @@ def _cancel_paused(store: ExecutionStore, record: ExecutionRecord, reason: str) 
         outcome=Outcome.CANCELLED,
         status=ObservationStatus.CANCELLED,
         error=error_of(error),
-        side_effect=SideEffect(
-            attempted=True,
-            committed=False,
-            summary="interrupted at its own question, never resumed: did not complete",
-        ),
+        side_effect=_NOT_COMPLETED,
         idempotency_key=record.idempotency_key,
     )
     payload = {"outcome": result.outcome, "status": result.status}
@@ -184,11 +184,15 @@ def _current(call: Call) -> dict[str, Any] | None:
 
 def _ended(call: Call, wait: dict[str, Any], how: str) -> None:
     """Log how the wait ended, and when (the store's clock): metrics count its time."""
-    payload = {"how": how, "kind": TOOL, "asked_at": wait["asked_at"]}
-    payload["ended_at"] = call.deps.store.clock()
-    seq = wait["interrupt_id"] + (":escalated" if wait.get("escalated_to") else "")
+    seq, payload = _end_of(call.deps.store, wait, how)
     ended = call_event(call.request, EventType.WAIT_ENDED, seq=seq, payload=payload)
     call.deps.store.append_events([ended])
+
+
+def _end_of(store: ExecutionStore, wait: Mapping[str, Any], how: str) -> tuple[str, dict[str, Any]]:
+    """A ``run.wait_ended``'s occurrence (one per wait, escalated or not) and payload."""
+    payload = {"how": how, "kind": TOOL, "asked_at": wait["asked_at"], "ended_at": store.clock()}
+    return str(wait["interrupt_id"]) + (":escalated" if wait.get("escalated_to") else ""), payload
 
 
 def _not_completed(call: Call, error: WaitExpired | ToolCancelled) -> ToolResult:
@@ -199,11 +203,7 @@ def _not_completed(call: Call, error: WaitExpired | ToolCancelled) -> ToolResult
         update={
             "outcome": Outcome.CANCELLED if cancelled else Outcome.FAILED,
             "status": ObservationStatus.CANCELLED if cancelled else result.status,
-            "side_effect": SideEffect(
-                attempted=True,
-                committed=False,
-                summary="interrupted at its own question, never resumed: did not complete",
-            ),
+            "side_effect": _NOT_COMPLETED,
         }
     )
 
