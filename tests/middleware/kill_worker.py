@@ -72,7 +72,7 @@ def _continue(root: Path, with_executor: bool, linger: float = 0.03) -> None:
     state = app.get_state(CONFIG)
     if not state.values:
         app.invoke({"messages": [("user", "append the lines")]}, CONFIG)
-    elif state.next:
+    elif state.next or state.tasks:  # tasks whose writes are saved are not in ``next``
         app.invoke(None, CONFIG)
 
 
