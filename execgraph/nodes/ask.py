@@ -47,14 +47,16 @@ def ask_user(state: RunState, *, deps: RunDeps) -> dict[str, Any]:
         return _told(turn, asked, f"You may not wait for {asked.content!r} (events: {named}).")
     wait = _started(store, contract, asked, turn)
     answer = interrupt(wait)
-    if store.clock() > wait["expires_at"] and not cancel_requested(store, contract.run_id):
+    cancelled = cancel_requested(store, contract.run_id)  # then it resumed with the cancel's note
+    if not cancelled and store.clock() > wait["expires_at"]:
         if wait["on_expiry"] == "escalate":
             to = contract.waits.escalate_to or "another person"
             wait = _started(store, contract, asked, turn, escalated_to=to)
             answer = interrupt(wait)
-        if store.clock() > wait["expires_at"] and not cancel_requested(store, contract.run_id):
+            cancelled = cancel_requested(store, contract.run_id)
+        if not cancelled and store.clock() > wait["expires_at"]:
             return _expired(store, contract, asked, turn, wait)
-    if cancel_requested(store, contract.run_id):  # what resumed it is the cancel's note
+    if cancelled:
         _ended(store, contract.run_id, turn, wait, "cancelled")
         return _told(turn, asked, "The run was cancelled while it waited.")
     _ended(store, contract.run_id, turn, wait, "answered")

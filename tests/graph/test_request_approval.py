@@ -18,23 +18,15 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from execgraph.eval.trajectory import read_trajectory
-from execgraph.graph import Stage, build_graph
+from execgraph.graph import build_graph
 from execgraph.nodes.decide import parse_reply
 from execgraph.state.contracts import DecisionKind
 from execgraph.state.events import EventType
 from execgraph.state.store.sqlite import SqliteExecutionStore
 from execgraph.testing import ScriptedChatModel
 from execgraph.tools.adapters import FileAdapter
+from tests.graph.test_architectures import STAGES, TASK
 
-TASK = {
-    "goal": "Read source.txt and write report.txt stating the fact it holds.",
-    "success_checks": [{"kind": "file_contains", "target": "report.txt", "value": "42"}],
-    "budgets": {"model_calls": 12, "tool_calls": 8},
-}
-STAGES = [
-    Stage("read", ("read_file",), "Read the source."),
-    Stage("write", ("write_file",), "Write the report."),
-]
 REPORT = {"path": "report.txt", "content": "The fact is 42."}
 WHY = "report.txt may hold the user's own notes"
 
