@@ -197,8 +197,11 @@ def _paced_by_the_scheduler(stats: dict[Any, Any]) -> set[Any]:
     """The functions of a profile whose call count the scheduler decides: those of
     :func:`_scheduler_paced`, and those only they called (a future's done-callback runs on
     the profiled thread when the future finished first, else on the pool's thread, which
-    is not profiled), and so on down."""
+    is not profiled), and so on down. Finalizers too: a ``__del__`` runs when the garbage
+    collector reaches its object, on whichever thread allocates at that moment (a worker
+    loop left by an earlier test in the same process was closed in one window once)."""
     threads = {w for w in stats if w[0].startswith(_STDLIB) and any(p in w[0] for p in _PACED)}
+    threads |= {w for w in stats if w[2] == "__del__"}  # run when the collector chooses
     grown = True
     while grown:
         grown = False
