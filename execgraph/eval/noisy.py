@@ -34,6 +34,7 @@ from pydantic import PrivateAttr
 from execgraph.eval.oracle.policy import OraclePolicy
 from execgraph.eval.oracle.reply import CONTROLS, Reply
 from execgraph.eval.tasks.common import Seen
+from execgraph.nodes.deps import CONTROL_TOOLS
 
 __all__ = ["ERRORS", "NoisyPolicy"]
 
@@ -140,7 +141,7 @@ class NoisyPolicy(OraclePolicy):
         if kind == "ignored_observation":
             return self._ignore(seen, offered, meta)
         base = super().decide(seen, offered)
-        if not base.calls or base.calls[0][0] in ("finish", "ask_user", "abort", "revise_plan"):
+        if not base.calls or base.calls[0][0] in CONTROL_TOOLS:  # a decision, not an action
             return None
         if base.calls[0][0] == "submit_plan":
             return self._bad_plan(kind, base, offered, meta)
