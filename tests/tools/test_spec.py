@@ -16,7 +16,8 @@ from pydantic import BaseModel, ValidationError
 
 from execgraph.state.contracts import Evidence
 from execgraph.tools.invocation import AdapterOutput, InvokeContext
-from execgraph.tools.spec import ToolSpec, resolve_awaitable, tool_spec
+from execgraph.tools.runners import resolve_awaitable
+from execgraph.tools.spec import ToolSpec, tool_spec
 
 
 def ctx(call_id: str = "c1") -> InvokeContext:

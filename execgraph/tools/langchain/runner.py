@@ -22,7 +22,7 @@ from execgraph.state.errors import ModelRetry, ToolTypeError
 from execgraph.tools.invocation import AdapterOutput, InvokeContext
 from execgraph.tools.langchain.injections import Injections, injected
 from execgraph.tools.paths import confine_path
-from execgraph.tools.spec import resolve_awaitable
+from execgraph.tools.runners import resolve_awaitable
 
 __all__ = ["LangChainRunner"]
 
