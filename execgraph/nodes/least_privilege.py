@@ -108,7 +108,7 @@ def freeze_capabilities(
     tools, rules = freeze(
         planned,
         contract.allowed_actions,
-        fallback=deps.executor.policy.sensitive_fallback,
+        fallback=deps.executor.policy.checks.sensitive_fallback,
         arguments_of={s.name: list(s.input_model.model_fields) for s in registry.latest()},
         effects={s.name: s.effect for s in registry.latest()},
     )

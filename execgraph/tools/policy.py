@@ -10,8 +10,10 @@ Argument rules (:mod:`execgraph.tools.argument_rules`) constrain what a call say
 values, patterns, ranges, trusted sets, and where a value came from (its provenance,
 :mod:`execgraph.tools.provenance`). Each unmet rule adds its fallback — deny, ask a
 person, or refuse with a reason for the model — to the candidates, so they too can only
-tighten. A tool's ``sensitive_args`` get a provenance rule by default (a value read from
-the text of a tool's output needs a person: ``sensitive_fallback``). The effect that the
+tighten; so do the checks every tool gets from the provenance settings below
+(:mod:`execgraph.tools.provenance_checks`). A tool's ``sensitive_args`` get a provenance
+rule by default (a value read from the text of a tool's output needs a person:
+``sensitive_fallback``). The effect that the
 defaults and ``effect=`` rules see is the call's (``ToolSpec.effect_of``): a calendar event
 with participants can be irreversible where one without is a write.
 
@@ -33,7 +35,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from execgraph.state.contracts import ToolExecutionRequest
@@ -41,14 +43,10 @@ from execgraph.state.errors import ExecGraphError, PolicyRuleError
 from execgraph.tools.argument_rules import ArgumentRule, Fallback, Violation
 from execgraph.tools.paths import in_scope, landing
 from execgraph.tools.provenance import ArgumentProvenance
+from execgraph.tools.provenance_checks import ProvenanceChecks
 from execgraph.tools.spec import ToolSpec
 
-#: The shortest argument the ``copied_text`` check looks at: a sentence's worth, not a
-#: name, a place or a subject line.
-COPIED_MIN_CHARS = 24
-
 __all__ = [
-    "COPIED_MIN_CHARS",
     "AnyRule",
     "PolicyDecision",
     "PolicyEngine",
@@ -165,7 +163,8 @@ class PolicyEngine:
             default), ``"refuse"`` with a reason for the model, or ``"deny"``.
         copied_text: When set, what happens when a call that writes or acts has an
             argument copied word for word from the text of a tool's output (a phrase of
-            at least :data:`COPIED_MIN_CHARS` characters that the request does not say),
+            at least ``COPIED_MIN_CHARS`` characters, :mod:`execgraph.tools.
+            provenance_checks`, that the request does not say),
             or an irreversible call's content carries a link, address or account number
             read from such text: content dictated by data, the way an injection writes an
             event of its own or sends its link to the user's friend. Off by default
@@ -199,33 +198,21 @@ class PolicyEngine:
         self.rules = tuple(r for r in parsed if isinstance(r, PolicyRule))
         self.argument_rules = tuple(r for r in parsed if isinstance(r, ArgumentRule))
         self.trusted_sets = {k: tuple(v) for k, v in (trusted_sets or {}).items()}
-        self.sensitive_fallback: Fallback = sensitive_fallback
-        self.copied_text: Fallback | None = copied_text
-        self.copied_egress: Fallback | None = copied_egress
-        self.made_up: Fallback | None = made_up
-        for fallback in (sensitive_fallback, copied_text or "deny", copied_egress, made_up):
-            if fallback is None:
-                continue
-            ArgumentRule("-", fallback=fallback)  # each fallback is checked here
+        self.checks = ProvenanceChecks(sensitive_fallback, copied_text, copied_egress, made_up)
 
     def with_rules(self, rules: Iterable[AnyRule]) -> PolicyEngine:
         """A new engine with extra rules (a contract's approval rules, say)."""
-        return PolicyEngine(
-            (*self.rules, *self.argument_rules, *rules),
-            trusted_sets=self.trusted_sets,
-            sensitive_fallback=self.sensitive_fallback,
-            copied_text=self.copied_text,
-            copied_egress=self.copied_egress,
-            made_up=self.made_up,
-        )
+        engine = PolicyEngine((*self.rules, *self.argument_rules, *rules))
+        engine.trusted_sets, engine.checks = self.trusted_sets, self.checks
+        return engine
 
     def needs_provenance(self, spec: ToolSpec) -> bool:
         """Whether a decision on ``spec`` reads provenance (so the caller computes it)."""
         acts = spec.effect != "read" or spec.call_effect is not None or spec.open_world
         may_leave = spec.effect == "irreversible" or spec.call_effect is not None
-        if self.copied_text is not None and acts:
+        if self.checks.copied_text is not None and acts:
             return True
-        if self.copied_egress is not None and (may_leave or spec.open_world):
+        if self.checks.copied_egress is not None and (may_leave or spec.open_world):
             return True
         if spec.open_world:  # egress: the user's secrets are looked for in what leaves
             return True
@@ -244,11 +231,11 @@ class PolicyEngine:
         """
         if spec.effect == "irreversible" or spec.call_effect is not None:
             return True
-        if spec.open_world and (spec.effect != "read" or self.sensitive_fallback == "ask"):
+        if spec.open_world and (spec.effect != "read" or self.checks.sensitive_fallback == "ask"):
             return True
-        if spec.sensitive_args and "ask" in (self.sensitive_fallback, self.made_up):
+        if spec.sensitive_args and "ask" in (self.checks.sensitive_fallback, self.checks.made_up):
             return True
-        if "ask" in (self.copied_text, self.copied_egress) and (
+        if "ask" in (self.checks.copied_text, self.checks.copied_egress) and (
             spec.effect != "read" or spec.open_world
         ):
             return True
@@ -319,7 +306,7 @@ class PolicyEngine:
                 name,
                 spec.name,
                 provenance="structured",
-                fallback=self.sensitive_fallback,
+                fallback=self.checks.sensitive_fallback,
                 reason=f"{name} is a sensitive argument of {spec.name}",
             )
             for name in spec.sensitive_args
@@ -339,111 +326,7 @@ class PolicyEngine:
             violation = rule.check(arguments[rule.argument], given, self.trusted_sets)
             if violation is not None:
                 found.append(violation)
-        if self.made_up is not None and provenance is not None:
-            found += self._made_up(spec, arguments, provenance, replaced)
-        if _egress(spec, arguments) and provenance is not None:
-            found += self._secrets_out(spec, provenance)
-        if self._copied_fallback(spec, arguments) is not None and (
-            spec.effect_of(arguments) != "read" or spec.open_world
-        ):
-            constrained = replaced | set(spec.sensitive_args)
-            found += self._copied(spec, arguments, provenance, constrained)
-        return found
-
-    def _made_up(
-        self,
-        spec: ToolSpec,
-        arguments: Mapping[str, Any],
-        provenance: Mapping[str, ArgumentProvenance],
-        replaced: set[str],
-    ) -> list[Violation]:
-        """Sensitive arguments (with no rule of their own) whose value nobody said."""
-        found = []
-        for name in spec.sensitive_args:
-            given = provenance.get(name)
-            if name in replaced or arguments.get(name) is None or given is None:
-                continue
-            for atom in given.atoms:
-                if atom.label != "new":
-                    continue
-                rule = ArgumentRule(
-                    name,
-                    spec.name,
-                    provenance="structured",
-                    fallback=self.made_up or "deny",
-                    reason=f"{name} is a sensitive argument of {spec.name}",
-                )
-                violation = rule.check(atom.value, replace(given, atoms=(atom,)), {})
-                if violation is not None:
-                    found.append(violation)
-                break
-        return found
-
-    def _secrets_out(
-        self, spec: ToolSpec, provenance: Mapping[str, ArgumentProvenance]
-    ) -> list[Violation]:
-        """The user's declared secrets leaving in an irreversible or open-world call the
-        request did not ask for by value."""
-        found = []
-        for name, given in provenance.items():
-            if not given.secrets:
-                continue
-            where = "; ".join(
-                dict.fromkeys(f"{s.tool} #{s.call_id} ({s.path})" for s in given.secrets)
-            )
-            rule = ArgumentRule(name, spec.name, fallback=self.sensitive_fallback)
-            reason = f"{name} carries the user's secrets, read from {where}"
-            if rule.fallback == "refuse":
-                reason += ": send them only when the user asks to"
-            found.append(Violation(rule, rule.fallback, reason))
-        return found
-
-    def _copied(
-        self,
-        spec: ToolSpec,
-        arguments: Mapping[str, Any],
-        provenance: Mapping[str, ArgumentProvenance] | None,
-        constrained: set[str],
-    ) -> list[Violation]:
-        """Arguments copied word for word from the text of a tool's output."""
-        found = []
-        egress = _egress(spec, arguments)
-        fallback = self._copied_fallback(spec, arguments) or "deny"
-        if egress and provenance is not None:
-            for name, labelled in provenance.items():
-                read = [e for e in labelled.embedded if e.in_text]
-                if name in constrained or not read:
-                    continue
-                links = ", ".join(repr(e.value) for e in read)
-                reason = (
-                    f"{name} carries {links}, read from the text of a tool's output: "
-                    f"{'; '.join(dict.fromkeys(s.describe() for e in read for s in e.sources))}"
-                )
-                found.append(
-                    Violation(ArgumentRule(name, spec.name, fallback=fallback), fallback, reason)
-                )
-        for name, value in arguments.items():
-            if name in constrained or not isinstance(value, str):
-                continue
-            if len(value.strip()) < COPIED_MIN_CHARS:
-                continue
-            given = provenance.get(name) if provenance is not None else None
-            if given is not None and not given.in_text:
-                continue
-            rule = ArgumentRule(name, spec.name, fallback=fallback)
-            where = given.describe() if given is not None else f"where {name} came from is unknown"
-            reason = f"{name} is copied from the text of a tool's output ({where})"
-            if rule.fallback == "refuse":
-                reason += f". Write {name} from the user's request, in your own words"
-            found.append(Violation(rule, rule.fallback, reason))
-        return found
-
-    def _copied_fallback(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> Fallback | None:
-        """What copied content meets in this call: ``copied_egress`` when it would leave
-        (if set), else ``copied_text``; None when neither checks it."""
-        if _egress(spec, arguments) and self.copied_egress is not None:
-            return self.copied_egress
-        return self.copied_text
+        return found + self.checks.violations(spec, arguments, provenance, replaced)
 
     def _landed(
         self,
@@ -479,8 +362,3 @@ class PolicyEngine:
                 "require_approval", "an open-world write reaches outside systems: a person decides"
             )
         return PolicyDecision("allow", "write inside the data scope")
-
-
-def _egress(spec: ToolSpec, arguments: Mapping[str, Any]) -> bool:
-    """Whether what this call's arguments say leaves: an irreversible or open-world call."""
-    return spec.open_world or spec.effect_of(arguments) == "irreversible"

@@ -301,7 +301,7 @@ def test_copied_egress_refuses_what_would_leave_while_a_copy_kept_in_the_drive_i
     sent = decision(send_email, {"to": "DE89370400440532013000", "body": copied})
     assert sent.verdict == "deny" and sent.refusal and "in your own words" in sent.reason
     assert engine.may_ask(save_file)
-    assert engine.with_rules([]).copied_egress == "refuse"
+    assert engine.with_rules([]).checks.copied_egress == "refuse"
     # without copied_egress, egress meets copied_text; without copied_text, neither applies
     same = PolicyEngine(copied_text="ask")
     args = {"to": "DE89370400440532013000", "body": copied}
@@ -328,7 +328,7 @@ def test_made_up_refuses_a_sensitive_value_nobody_said_while_one_read_from_text_
     assert "appears neither" in invented.reason and "ask the user" in invented.reason
     assert decision("US133000000121212121212").verdict == "require_approval"  # from text
     assert decision("DE89370400440532013000").verdict == "require_approval"  # irreversible
-    assert engine.with_rules([]).made_up == "refuse"
+    assert engine.with_rules([]).checks.made_up == "refuse"
     args = {"recipient": "GB29NWBK60161331926819", "amount": 5}
     labels = label_arguments(args, REQUEST, [BILL])
     assert PolicyEngine().decide(send_money, args, req(send_money), labels).verdict == (
