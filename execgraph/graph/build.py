@@ -19,6 +19,7 @@ from execgraph.graph.hybrid import build_hybrid
 from execgraph.graph.plan_execute import build_plan_execute
 from execgraph.graph.react import build_react
 from execgraph.graph.workflow import Stage, build_workflow
+from execgraph.nodes.answer_format import answer_format
 from execgraph.nodes.deps import CheckFn, RunDeps
 from execgraph.nodes.executor import ExecutorDeps
 from execgraph.nodes.model.prices import PRICES_KEY, price_table
@@ -85,6 +86,7 @@ def build_graph(
     prices: Mapping[str, Mapping[str, float]] | None = None,
     database: str | None = None,
     system_prompt: str = "",
+    response_format: Any = None,
     **settings: Any,
 ) -> RunGraph:
     """Compile one of the four architectures over the same executor and state.
@@ -158,6 +160,12 @@ def build_graph(
         system_prompt: The developer's instructions to the model, trusted: they go into
             the system message in a section of their own, beside the runtime's rules
             (which they never replace), with any ``SystemMessage`` of the conversation.
+        response_format: The structure of the final answer, as ``create_agent``'s: a
+            Pydantic model, a dataclass or a ``TypedDict`` (or a ``ToolStrategy`` of
+            one). The model answers by calling ``finish`` with its fields; a finish that
+            does not match goes back to the model to repair. ``invoke`` returns the
+            answer as ``result["structured_response"]``, an instance of that type (the
+            state and the stream hold it as JSON data).
         **settings: RunDeps settings (max_repairs, loop_threshold, history_turns, ...), and
             the ablations, each turning one mechanism off so a run can measure what it
             buys on the same task (:class:`~execgraph.nodes.deps.RunDeps`):
@@ -179,8 +187,9 @@ def build_graph(
     Raises:
         UsageError: unknown architecture, a malformed price table (also a ValueError),
             an ablation setting that is not a bool (``context``: not ``"projected"`` or
-            ``"full"``), a ``system_prompt`` that is not text, or ``database=`` with
-            ``store=`` or ``checkpointer=``.
+            ``"full"``), a ``system_prompt`` that is not text, a ``response_format``
+            that is not an object type, or ``database=`` with ``store=`` or
+            ``checkpointer=``.
         StoreError: ``database=`` names a database that cannot be reached or set up.
     """
     if arch not in ARCHITECTURES:
@@ -208,6 +217,7 @@ def build_graph(
         workspace_root=str(root.resolve()),
         checks=dict(checks or {}),
         system_prompt=system_prompt,
+        answer_format=answer_format(response_format),
         **settings,
     )
     if checkpointer is None:
@@ -233,7 +243,7 @@ def build_graph(
     graph = graph.with_config(recursion_limit=RECURSION_LIMIT)
     # The nodes that call a model read the prices from the run's config.
     graph = graph.with_config(configurable={PRICES_KEY: table}) if table else graph
-    return thread_bound(graph, executor.store, deps.release_ref)
+    return thread_bound(graph, executor.store, deps.release_ref, deps.answer_format)
 
 
 def partial_workflow(stages: Iterable[Stage] | None) -> Callable[..., RunGraph]:

@@ -172,6 +172,7 @@ def _fresh_start(state: RunState) -> dict[str, Any]:
     emptied = None if plan is None else {"version": plan.get("version", 0), "steps": []}
     return {
         "output": None,
+        "structured_response": None,
         "error": None,
         "verification": None,
         "open_items": [],

@@ -14,6 +14,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from execgraph.nodes.admission import run_id_of
+from execgraph.nodes.answer_format import AnswerFormat
 from execgraph.nodes.asked_approval import (
     REQUEST_APPROVAL,
     approval_decision,
@@ -165,12 +166,17 @@ def unusable_reply(ai: AIMessage, max_argument_bytes: int) -> str | None:
 
 
 def parse_reply(
-    ai: AIMessage, turn_id: str, max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES
+    ai: AIMessage,
+    turn_id: str,
+    max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES,
+    answer: AnswerFormat | None = None,
 ) -> tuple[list[Decision], str | None]:
     """Decisions in ``ai``, or a problem the model must repair.
 
     Calls sharing an id are told apart (:func:`execgraph.nodes.model.call_ids.distinct_call_ids`),
-    so each is run and answered once.
+    so each is run and answered once. With an ``answer`` format, a finish carries the
+    answer's fields (its content: the answer as JSON text) and a plain-text answer is a
+    problem (:mod:`execgraph.nodes.answer_format`).
     """
     problem = unusable_reply(ai, max_argument_bytes)
     if problem is not None:
@@ -186,11 +192,16 @@ def parse_reply(
                 return [], asked
             decisions.append(asked)
         elif name in _CONTROL_KIND:
+            content = str(args.get(_CONTROL_ARG[name], ""))
+            if name == "finish" and answer is not None:
+                content, wrong = answer.parse(args)
+                if wrong is not None:
+                    return [], wrong
             decisions.append(
                 Decision(
                     decision_id=decision_id,
                     kind=_CONTROL_KIND[name],
-                    content=str(args.get(_CONTROL_ARG[name], "")),
+                    content=content,
                     tool_call_id=tool_call_id,
                 )
             )
@@ -212,10 +223,19 @@ def parse_reply(
         text = ai.content if isinstance(ai.content, str) else ""
         if not text.strip():
             return [], "your reply was empty; call a tool or finish"
+        if answer is not None:
+            return [], "give your final answer by calling finish with its fields, not as text"
         decisions.append(
             Decision(decision_id=f"{turn_id}.d0", kind=DecisionKind.ANSWER, content=text)
         )
     return decisions, None
+
+
+def _control(name: str, answer: AnswerFormat | None) -> dict[str, Any]:
+    """A control tool's schema; ``finish`` takes the fields of ``answer``, if given."""
+    if name == "finish" and answer is not None:
+        return answer.finish_tool()
+    return CONTROL_SCHEMAS[name]
 
 
 def _offered(
@@ -258,6 +278,7 @@ def decide(
     instruction: str | Callable[[Mapping[str, Any], RunDeps], str] = "",
     phase: str | None = None,
     deferred: list[Event] | None = None,
+    final: bool = True,
 ) -> dict[str, Any]:
     """Call the model once (plus bounded repairs) and record its decisions.
 
@@ -269,13 +290,17 @@ def decide(
         phase: The hybrid phase this call belongs to (recorded in state).
         deferred: Where to put the turn's events instead of logging them here: the
             caller logs them with its next store write, before any call it runs.
+        final: Whether a ``finish`` here is the run's answer, which takes the fields of
+            the graph's answer format if it has one (a hybrid phase's finish that opens
+            the next phase is not).
     """
     contract = TaskContract.model_validate(state["contract"])
     run_id = run_id_of(config)
     turn = int(state.get("turn", 0)) + 1
     turn_id = f"t{turn}"
     offered = _offered(contract, deps, tools)
-    schemas = offered + [CONTROL_SCHEMAS[c] for c in controls if c in CONTROL_SCHEMAS]
+    answer = deps.answer_format if final else None
+    schemas = offered + [_control(c, answer) for c in controls if c in CONTROL_SCHEMAS]
     if offered and REQUEST_APPROVAL in controls:  # an offered tool, asked about first
         schemas.append(request_approval_schema([o["function"]["name"] for o in offered]))
     if contract.waits.events and "ask_user" in controls:  # the events the task names
@@ -289,7 +314,7 @@ def decide(
             deps,
             instruction if isinstance(instruction, str) else instruction(state, deps),
         ),
-        lambda ai: parse_reply(ai, turn_id, contract.max_argument_bytes),
+        lambda ai: parse_reply(ai, turn_id, contract.max_argument_bytes, answer),
         max_repairs=deps.max_repairs,
         left=left,
         run_id=run_id,

@@ -13,6 +13,7 @@ from typing import Any, Literal, get_args
 
 from langchain_core.language_models import BaseChatModel
 
+from execgraph.nodes.answer_format import AnswerFormat
 from execgraph.nodes.executor import ExecutorDeps
 from execgraph.state.contracts import SuccessCheck, TaskContract
 from execgraph.state.errors import UsageError
@@ -105,6 +106,9 @@ class RunDeps:
     """The release of the agent and its tools this graph is (a version, a commit, an image
     digest). Admission binds each run to it; a run bound to another is not resumed here
     (:class:`~execgraph.state.errors.ReleaseMismatch`)."""
+    answer_format: AnswerFormat | None = None
+    """The structure a run's final answer must have (``build_graph``'s
+    ``response_format``): ``finish`` takes its fields (:mod:`execgraph.nodes.answer_format`)."""
     contract: ContractMode = "task"
     """``"task"``: the contract is the task as given. ``"least_privilege"``: before the
     run reads anything, a planner that sees only the request and the tools' declarations

@@ -34,6 +34,7 @@ admission, no progress, a stop condition, nothing it tried worked), ``BUDGET_EXH
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -153,6 +154,14 @@ def stop_update(
     return update
 
 
+def _structured(decision: Decision, deps: RunDeps) -> Any:
+    """The answer that ended the run as the graph's answer format's JSON data (None without
+    one: a finish is made of the answer's fields only where the graph asks for them)."""
+    if deps.answer_format is None or decision.kind is not DecisionKind.FINISH:
+        return None
+    return json.loads(decision.content)
+
+
 def verify(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str, Any]:
     """Judge an answer (see the module docstring), then decide: stop, or go on."""
     if is_terminal(state):
@@ -200,11 +209,13 @@ def verify(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[st
                 sources = output_sources(
                     deps.executor.store, deps.executor.registry, contract.run_id, d.content
                 )
+                structured = _structured(d, deps)
                 return {
                     **done,
                     "events": {"recent": recent},
                     "verification": report,
                     "output_sources": sources,
+                    **({"structured_response": structured} if structured is not None else {}),
                 }
             judged.append(verdict)
             update["events"] = {"recent": [verdict.event_id]}

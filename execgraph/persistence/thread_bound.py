@@ -58,6 +58,7 @@ from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, StateSnapshot, StateUpdate
 
+from execgraph.nodes.answer_format import AnswerFormat
 from execgraph.nodes.executor import require_answer
 from execgraph.nodes.executor.stages.approval import check_resume
 from execgraph.nodes.release import check_release
@@ -102,11 +103,13 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
         *,
         run_store: ExecutionStore | None = None,
         release_ref: str | None = None,
+        answer_format: AnswerFormat | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.run_store = run_store  # kept in __dict__: LangGraph's copy passes it on
         self.release_ref = release_ref  # a run bound to another is not continued here
+        self.answer_format = answer_format  # invoke returns the answer as its type
 
     def _same_release(self, values: Any) -> None:
         """Any input to a thread whose run is under way and bound to another release — a
@@ -222,12 +225,23 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
         return config
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        """LangGraph's ``invoke``; a run paused on any interrupt reads ``WAITING``."""
-        return _waiting_output(super().invoke(input, config, **kwargs))
+        """LangGraph's ``invoke``; a run paused on any interrupt reads ``WAITING``, and a
+        structured answer is of the graph's ``response_format`` type."""
+        return self._typed(_waiting_output(super().invoke(input, config, **kwargs)))
 
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        """LangGraph's ``ainvoke``; a run paused on any interrupt reads ``WAITING``."""
-        return _waiting_output(await super().ainvoke(input, config, **kwargs))
+        """LangGraph's ``ainvoke``, read as :meth:`invoke`'s result is."""
+        return self._typed(_waiting_output(await super().ainvoke(input, config, **kwargs)))
+
+    def _typed(self, out: Any) -> Any:
+        """``out`` with its ``structured_response`` (JSON data in the state) validated as
+        the answer format's type, as ``create_agent`` returns it."""
+        answer = self.answer_format
+        if answer is None or not isinstance(out, dict):
+            return out
+        if out.get("structured_response") is None:
+            return out
+        return {**out, "structured_response": answer.typed(out["structured_response"])}
 
     def get_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> StateSnapshot:
         """LangGraph's ``get_state``; a run paused on any interrupt reads ``WAITING``."""
@@ -398,11 +412,16 @@ def _attrs(graph: CompiledStateGraph[Any, Any, Any, Any]) -> dict[str, Any]:
 
 
 def thread_bound(
-    graph: RunGraph, store: ExecutionStore | None = None, release_ref: str | None = None
+    graph: RunGraph,
+    store: ExecutionStore | None = None,
+    release_ref: str | None = None,
+    answer_format: AnswerFormat | None = None,
 ) -> RunGraph:
     """``graph`` as a :class:`ThreadBoundGraph` over the execution store ``store``, of the
-    release ``release_ref``."""
-    return ThreadBoundGraph(**_attrs(graph), run_store=store, release_ref=release_ref)
+    release ``release_ref``, answering in ``answer_format``."""
+    return ThreadBoundGraph(
+        **_attrs(graph), run_store=store, release_ref=release_ref, answer_format=answer_format
+    )
 
 
 def answer_guarded(graph: ExecutorGraph) -> ExecutorGraph:

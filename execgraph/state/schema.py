@@ -91,7 +91,8 @@ class RunState(SharedFields, total=False):
     repaired output). ``progress`` is the loop guard's memory, ``phase``/``cursor`` the
     position inside a fixed workflow or hybrid phase list. ``output_sources`` marks the
     parts of a completed run's ``output`` copied from tool output (the answer channel:
-    :mod:`execgraph.nodes.answer_channel`).
+    :mod:`execgraph.nodes.answer_channel`). ``structured_response`` is a completed run's
+    answer in the structure the graph asks for (``response_format``), as JSON data.
     """
 
     task: dict[str, Any]
@@ -101,6 +102,7 @@ class RunState(SharedFields, total=False):
     plan: Annotated[dict[str, Any] | None, replace_plan_if_newer]
     output: str | None
     output_sources: list[dict[str, Any]] | None
+    structured_response: Any
     error: dict[str, Any] | None
     started_at: float
     turn: int

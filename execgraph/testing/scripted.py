@@ -164,6 +164,8 @@ class ScriptedChatModel(ToolBindingChatModel):
             recorded too, so its input can be inspected); the last ``keep_calls`` only
             when that is set.
         tools_offered: for each call, the names of the tools bound to it.
+        tools_bound: for each call, the tools bound to it as they were bound (the schemas
+            ``bind_tools`` made).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -179,7 +181,7 @@ class ScriptedChatModel(ToolBindingChatModel):
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
     _cursor: int = PrivateAttr(default=0)
     _calls: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
-    _tools_offered: list[tuple[str, ...]] = PrivateAttr(default_factory=list)
+    _tools_bound: list[tuple[Any, ...]] = PrivateAttr(default_factory=list)
 
     def __init__(self, replies: Iterable[Reply] = (), /, **kwargs: Any) -> None:
         """Build a model from replies; see :data:`Reply` for the accepted forms."""
@@ -261,8 +263,13 @@ class ScriptedChatModel(ToolBindingChatModel):
     @property
     def tools_offered(self) -> list[tuple[str, ...]]:
         """Tool names bound on every call so far, aligned with :attr:`calls`."""
+        return [_tool_names(tools) for tools in self.tools_bound]
+
+    @property
+    def tools_bound(self) -> list[tuple[Any, ...]]:
+        """The tools bound on every call so far, as bound, aligned with :attr:`calls`."""
         with self._lock:
-            return list(self._tools_offered)
+            return list(self._tools_bound)
 
     @property
     def remaining(self) -> int:
@@ -291,10 +298,10 @@ class ScriptedChatModel(ToolBindingChatModel):
             index = self._cursor
             self._cursor += 1
             self._calls.append(list(messages))
-            self._tools_offered.append(_tool_names(tools))
+            self._tools_bound.append(tuple(tools or ()))
             if self.keep_calls is not None:
                 del self._calls[: -self.keep_calls or len(self._calls)]
-                del self._tools_offered[: -self.keep_calls or len(self._tools_offered)]
+                del self._tools_bound[: -self.keep_calls or len(self._tools_bound)]
         if index >= len(self.replies):
             raise ScriptExhausted(
                 f"ScriptedChatModel got call #{index + 1} but only {len(self.replies)} "

@@ -166,6 +166,7 @@ def phase_step(
         phase=phase,
         controls=("finish", "abort", REQUEST_APPROVAL),
         instruction=lambda view, run_deps: phase_instruction(view, run_deps, phase=phase),
+        final=_after(state, deps, phase) is None,  # else its finish opens the next phase
     )
     if is_terminal(update):
         return update

@@ -19,6 +19,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 
 from execgraph.nodes.admission import run_id_of
+from execgraph.nodes.answer_format import AnswerFormat
 from execgraph.nodes.budget import remaining, used
 from execgraph.nodes.context.projection import observation_text, project
 from execgraph.nodes.conversation import ai_message, answer, unanswered
@@ -96,7 +97,7 @@ def plan(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> dict[str,
         ),
         project(state, contract, deps, instruction),
         lambda ai: _parse_or_abort(
-            ai, done, contract.max_argument_bytes, deps.tools_enabled, turn_id
+            ai, done, contract.max_argument_bytes, deps.tools_enabled, turn_id, deps.answer_format
         ),
         max_repairs=deps.max_repairs,
         left=left,
@@ -161,9 +162,11 @@ def _parse_or_abort(
     max_argument_bytes: int,
     tools_enabled: bool = True,
     turn_id: str = "t0",
+    answer: AnswerFormat | None = None,
 ) -> tuple[Any, str | None]:
     """The planner's reply read: ``"abort"``, a plan's steps, direct tool calls (a tuple
-    of decisions), or a plain answer (one decision), or a problem to repair."""
+    of decisions), or a plain answer (one decision; none where the run's answer has a
+    structure, which only ``finish`` gives), or a problem to repair."""
     # What no call may carry (a lone surrogate, arguments that are not an object or too
     # large) no plan may either: it would sit in the checkpoint until the executor refused it.
     problem = unusable_reply(ai, max_argument_bytes)
@@ -174,7 +177,7 @@ def _parse_or_abort(
         return "abort", None
     direct = names and not names & {"submit_plan", *CONTROL_SCHEMAS} and tools_enabled
     if not names or direct:
-        decisions, problem = parse_reply(ai, turn_id, max_argument_bytes)
+        decisions, problem = parse_reply(ai, turn_id, max_argument_bytes, answer)
         if problem is None and len(decisions) == 1 and decisions[0].kind is DecisionKind.ANSWER:
             return decisions[0], None
         if problem is None and direct:
