@@ -53,7 +53,7 @@ def build_workflow(
     for node, stage in zip(names, steps, strict=True):
         builder.add_node(node, partial(stage_step, deps=deps, stage=stage))
         exits = ["dispatch", "advance", "verify_finish"]
-        builder.add_conditional_edges(node, route_after_stage, exits)
+        builder.add_conditional_edges(node, partial(route_after_stage, deps=deps), exits)
     builder.add_node("dispatch", partial(dispatch, deps=deps))
     builder.add_node("executor", executor(deps.executor))
     builder.add_node("observe", observe)

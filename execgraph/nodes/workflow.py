@@ -77,6 +77,7 @@ def stage_step(
         tools=stage.tools,
         controls=(REQUEST_APPROVAL,),
         instruction=stage.instruction,
+        final=False,  # a stage's text is no structured answer: conclude asks for that
     )
 
 
@@ -92,15 +93,17 @@ def advance(state: RunState) -> dict[str, Any]:
     return {"cursor": int(state.get("cursor", 0)) + 1, "decisions": []}
 
 
-def route_after_stage(state: Mapping[str, Any]) -> str:
+def route_after_stage(state: Mapping[str, Any], *, deps: RunDeps) -> str:
     """A stage's tool calls go to the executor; a stage without any moves straight on,
     unless its reply is a bare goal's answer (no success checks), which the verifier
-    judges at once (``verify_finish``)."""
+    judges at once (``verify_finish``). Where the graph asks for a structured answer,
+    only ``conclude``'s finish gives it: a stage's text moves on."""
     kinds = {d["kind"] for d in state.get("decisions") or []}
     if kinds & set(ACTIONS):
         return "dispatch"
     bare = not (state.get("contract") or {}).get("success_checks")
-    return "verify_finish" if bare and DecisionKind.ANSWER.value in kinds else "advance"
+    answered = bare and DecisionKind.ANSWER.value in kinds and deps.answer_format is None
+    return "verify_finish" if answered else "advance"
 
 
 def route_stage(state: Mapping[str, Any], names: list[str]) -> str:

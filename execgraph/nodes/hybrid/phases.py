@@ -222,8 +222,8 @@ def route_phase_decision(state: Mapping[str, Any], *, deps: RunDeps) -> str:
     if kinds & set(ACTIONS):
         return "approve" if phase == "publish" else "dispatch"
     bare = not (state.get("contract") or {}).get("success_checks")
-    if bare and DecisionKind.ANSWER.value in kinds:
-        return "verify_finish"
+    if bare and DecisionKind.ANSWER.value in kinds and deps.answer_format is None:
+        return "verify_finish"  # (a structured answer comes only from the last finish)
     return _after(state, deps, phase) or "verify_finish"
 
 
