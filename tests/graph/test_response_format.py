@@ -25,7 +25,7 @@ from execgraph.graph import build_graph
 from execgraph.state.errors import UsageError
 from execgraph.testing import ScriptedChatModel
 from execgraph.tools.adapters import FileAdapter
-from tests.graph.test_architectures import READ, STAGES, TASK, WRITE, call
+from tests.graph.test_architectures import READ, S_READ, S_WRITE, STAGES, TASK, WRITE, call
 
 
 class Fact(BaseModel):
@@ -37,13 +37,6 @@ class Fact(BaseModel):
 
 ANSWER = {"fact": 42, "source": "source.txt"}
 FINISH = call("finish", ANSWER)
-S_READ = {"id": "s1", "tool": "read_file", "arguments": {"path": "source.txt"}}
-S_WRITE = {
-    "id": "s2",
-    "tool": "write_file",
-    "arguments": {"path": "report.txt", "content": "The fact is 42."},
-    "depends_on": ["s1"],
-}
 REPLIES: dict[str, list[AIMessage]] = {
     "react": [READ, WRITE, FINISH],
     "workflow": [READ, WRITE, FINISH],
