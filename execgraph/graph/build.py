@@ -1,6 +1,6 @@
 """build_graph: one entry point for the four architectures, with embedded defaults.
 
-With no store and no checkpointer, a run persists under a local directory (``.execgraph``
+With no execution store and no checkpointer, a run persists under a local directory (``.execgraph``
 in the working directory, or ``$EXECGRAPH_HOME``): SQLite checkpoints (LangGraph's
 ``SqliteSaver``, serving ``invoke`` and ``ainvoke`` alike, see
 :mod:`execgraph.persistence.saver`) and the SQLite execution store side by side, plus the
@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
+from langgraph.store.base import BaseStore
 
 from execgraph.graph.hybrid import build_hybrid
 from execgraph.graph.plan_execute import build_plan_execute
@@ -68,13 +69,35 @@ def _shared_state(database: str, store: Any, checkpointer: Any) -> tuple[Executi
     return open_database(database)
 
 
+def _stores(
+    store: ExecutionStore | BaseStore | None, execution_store: ExecutionStore | None
+) -> tuple[ExecutionStore | None, BaseStore | None]:
+    """The execution store and LangGraph's store, told apart by their type.
+
+    ``store=`` is LangGraph's name for the long-term memory tools read and write, which
+    is what a ``create_agent`` user passes; execgraph's record of runs and calls is an
+    ``ExecutionStore``. Either may come as ``store=``; both at once, the record as
+    ``execution_store=``.
+    """
+    if store is None or isinstance(store, BaseStore):
+        return execution_store, store
+    if not isinstance(store, ExecutionStore):
+        raise UsageError(
+            "store= takes LangGraph's store (a BaseStore, as create_agent's store=) or "
+            f"execgraph's ExecutionStore, got {type(store).__name__}"
+        )
+    if execution_store is not None:
+        raise UsageError("two execution stores: pass one, as store= or execution_store=")
+    return store, None
+
+
 def build_graph(
     arch: Architecture | str,
     *,
     model: BaseChatModel | str,
     tools: Iterable[ToolLike],
     policy: PolicyEngine | Iterable[PolicyRule | Mapping[str, Any]] | None = None,
-    store: ExecutionStore | None = None,
+    store: ExecutionStore | BaseStore | None = None,
     checkpointer: Any = None,
     workspace: str | Path | None = None,
     home: str | Path | None = None,
@@ -87,6 +110,7 @@ def build_graph(
     database: str | None = None,
     system_prompt: str = "",
     response_format: Any = None,
+    execution_store: ExecutionStore | None = None,
     **settings: Any,
 ) -> RunGraph:
     """Compile one of the four architectures over the same executor and state.
@@ -135,7 +159,9 @@ def build_graph(
             "read"}``, :mod:`execgraph.tools.langchain`); one that declares none is
             ``irreversible``, so every call of it waits for a person.
         policy: A PolicyEngine, or rules for one (default: effect-based defaults).
-        store: Execution store (default: SQLite under ``home``).
+        store: LangGraph's store (a ``BaseStore``, as ``create_agent``'s ``store=``): the
+            long-term memory tools reach with ``InjectedStore`` or ``ToolRuntime.store``.
+            An ``ExecutionStore`` given here is taken as ``execution_store``.
         checkpointer: LangGraph checkpointer (default: LangGraph's SqliteSaver under
             ``home``, for sync and async runs alike; ``False`` compiles without one, as
             LangGraph Studio wants).
@@ -160,6 +186,8 @@ def build_graph(
         system_prompt: The developer's instructions to the model, trusted: they go into
             the system message in a section of their own, beside the runtime's rules
             (which they never replace), with any ``SystemMessage`` of the conversation.
+        execution_store: Where runs and calls are recorded (default: SQLite under
+            ``home``; ``database=`` puts it in PostgreSQL).
         response_format: The structure of the final answer, as ``create_agent``'s: a
             Pydantic model, a dataclass or a ``TypedDict`` (or a ``ToolStrategy`` of
             one). The model answers by calling ``finish`` with its fields; a finish that
@@ -188,7 +216,8 @@ def build_graph(
         UsageError: unknown architecture, a malformed price table (also a ValueError),
             an ablation setting that is not a bool (``context``: not ``"projected"`` or
             ``"full"``), a ``system_prompt`` that is not text, a ``response_format``
-            that is not an object type, or ``database=`` with ``store=`` or
+            that is not an object type, a ``store`` that is neither store,
+            two execution stores, or ``database=`` with an execution store or
             ``checkpointer=``.
         StoreError: ``database=`` names a database that cannot be reached or set up.
     """
@@ -197,6 +226,7 @@ def build_graph(
     if not isinstance(system_prompt, str):
         raise UsageError(f"system_prompt takes text, got {type(system_prompt).__name__}")
     table = price_table(prices or {})
+    store, memory = _stores(store, execution_store)
     if database is not None:
         store, checkpointer = _shared_state(database, store, checkpointer)
     base = Home.at(home)
@@ -236,7 +266,7 @@ def build_graph(
     # re-run), and a write's record is on disk before its tool starts. So the checkpoint
     # is written beside the next step, not before it; ``invoke`` still returns only once it
     # is on disk. ``invoke(..., durability="sync")`` waits at every step instead.
-    graph = builders[arch](deps, checkpointer=saver, name=name or arch)
+    graph = builders[arch](deps, checkpointer=saver, store=memory, name=name or arch)
     # A run ends by its budgets, its loop guard or its deadline, never by LangGraph's
     # default of 25 supersteps (a plan wave, an approval, a verify are steps of their own);
     # ``invoke``, ``stream`` and ``astream_events`` all read the graph's own limit.
@@ -249,7 +279,9 @@ def build_graph(
 def partial_workflow(stages: Iterable[Stage] | None) -> Callable[..., RunGraph]:
     """The workflow builder with its stages bound."""
 
-    def build(deps: RunDeps, *, checkpointer: Any, name: str) -> RunGraph:
-        return build_workflow(deps, stages=stages, checkpointer=checkpointer, name=name)
+    def build(deps: RunDeps, *, checkpointer: Any, store: BaseStore | None, name: str) -> RunGraph:
+        return build_workflow(
+            deps, stages=stages, checkpointer=checkpointer, store=store, name=name
+        )
 
     return build

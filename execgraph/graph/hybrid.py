@@ -14,6 +14,7 @@ from functools import partial
 from typing import Any
 
 from langgraph.graph import END, START, StateGraph
+from langgraph.store.base import BaseStore
 
 from execgraph.graph.executor import executor
 from execgraph.nodes.admission import admit, route_admitted
@@ -39,7 +40,9 @@ from execgraph.state.schema import RunInput, RunState
 __all__ = ["build_hybrid"]
 
 
-def build_hybrid(deps: RunDeps, *, checkpointer: Any = None, name: str = "hybrid") -> RunGraph:
+def build_hybrid(
+    deps: RunDeps, *, checkpointer: Any = None, store: BaseStore | None = None, name: str = "hybrid"
+) -> RunGraph:
     """Compile the hybrid graph over ``deps``."""
     builder = StateGraph(RunState, input_schema=RunInput)
     builder.add_node("admit", partial(admit, deps=deps))
@@ -74,4 +77,4 @@ def build_hybrid(deps: RunDeps, *, checkpointer: Any = None, name: str = "hybrid
     builder.add_edge("accept", "verify_finish")
     builder.add_conditional_edges("verify_finish", route_verify, {"continue": "reopen", "end": END})
     builder.add_conditional_edges("reopen", route_opened, opened)
-    return builder.compile(checkpointer=checkpointer, name=name)
+    return builder.compile(checkpointer=checkpointer, store=store, name=name)

@@ -13,6 +13,7 @@ from functools import partial
 from typing import Any
 
 from langgraph.graph import END, START, StateGraph
+from langgraph.store.base import BaseStore
 
 from execgraph.graph.executor import executor
 from execgraph.nodes.admission import admit, route_admitted
@@ -31,7 +32,11 @@ __all__ = ["build_plan_execute"]
 
 
 def build_plan_execute(
-    deps: RunDeps, *, checkpointer: Any = None, name: str = "plan_execute"
+    deps: RunDeps,
+    *,
+    checkpointer: Any = None,
+    store: BaseStore | None = None,
+    name: str = "plan_execute",
 ) -> RunGraph:
     """Compile the plan-and-execute graph over ``deps``."""
     builder = StateGraph(RunState, input_schema=RunInput)
@@ -72,4 +77,4 @@ def build_plan_execute(
         "verify_finish", route_verify, {"continue": "rejected", "end": END}
     )
     builder.add_conditional_edges("rejected", route_assess, after_assess)
-    return builder.compile(checkpointer=checkpointer, name=name)
+    return builder.compile(checkpointer=checkpointer, store=store, name=name)

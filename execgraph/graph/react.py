@@ -12,6 +12,7 @@ from functools import partial
 from typing import Any
 
 from langgraph.graph import END, START, StateGraph
+from langgraph.store.base import BaseStore
 
 from execgraph.graph.executor import executor
 from execgraph.nodes.admission import admit, route_admitted
@@ -25,7 +26,9 @@ from execgraph.state.schema import RunInput, RunState
 __all__ = ["build_react"]
 
 
-def build_react(deps: RunDeps, *, checkpointer: Any = None, name: str = "react") -> RunGraph:
+def build_react(
+    deps: RunDeps, *, checkpointer: Any = None, store: BaseStore | None = None, name: str = "react"
+) -> RunGraph:
     """Compile the ReAct graph over ``deps``."""
     builder = StateGraph(RunState, input_schema=RunInput)
     builder.add_node("admit", partial(admit, deps=deps))
@@ -38,4 +41,4 @@ def build_react(deps: RunDeps, *, checkpointer: Any = None, name: str = "react")
     builder.add_edge("executor", "decide")
     builder.add_edge("ask_user", "decide")
     builder.add_conditional_edges("verify", route_verify, {"continue": "decide", "end": END})
-    return builder.compile(checkpointer=checkpointer, name=name)
+    return builder.compile(checkpointer=checkpointer, store=store, name=name)

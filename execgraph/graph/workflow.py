@@ -14,6 +14,7 @@ from functools import partial
 from typing import Any
 
 from langgraph.graph import END, START, StateGraph
+from langgraph.store.base import BaseStore
 
 from execgraph.graph.executor import executor
 from execgraph.nodes.admission import admit, route_admitted
@@ -42,6 +43,7 @@ def build_workflow(
     *,
     stages: Iterable[Stage] | None = None,
     checkpointer: Any = None,
+    store: BaseStore | None = None,
     name: str = "workflow",
 ) -> RunGraph:
     """Compile a fixed workflow over ``stages`` (default: one stage per tool, in the order
@@ -75,4 +77,4 @@ def build_workflow(
     builder.add_edge("conclude", "verify_finish")
     builder.add_edge("verify_finish", "finalize")
     builder.add_edge("finalize", END)
-    return builder.compile(checkpointer=checkpointer, name=name)
+    return builder.compile(checkpointer=checkpointer, store=store, name=name)

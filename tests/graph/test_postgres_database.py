@@ -16,6 +16,7 @@ from execgraph.graph import build_graph
 from execgraph.persistence.postgres import SharedPostgresSaver, open_database
 from execgraph.state.errors import StoreError, UsageError
 from execgraph.state.store.postgres import PostgresExecutionStore
+from execgraph.state.store.sqlite import SqliteExecutionStore
 from execgraph.testing import ScriptedChatModel
 from tests.support.pg_runs import answer, build_app, cfg, effects, release, spawn, task
 
@@ -121,7 +122,12 @@ def test_six_processes_opening_a_fresh_database_at_once_all_succeed(
 def test_database_with_store_or_checkpointer_is_a_usage_error(
     postgres_database: str, tmp_path: Path
 ) -> None:
-    for extra in ({"store": object()}, {"checkpointer": object()}):
+    executions = SqliteExecutionStore(tmp_path / "exec.db")
+    for extra in (
+        {"store": executions},
+        {"execution_store": executions},
+        {"checkpointer": object()},
+    ):
         with pytest.raises(UsageError, match="without store= or checkpointer="):
             build_graph(
                 "react",

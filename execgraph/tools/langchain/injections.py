@@ -113,7 +113,8 @@ def injected(tool: BaseTool, wanted: Injections, ctx: InvokeContext) -> dict[str
         if store is None:
             raise ToolDeclarationError(
                 f"tool {tool.name!r} takes an InjectedStore, but the graph has no store: "
-                "compile it with one (or run it where LangGraph provides one)"
+                "give build_graph one (store=InMemoryStore(), any LangGraph BaseStore), "
+                "or run it where LangGraph provides one"
             )
         out[wanted.store] = store
     if wanted.runtime is not None:
