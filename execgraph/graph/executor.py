@@ -8,7 +8,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.graph import END, START, StateGraph
 
 from execgraph.nodes.executor import ExecutorDeps, aexecutor_node, executor_node
-from execgraph.persistence.thread_bound import answer_guarded
+from execgraph.persistence.answer_guard import answer_guarded
 from execgraph.state.compiled import ExecutorGraph
 from execgraph.state.schema import ExecutorInput, ExecutorOutput, ExecutorState
 

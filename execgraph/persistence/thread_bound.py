@@ -1,5 +1,6 @@
 """A run's entry points refuse a config without a thread id, saying what is missing, and
-every compiled graph (the executor alone too) a resume that carries no answer.
+a resume that carries no answer (so does the executor compiled alone:
+:mod:`execgraph.persistence.answer_guard`).
 
 The thread id is the run id: checkpoints, the execution log, idempotency keys and the
 model replies a re-run replays are all filed under it. LangGraph itself, given a
@@ -65,13 +66,11 @@ from execgraph.nodes.release import check_release
 from execgraph.persistence.checkpoint_log import CheckpointLog
 from execgraph.persistence.fenced_saver import FencedSaver
 from execgraph.persistence.run_lease import held_run
-from execgraph.state.compiled import ExecutorGraph, RunGraph
+from execgraph.persistence.waiting import no_edit_while_waiting, waiting_output, waiting_snapshot
+from execgraph.state.compiled import RunGraph
 from execgraph.state.errors import UsageError
 from execgraph.state.errors.tool_bugs import take_due
 from execgraph.state.schema import (
-    ExecutorInput,
-    ExecutorOutput,
-    ExecutorState,
     RunInput,
     RunState,
 )
@@ -79,9 +78,8 @@ from execgraph.state.store.base import ExecutionStore
 
 __all__ = [
     "MISSING_THREAD",
-    "AnswerGuardedExecutor",
     "ThreadBoundGraph",
-    "answer_guarded",
+    "attrs_of",
     "thread_bound",
 ]
 
@@ -227,11 +225,11 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         """LangGraph's ``invoke``; a run paused on any interrupt reads ``WAITING``, and a
         structured answer is of the graph's ``response_format`` type."""
-        return self._typed(_waiting_output(super().invoke(input, config, **kwargs)))
+        return self._typed(waiting_output(super().invoke(input, config, **kwargs)))
 
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         """LangGraph's ``ainvoke``, read as :meth:`invoke`'s result is."""
-        return self._typed(_waiting_output(await super().ainvoke(input, config, **kwargs)))
+        return self._typed(waiting_output(await super().ainvoke(input, config, **kwargs)))
 
     def _typed(self, out: Any) -> Any:
         """``out`` with its ``structured_response`` (JSON data in the state) validated as
@@ -246,11 +244,11 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
     def get_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> StateSnapshot:
         """LangGraph's ``get_state``; a run paused on any interrupt reads ``WAITING``."""
         self._require_thread(config)
-        return _waiting_snapshot(super().get_state(config, subgraphs=subgraphs))
+        return waiting_snapshot(super().get_state(config, subgraphs=subgraphs))
 
     async def aget_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> StateSnapshot:
         self._require_thread(config)
-        return _waiting_snapshot(await super().aget_state(config, subgraphs=subgraphs))
+        return waiting_snapshot(await super().aget_state(config, subgraphs=subgraphs))
 
     def get_state_history(self, config: RunnableConfig, **kwargs: Any) -> Iterator[StateSnapshot]:
         self._require_thread(config)
@@ -268,7 +266,7 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
         """LangGraph's ``bulk_update_state`` (and so ``update_state``), once the config
         names a thread and its checkpoint waits for no answer."""
         self._require_thread(config)
-        _no_edit_while_waiting(self._thread(config), super().get_state(config).interrupts)
+        no_edit_while_waiting(self._thread(config), super().get_state(config).interrupts)
         return super().bulk_update_state(config, supersteps)
 
     async def abulk_update_state(
@@ -276,73 +274,8 @@ class ThreadBoundGraph(CompiledStateGraph[RunState, None, RunInput, RunState]):
     ) -> RunnableConfig:
         self._require_thread(config)
         waiting = (await super().aget_state(config)).interrupts
-        _no_edit_while_waiting(self._thread(config), waiting)
+        no_edit_while_waiting(self._thread(config), waiting)
         return await super().abulk_update_state(config, supersteps)
-
-
-class AnswerGuardedExecutor(CompiledStateGraph[ExecutorState, None, ExecutorInput, ExecutorOutput]):
-    """The executor compiled alone: no thread id needed (it may run without a
-    checkpointer), but a resume must carry an answer, as in a run graph."""
-
-    def stream(
-        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
-    ) -> Iterator[Any]:
-        """LangGraph's ``stream`` (and so ``invoke``), once a resume carries an answer."""
-        require_answer(input)
-        return super().stream(input, config, **kwargs)
-
-    def astream(
-        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
-    ) -> AsyncIterator[Any]:
-        """LangGraph's ``astream`` (and so ``ainvoke``), once a resume carries an answer."""
-        require_answer(input)
-        return super().astream(input, config, **kwargs)
-
-
-_RUNNING = "RUNNING"
-
-
-def _no_edit_while_waiting(thread: str, interrupts: Sequence[Any]) -> None:
-    """Refuse a state update of a checkpoint with a pending question (see the module)."""
-    if not interrupts:
-        return
-    values = [i.value if isinstance(i.value, dict) else {} for i in interrupts]
-    asked = ", ".join(
-        f"approval of {v['tool']}"
-        if v.get("kind") == "approval" and v.get("tool")
-        else "a question"
-        for v in values
-    )
-    raise UsageError(
-        f"run {thread} waits for a person's answer ({asked}); an edit of its state now would "
-        "drop that question. Answer it first (Command(resume=...); in Studio, Resume), "
-        "or fork from an earlier checkpoint"
-    )
-
-
-def _waiting_output(out: Any) -> Any:
-    """An ``invoke`` result paused on an interrupt, with the status ``WAITING``.
-
-    A tool's own ``interrupt()`` (or any pause inside a node) discards the update of the
-    node it pauses, so the checkpoint still says ``RUNNING`` while the run waits for a
-    person; what the caller reads says what the run does: it waits.
-    """
-    # No status yet: paused at admission, asking for what the task needs (clarify.py).
-    if isinstance(out, dict) and out.get("__interrupt__") and out.get("status") in (_RUNNING, None):
-        return {**out, "status": "WAITING"}
-    return out
-
-
-def _waiting_snapshot(snapshot: StateSnapshot) -> StateSnapshot:
-    """:func:`_waiting_output` for a state snapshot."""
-    values = snapshot.values
-    if (
-        snapshot.interrupts
-        and isinstance(values, dict)
-        and values.get("status") in (_RUNNING, None)
-    ):
-        return snapshot._replace(values={**values, "status": "WAITING"})
-    return snapshot
 
 
 def _resumes(input: Any) -> bool:
@@ -405,7 +338,7 @@ async def _aleased(
             await asyncio.to_thread(lease.__exit__, *raised)
 
 
-def _attrs(graph: CompiledStateGraph[Any, Any, Any, Any]) -> dict[str, Any]:
+def attrs_of(graph: CompiledStateGraph[Any, Any, Any, Any]) -> dict[str, Any]:
     """What rebuilds ``graph`` as another class: the same object graph, as LangGraph's own
     ``copy`` rebuilds one (``with_config`` and ``copy`` keep the class)."""
     return {k: v for k, v in graph.__dict__.items() if k != "__orig_class__"}
@@ -420,10 +353,5 @@ def thread_bound(
     """``graph`` as a :class:`ThreadBoundGraph` over the execution store ``store``, of the
     release ``release_ref``, answering in ``answer_format``."""
     return ThreadBoundGraph(
-        **_attrs(graph), run_store=store, release_ref=release_ref, answer_format=answer_format
+        **attrs_of(graph), run_store=store, release_ref=release_ref, answer_format=answer_format
     )
-
-
-def answer_guarded(graph: ExecutorGraph) -> ExecutorGraph:
-    """``graph`` as an :class:`AnswerGuardedExecutor`."""
-    return AnswerGuardedExecutor(**_attrs(graph))
