@@ -3,13 +3,15 @@
 ``InjectedToolCallId`` and ``ToolRuntime.tool_call_id`` carry the model's id for the call
 (the id the ``ToolMessage`` answers), as ``create_agent`` gives them; a tool returning
 ``Command(update={"messages": [ToolMessage(...)]})`` answers its call with that message;
-a ``Command`` that would update other state is refused with a clear message; while a
-tool's own ``interrupt()`` waits, the run reads ``WAITING``.
+a ``Command`` that would update other state is the tool's bug, raised from ``invoke`` with
+a clear message (``create_agent`` raises too), never told to the model; while a tool's own
+``interrupt()`` waits, the run reads ``WAITING``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
@@ -22,6 +24,7 @@ from langchain_openai import ChatOpenAI
 from langgraph.types import Command, interrupt
 
 from execgraph import build_graph
+from execgraph.state.errors import ToolTypeError
 from tests.journeys.everyday import agent, cfg
 from tests.support.openai_server import OpenAIServer, text, tool_call, tool_calls
 
@@ -86,17 +89,24 @@ def test_the_models_call_id_is_injected_and_a_command_answers_as_under_toolnode(
     assert not openai_server.unexpected
 
 
-def test_a_command_updating_other_state_is_refused_with_a_clear_message(
+def test_a_command_updating_other_state_is_raised_to_the_developer_as_with_create_agent(
     home: Path, openai_server: OpenAIServer, chat_model: Callable[..., ChatOpenAI]
 ) -> None:
-    openai_server.add(
-        tool_calls(tool_call("remember", {"note": "x"}, id="call_note")), text("Noted.")
-    )
+    openai_server.add(tool_calls(tool_call("remember", {"note": "x"}, id="call_note")))
     app = build_graph("react", model=chat_model(), tools=[remember])
-    out = app.invoke({"messages": [HumanMessage("Remember x.")]}, cfg("note"))
-    [result] = out["results"].values()
-    assert result["status"] != "OK"
-    assert 'only Command(update={"messages": [ToolMessage(...)]})' in result["error"]["message"]
+    answer_only = re.escape('only Command(update={"messages": [ToolMessage(...)]})')
+    with pytest.raises(ToolTypeError, match=answer_only):
+        app.invoke({"messages": [HumanMessage("Remember x.")]}, cfg("note"))
+    state = app.get_state(cfg("note")).values
+    assert state["status"] == "FAILED" and "tool bug" in state["error"]["message"]
+    assert len(openai_server.requests) == 1  # the model is not asked about it again
+
+    openai_server.add(tool_calls(tool_call("remember", {"note": "x"}, id="call_note")))
+    with pytest.raises(ValueError, match="ToolMessage"):  # create_agent: a bug, raised too
+        agent(chat_model(), [remember]).invoke(
+            {"messages": [HumanMessage("Remember x.")]}, cfg("agent-note")
+        )
+    assert len(openai_server.requests) == 2
     assert not openai_server.unexpected
 
 

@@ -9,6 +9,7 @@ record stays in the execution store (``execution_store=``, or the embedded defau
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -23,7 +24,7 @@ from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
 from execgraph import build_graph
-from execgraph.state.errors import UsageError
+from execgraph.state.errors import ToolDeclarationError, UsageError
 from execgraph.state.store.sqlite import SqliteExecutionStore
 from tests.journeys.everyday import agent, cfg
 from tests.support.openai_server import OpenAIServer, text, tool_call, tool_calls
@@ -103,13 +104,14 @@ def test_a_store_of_neither_kind_and_two_execution_stores_are_refused(
         build_graph("react", model=chat_model(), tools=MEMORY_TOOLS, store=one, execution_store=two)
 
 
-def test_a_tool_that_needs_a_store_in_a_graph_without_one_says_how_to_give_it(
+def test_a_tool_that_needs_a_store_in_a_graph_without_one_raises_how_to_give_it(
     home: Path, openai_server: OpenAIServer, chat_model: Callable[..., ChatOpenAI]
 ) -> None:
-    openai_server.add(tool_calls(tool_call("recall", {"user": "ann"})), text("I cannot tell."))
+    openai_server.add(tool_calls(tool_call("recall", {"user": "ann"})))
     app = build_graph("react", model=chat_model(), tools=MEMORY_TOOLS)
-    out = app.invoke({"messages": [HumanMessage("What does Ann like?")]}, cfg("nostore"))
-    [result] = out["results"].values()
-    assert result["status"] != "OK"
-    assert "store=InMemoryStore()" in result["error"]["message"]
+    # the developer's to fix, as create_agent's ToolNode raises for a graph without a store
+    with pytest.raises(ToolDeclarationError, match=re.escape("store=InMemoryStore()")):
+        app.invoke({"messages": [HumanMessage("What does Ann like?")]}, cfg("nostore"))
+    assert app.get_state(cfg("nostore")).values["status"] == "FAILED"
+    assert len(openai_server.requests) == 1  # the model is not told, nor asked again
     assert not openai_server.unexpected

@@ -61,7 +61,10 @@ developer's misuse) and read here as one tree::
 
 The tool-failure branches describe what a *model* is told about one call. ``UsageError``
 is for the *developer*: raised while tools, policies, models, stores or graphs are
-declared, before any call runs. Each of its classes is also a ``ValueError`` (or a
+declared, before any call runs. One that only a call reveals (a tool returning a
+``Command`` that updates state, a tool taking a store the graph was not given) is a bug in
+the tool: the model is told only its type, and ``invoke`` raises it, as any tool's bug
+(:mod:`~execgraph.state.errors.tool_bugs`). Each of its classes is also a ``ValueError`` (or a
 ``TypeError``, where it replaces one), so ``except ValueError`` keeps working.
 """
 

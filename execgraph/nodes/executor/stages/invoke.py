@@ -77,6 +77,7 @@ from execgraph.state.errors import (
     ToolCancelled,
     ToolRaised,
     TransientError,
+    UsageError,
 )
 from execgraph.state.errors.tool_bugs import remember
 from execgraph.state.events import EventType
@@ -372,13 +373,16 @@ def run_tool(
         return Invoked(None, exc, elapsed(), stop=stop or "cancel")
     if isinstance(exc, ModelRetry):  # the tool's message for the model; a record for us
         return Invoked(None, exc, elapsed(), stop=stop, raised=exc)
-    if isinstance(exc, ExecGraphError):
+    if isinstance(exc, ExecGraphError) and not isinstance(exc, UsageError):
         return Invoked(None, exc, elapsed(), stop=stop)
     if isinstance(exc, ToolException):  # LangChain's ModelRetry
         return Invoked(None, ModelRetry.from_tool_exception(exc), elapsed(), stop=stop, raised=exc)
     if isinstance(exc, TimeoutError):
         return Invoked(None, _raised_timeout(spec, exc), elapsed(), stop=stop, raised=exc)
-    if isinstance(exc, Exception):  # a bug: kept for the developer (state.errors.tool_bugs)
+    # A bug, kept for the developer (state.errors.tool_bugs): an exception nobody declared,
+    # or a UsageError (a tool declared wrongly: a Command updating state, a store the graph
+    # lacks), which is the developer's to fix, not the model's.
+    if isinstance(exc, Exception):
         remember(ctx.run_id, ctx.call_id, exc)
         return Invoked(None, ToolRaised.from_exception(exc), elapsed(), stop=stop, raised=exc)
     raise exc  # KeyboardInterrupt, SystemExit: not the tool's outcome to report
