@@ -4,6 +4,12 @@ Twenty Python threads each run their own run (thread id) of the step workload; t
 one ``SqliteSaver`` and, for execgraph, one ``SqliteExecutionStore``. The figures are the
 throughput in tool steps per second and the runs that failed, with any ``database is
 locked`` error counted apart.
+
+With the scripted model answering at once, the runs are bound by CPU under one GIL: the
+throughput compares the Python work each framework does per step. The same runs again
+with a model that takes :data:`MODEL_LATENCY_S` a call (a fast provider) are bound by
+the model's wait, as deployed agents are: that row shows whether sharing one store and
+one saver costs anything once the CPU is not the limit.
 """
 
 from __future__ import annotations
@@ -27,9 +33,26 @@ from execgraph.testing import ScriptedChatModel
 __all__ = ["measure", "run_concurrent"]
 
 THREADS = 20
+MODEL_LATENCY_S = 0.1
+"""How long each model call of the latency-bound row takes."""
 
 
-def run_concurrent(bench: Bench, framework: str, steps: int) -> dict[str, Any]:
+def _answering_after(latency_s: float, replies: list[Any]) -> list[Any]:
+    """``replies``, each given only after ``latency_s`` seconds (the call's wait)."""
+
+    def after(reply: Any) -> Any:
+        def call(_messages: Any) -> Any:
+            time.sleep(latency_s)
+            return reply
+
+        return call
+
+    return [after(reply) for reply in replies] if latency_s else replies
+
+
+def run_concurrent(
+    bench: Bench, framework: str, steps: int, *, model_latency_s: float = 0.0
+) -> dict[str, Any]:
     """Run THREADS runs of ``steps`` steps at once; throughput and failures."""
     directory = bench.fresh_dir(f"conc-{framework}")
     saver = open_saver(directory / "checkpoints.db")
@@ -41,7 +64,11 @@ def run_concurrent(bench: Bench, framework: str, steps: int) -> dict[str, Any]:
     apps = [
         build_app(
             framework,
-            ScriptedChatModel(scripted_replies(framework, steps, prefix=f"t{t}-")),
+            ScriptedChatModel(
+                _answering_after(
+                    model_latency_s, scripted_replies(framework, steps, prefix=f"t{t}-")
+                )
+            ),
             directory,
             saver=saver,
             store=store,
@@ -89,15 +116,25 @@ def run_concurrent(bench: Bench, framework: str, steps: int) -> dict[str, Any]:
 
 
 def measure(bench: Bench) -> list[Row]:
-    """Rows: throughput ratio, and execgraph's failed runs (target: none)."""
+    """Rows: throughput ratio (CPU-bound, then model-bound), and execgraph's failed runs
+    (target: none)."""
     steps = 5 if bench.quick else 20
     bench.log(f"concurrency: {THREADS} threads x {steps} steps")
     ours = run_concurrent(bench, EXECGRAPH, steps)
     base = run_concurrent(bench, "create_agent", steps)
-    bench.extras["concurrency"] = {EXECGRAPH: ours, "create_agent": base}
+    waited = {"model_latency_s": MODEL_LATENCY_S}
+    ours_waiting = run_concurrent(bench, EXECGRAPH, steps, **waited)
+    base_waiting = run_concurrent(bench, "create_agent", steps, **waited)
+    bench.extras["concurrency"] = {
+        EXECGRAPH: ours,
+        "create_agent": base,
+        f"{EXECGRAPH}, model {MODEL_LATENCY_S:g} s": ours_waiting,
+        f"create_agent, model {MODEL_LATENCY_S:g} s": base_waiting,
+    }
     note = f"{ours['completed']}/{THREADS} runs completed in {ours['elapsed_s']:.1f} s"
     if ours["first_error"]:
         note += f"; first error: {ours['first_error']}"
+    failed = ours["errors"] + ours_waiting["errors"]
     return [
         Row(
             "8 concurrency",
@@ -110,14 +147,27 @@ def measure(bench: Bench) -> list[Row]:
         ),
         Row(
             "8 concurrency",
+            f"{THREADS} threads x {steps} steps, model calls of {MODEL_LATENCY_S * 1000:.0f} ms",
+            ours_waiting["steps_per_s"],
+            base_waiting["steps_per_s"],
+            "steps/s",
+            "create_agent, shared saver",
+            note=(
+                f"{ours_waiting['completed']}/{THREADS} runs completed in "
+                f"{ours_waiting['elapsed_s']:.1f} s"
+            ),
+        ),
+        Row(
+            "8 concurrency",
             "failed runs (lock errors)",
-            float(ours["errors"]),
-            float(base["errors"]),
+            float(failed),
+            float(base["errors"] + base_waiting["errors"]),
             "runs",
             "create_agent",
             Target(0, "execgraph = 0", on="value"),
             note=(
-                f"lock errors: execgraph {ours['lock_errors']}, create_agent {base['lock_errors']}"
+                f"lock errors: execgraph {ours['lock_errors'] + ours_waiting['lock_errors']}, "
+                f"create_agent {base['lock_errors'] + base_waiting['lock_errors']}"
             ),
         ),
     ]
