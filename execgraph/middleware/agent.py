@@ -277,6 +277,8 @@ class ExecutorMiddleware(AgentMiddleware[ExecutorAgentState, Any, Any]):
         # create_agent keeps the whole conversation in every checkpoint: the message holds
         # where the result is (its record in the execution store), not the result again
         message.artifact = {k: dumped.get(k) for k in _POINTER}
+        if dumped.get("artifact") is not None:  # the tool's own, for the application
+            message.artifact["artifact"] = dumped["artifact"]
         ran = int(dumped.get("attempts") or 0) if dumped.get("attempt_id") else 0
         return message, dumped, self._cost_of(asked.tool.name) * ran
 

@@ -397,6 +397,9 @@ class ToolResult(_Frozen):
     reconciled: bool = False
     tool_call_id: str | None = None
     """The model's id for the call (``ToolExecutionRequest.tool_call_id``)."""
+    artifact: Any = None
+    """What the tool returned for the application alone (a LangChain tool's
+    ``content_and_artifact`` artifact), as JSON data; the model never reads it."""
 
 
 # --------------------------------------------------------------------------- approval

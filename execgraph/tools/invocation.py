@@ -116,6 +116,9 @@ class AdapterOutput:
     evidence: tuple[Evidence, ...] = ()
     truncated: bool = False
     partial: PartialProgress | None = None
+    artifact: Any = None
+    """What the tool returned for the application, not the model (a LangChain tool's
+    ``content_and_artifact`` artifact): kept in the result, never in the model's input."""
 
 
 E = TypeVar("E", bound=BaseException)

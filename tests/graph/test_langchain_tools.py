@@ -9,12 +9,14 @@ run, and ``InjectedState`` / ``InjectedStore`` / ``ToolRuntime`` are filled.
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Annotated, Any
 from uuid import UUID
 
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.documents import Document
 from langchain_core.messages import AIMessage
 from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.checkpoint.memory import InMemorySaver
@@ -249,3 +251,39 @@ def test_injected_state_store_and_runtime_are_filled(tmp_path: Path) -> None:
     assert seen["call_id"] == "i1" == result["tool_call_id"] and seen["same_store"] is True
     assert app.store.get(("notes",), "last").value == {"note": "n"}  # type: ignore[union-attr]
     assert custom == [{"inspected": "n"}]
+
+
+def test_a_content_and_artifact_tool_keeps_its_artifact_out_of_the_models_sight(
+    tmp_path: Path,
+) -> None:
+    @tool(response_format="content_and_artifact")
+    def search(query: str) -> tuple[str, list[Document]]:
+        """Search the notes."""
+        docs = [Document(page_content="secret body " * 3000, metadata={"id": i}) for i in (1, 2)]
+        return f"2 notes match {query}", docs
+
+    search.metadata = {"effect": "read"}
+    model = ScriptedChatModel([_call("search", "s1", query="q3"), _finish()])
+    store = SqliteExecutionStore(tmp_path / "exec.db")
+    app = build_graph(
+        "react",
+        model=model,
+        tools=[search],
+        store=store,
+        checkpointer=InMemorySaver(),
+        home=tmp_path,
+    )
+    out = app.invoke(_task(), _cfg())
+    assert out["status"] == "COMPLETED", out.get("error")
+    [result] = out["results"].values()
+    assert result["data"] == "2 notes match q3"  # the content: what the model reads
+    # the artifact is JSON data, and bounded as data is: too large for state, so stored
+    stored = result["artifact"]
+    assert set(stored) >= {"artifact", "preview"} and stored["artifact"].startswith("sha256:")
+    assert stored["preview"].startswith('[{"id": null, "metadata": {"id": 1}, "page_content"')
+    whole = json.loads(store.get_artifact(stored["artifact"]))  # all of it, by its ref
+    assert [d["metadata"] for d in whole] == [{"id": 1}, {"id": 2}]
+    [message] = [m for m in out["messages"] if m.type == "tool" and m.name == "search"]
+    assert message.artifact["artifact"] == stored
+    seen = "".join(str(m.content) for m in model.calls[-1])
+    assert "2 notes match q3" in seen and "secret body" not in seen

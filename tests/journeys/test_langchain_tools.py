@@ -10,6 +10,7 @@ streams; every tool run reaches the callbacks; an MCP tool runs.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -17,7 +18,9 @@ from typing import Annotated, Any
 from uuid import UUID
 
 import pytest
+from langchain.agents import create_agent
 from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import InjectedToolCallId, tool
 from langchain_openai import ChatOpenAI
 from langgraph.config import get_stream_writer
@@ -25,7 +28,7 @@ from langgraph.types import Command, interrupt
 
 from execgraph import build_graph
 from execgraph.tools.mcp import mcp_tools
-from tests.support.openai_server import OpenAIServer, tool_call, tool_calls
+from tests.support.openai_server import OpenAIServer, text, tool_call, tool_calls
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -145,6 +148,42 @@ def test_my_langchain_tools_run_as_declared_and_ask_when_undeclared(
         ("start", "publish"),  # ... and run again with the editor's answer
         ("end", "publish"),
     ]
+
+
+@tool(response_format="content_and_artifact")
+def find_notes(query: str) -> tuple[str, dict[str, Any]]:
+    """Find notes matching a query."""
+    return f"2 notes match {query}", {"ids": [7, 9], "scores": [0.9, 0.4]}
+
+
+find_notes.metadata = {"effect": "read"}
+
+
+def test_a_content_and_artifact_tool_gives_the_model_its_content_as_with_create_agent(
+    openai_server: OpenAIServer, chat_model: Callable[..., ChatOpenAI], home: Path
+) -> None:
+    ask = {"messages": [HumanMessage("Find my Q3 notes.")]}
+    for _ in range(2):
+        openai_server.add(tool_calls(tool_call("find_notes", {"query": "q3"})), text("Found 2."))
+    out = build_graph("react", model=chat_model(), tools=[find_notes]).invoke(
+        ask, {"configurable": {"thread_id": "notes"}}
+    )
+    ours = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    theirs = create_agent(chat_model(), [find_notes]).invoke(ask)["messages"]
+    [their] = [m for m in theirs if isinstance(m, ToolMessage)]
+    [our] = ours
+    assert out["status"] == "COMPLETED" and out["output"] == "Found 2."
+    # the application gets the artifact: create_agent's as the message's artifact, ours in
+    # the call's result (the message's artifact is the result), as JSON data
+    assert their.artifact == {"ids": [7, 9], "scores": [0.9, 0.4]}
+    assert our.artifact["artifact"] == their.artifact
+    [result] = out["results"].values()
+    assert result["artifact"] == their.artifact and result["data"] == "2 notes match q3"
+    # the model reads the content alone, in both
+    for request in (openai_server.requests[1], openai_server.requests[3]):
+        sent = json.dumps(request.body["messages"])
+        assert "2 notes match q3" in sent and "scores" not in sent
+    assert not openai_server.unexpected
 
 
 def test_an_mcp_servers_tools_in_my_graph(

@@ -139,3 +139,22 @@ def test_a_tool_message_points_at_its_record_instead_of_carrying_the_result(
     record = store.get(answer.artifact["idempotency_key"])
     assert record is not None and record.result is not None
     assert record.result["outcome"] == answer.artifact["outcome"] == "succeeded"
+
+
+def test_a_tools_own_artifact_stays_beside_the_pointer_to_its_record(tmp_path: Path) -> None:
+    @tool(response_format="content_and_artifact")
+    def find_notes(query: str) -> tuple[str, dict[str, Any]]:
+        """Find notes."""
+        return f"2 notes match {query}", {"ids": [7, 9]}
+
+    find_notes.metadata = {"effect": "read"}
+    model = ScriptedChatModel([reply(call("find_notes", "call_f", query="q3")), "found"])
+    app = create_agent(model, tools=[find_notes], middleware=[ExecutorMiddleware(home=tmp_path)])
+
+    out = app.invoke({"messages": [("user", "find q3")]}, CONFIG)
+
+    [answer] = [m for m in out["messages"] if m.type == "tool"]
+    assert answer.artifact["artifact"] == {"ids": [7, 9]}  # the application's, as it was
+    assert answer.artifact["outcome"] == "succeeded"  # beside where the record is
+    read = "".join(str(m.content) for m in model.calls[-1])  # a provider sends content only
+    assert "2 notes match q3" in read and "ids" not in read

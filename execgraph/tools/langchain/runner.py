@@ -5,8 +5,12 @@ The tool runs inside the graph's runnable context, so it reports to the run's ca
 ``get_stream_writer()`` streams, and ``interrupt()`` pauses the run. A ``ToolException``
 is the tool's message for the model (a ``ModelRetry``), and so is what the tool's
 ``handle_tool_error`` makes of one; any other exception is withheld from the model, as
-for every tool. A tool that returns a LangGraph ``Command`` is refused: the executor, not
-the tool, updates the run's state.
+for every tool. A tool that returns a LangGraph ``Command`` that does more than answer its
+call is a bug in the tool: the executor, not the tool, updates the run's state.
+
+A tool declared ``response_format="content_and_artifact"`` is run as ``ToolNode`` runs it,
+with the model's call, so LangChain hands back both halves: the content is the call's data
+(what the model reads), the artifact the result's ``artifact`` (for the application only).
 """
 
 from __future__ import annotations
@@ -83,6 +87,9 @@ class LangChainRunner:
         self._async_only = getattr(tool, "func", None) is None and bool(
             getattr(tool, "coroutine", None)
         )
+        # Only a call shaped as the model's gets a ToolMessage back: LangChain drops the
+        # artifact of a tool invoked with its arguments alone.
+        self._as_call = injections.call_id or tool.response_format == "content_and_artifact"
 
     def __call__(self, args: BaseModel, ctx: InvokeContext) -> AdapterOutput:
         payload = args.model_dump()
@@ -94,7 +101,7 @@ class LangChainRunner:
         if self._injections:
             payload.update(injected(self.tool, self._injections, ctx))
         tool_input: dict[str, Any] = payload
-        if self._injections.call_id:
+        if self._as_call:
             call_id = ctx.tool_call_id or ctx.call_id  # the model's id, as ToolNode passes
             tool_input = {"name": self.tool.name, "args": payload, "id": call_id}
             tool_input["type"] = "tool_call"
@@ -112,7 +119,8 @@ class LangChainRunner:
                 raise
             message = _handled(exc, self._validation_errors, "Tool input validation error")
             raise ModelRetry(message) from exc
-        return AdapterOutput(data=self._data(value), committed=self._committed)
+        artifact = value.artifact if isinstance(value, ToolMessage) else None
+        return AdapterOutput(data=self._data(value), committed=self._committed, artifact=artifact)
 
     def _answer(self, command: Command[Any]) -> ToolMessage:
         """The ToolMessage a returned ``Command`` answers the call with, as ``ToolNode``

@@ -86,6 +86,7 @@ def build_result(
         attempts=attempts,
         reconciled=settled.reconciled,
         tool_call_id=request.tool_call_id,
+        artifact=settled.artifact,
     )
 
 

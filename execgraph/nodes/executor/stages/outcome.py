@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from execgraph.nodes.executor.stages.invoke import Invoked
@@ -35,7 +35,7 @@ from execgraph.state.errors import (
     ToolCancelled,
 )
 from execgraph.state.safe_values import safe_dumps
-from execgraph.tools.invocation import InvokeContext, output_of
+from execgraph.tools.invocation import AdapterOutput, InvokeContext, output_of
 from execgraph.tools.retry import RetryPolicy
 from execgraph.tools.spec import DEFAULT_MAX_RESULT_BYTES, ToolSpec
 
@@ -55,6 +55,7 @@ class Settled:
     truncated: bool = False
     partial: PartialProgress | None = None
     reconciled: bool = False
+    artifact: Any = None  # the tool's, for the application (AdapterOutput.artifact)
 
 
 def error_of(exc: ExecGraphError) -> ToolError:
@@ -159,6 +160,14 @@ def settle(
     assert output is not None  # invoke() returns an output, an error, or timed_out
     data, truncated = bound_data(output.data, budget, put_artifact, spec.max_result_bytes)
     truncated = truncated or output.truncated
+    if output.artifact is not None:  # bounded as data is; the model never reads it
+        artifact, _ = bound_data(output.artifact, budget, put_artifact, spec.max_result_bytes)
+        return replace(_settled(spec, output, data, truncated), artifact=artifact)
+    return _settled(spec, output, data, truncated)
+
+
+def _settled(spec: ToolSpec, output: AdapterOutput, data: Any, truncated: bool) -> Settled:
+    """A call that returned ``output`` (its data bounded), as an outcome."""
     if output.partial is not None:
         effect = SideEffect(attempted=True, committed=True, summary=output.summary or "partial")
         return Settled(
