@@ -30,6 +30,7 @@ from execgraph.nodes.batching import executor_sends, split_pausable
 from execgraph.nodes.conversation import NOT_EXECUTED, answer
 from execgraph.nodes.decide import decide
 from execgraph.nodes.deps import RunDeps
+from execgraph.nodes.direct_answer import direct_answer
 from execgraph.nodes.dispatch import queue_calls, tool_calls
 from execgraph.nodes.executor import calls_update, run_calls
 from execgraph.nodes.turn_progress import observe
@@ -59,6 +60,10 @@ def _changed(state: Mapping[str, Any], update: dict[str, Any]) -> dict[str, Any]
 def react_turn(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> Command[Any]:
     """Observe the last turn; unless the run must stop, call the model and run its calls.
 
+    A last turn whose calls were all of tools whose output is the answer
+    (``return_direct``) and all succeeded ends the run with that output, without a model
+    call (:mod:`execgraph.nodes.direct_answer`).
+
     Calls no rule could pause run here, side by side; calls that may pause are queued for
     the executor, which asks the person. Each step reads the state as it will be after
     the steps before it (:func:`execgraph.state.updates.fold`), and the node returns their
@@ -66,7 +71,10 @@ def react_turn(state: RunState, config: RunnableConfig, *, deps: RunDeps) -> Com
     goes next (:func:`route_turn` on the state as it will read): a LangGraph branch after
     the node would read a fresh copy of every channel of the state to decide the same thing.
     """
+    direct = direct_answer(state, deps)
     observed = observe(state)
+    if direct is not None:  # the last turn's tools gave the answer: no model call
+        return _next(state, merge([observed, {"decisions": [direct]}]), deps)
     view = fold(state, observed)
     contract = TaskContract.model_validate(state["contract"])
     if stop_condition(view, contract, deps) is not None:  # the verifier stops the run

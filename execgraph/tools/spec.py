@@ -123,6 +123,10 @@ class ToolSpec:
         requires: What the tool needs from the world (a database that answers, a server,
             a binary: :mod:`execgraph.tools.requirements`), checked when a run that may
             use the tool is admitted; a need not met refuses the task there.
+        return_direct: The tool's output is the answer (LangChain's ``return_direct``): in
+            a ReAct run, a turn whose calls are all of such tools and all succeeded ends
+            the run with their output, without asking the model again
+            (:mod:`execgraph.nodes.direct_answer`).
     """
 
     name: str
@@ -152,6 +156,7 @@ class ToolSpec:
     secret_args: tuple[str, ...] = ()
     open_world: bool = False
     requires: tuple[Requirement, ...] = field(default=(), compare=False, hash=False)
+    return_direct: bool = False
 
     def __post_init__(self) -> None:
         redo_safe = self.effect == "read" or self.idempotent
@@ -307,6 +312,7 @@ def tool_spec(
     secret_args: list[str] | tuple[str, ...] = (),
     open_world: bool = False,
     requires: list[Requirement] | tuple[Requirement, ...] = (),
+    return_direct: bool = False,
 ) -> Any:
     """Declare a plain function as a tool; usable bare or with arguments.
 
@@ -360,6 +366,7 @@ def tool_spec(
             secret_args=tuple(secret_args),
             open_world=open_world,
             requires=tuple(requires),
+            return_direct=return_direct,
         )
 
     return build(func) if func is not None else build

@@ -5,7 +5,10 @@ the embedded default store under a fresh home, the run's callbacks in its config
 the user should find: an undeclared ``send_email`` is not sent without a person; a read
 declared in the tool's metadata just runs; ``InjectedToolCallId`` is hidden from the
 model and filled; a tool's ``interrupt()`` pauses the run and ``get_stream_writer()``
-streams; every tool run reaches the callbacks; an MCP tool runs.
+streams; every tool run reaches the callbacks; an MCP tool runs; a
+``content_and_artifact`` tool's artifact reaches the application and not the model; a
+``return_direct`` tool's output ends the run. Where ``create_agent`` does the same, it runs
+beside on the same server.
 """
 
 from __future__ import annotations
@@ -184,6 +187,31 @@ def test_a_content_and_artifact_tool_gives_the_model_its_content_as_with_create_
         sent = json.dumps(request.body["messages"])
         assert "2 notes match q3" in sent and "scores" not in sent
     assert not openai_server.unexpected
+
+
+@tool(return_direct=True)
+def order_status(order: str) -> str:
+    """The shipping status of an order."""
+    return f"order {order}: shipped"
+
+
+order_status.metadata = {"effect": "read"}
+
+
+def test_a_return_direct_tools_output_ends_the_run_as_with_create_agent(
+    openai_server: OpenAIServer, chat_model: Callable[..., ChatOpenAI], home: Path
+) -> None:
+    ask = {"messages": [HumanMessage("Where is order A1?")]}
+    for _ in range(2):  # each asks the model once: its tool's output is the answer
+        openai_server.add(tool_calls(tool_call("order_status", {"order": "A1"})))
+    out = build_graph("react", model=chat_model(), tools=[order_status]).invoke(
+        ask, {"configurable": {"thread_id": "order"}}
+    )
+    theirs = create_agent(chat_model(), [order_status]).invoke(ask)["messages"]
+    assert out["status"] == "COMPLETED" and out["output"] == theirs[-1].content
+    assert isinstance(out["messages"][-1], ToolMessage) and isinstance(theirs[-1], ToolMessage)
+    assert theirs[-1].content == "order A1: shipped"
+    assert len(openai_server.requests) == 2 and not openai_server.unexpected
 
 
 def test_an_mcp_servers_tools_in_my_graph(

@@ -83,6 +83,8 @@ def from_langchain(
     fields = {**declaration(tool), **extra}
     if open_world_by_hints(tool.metadata or {}):
         fields["open_world"] = True  # a server's narrowing holds over any declaration
+    if tool.return_direct:  # the tool's author set it: an MCP listing cannot
+        fields.setdefault("return_direct", True)
     if effect is not None:
         fields["effect"] = effect
     if version is not None:
