@@ -18,7 +18,8 @@ from execgraph.nodes.provenance import PROVENANCE_EVENTS, recorded_observations,
 from execgraph.state.contracts import SuccessCheck, TaskContract
 from execgraph.state.store.base import ExecutionStore
 from execgraph.tools.answer_marks import mark_answer
-from execgraph.tools.provenance import Observation, TrustedInputs, label_value
+from execgraph.tools.provenance import Observation, TrustedInputs
+from execgraph.tools.provenance_labels import label_value
 from execgraph.tools.registry import ToolRegistry
 
 __all__ = ["check_answer_backed", "output_sources"]

@@ -30,10 +30,10 @@ from execgraph.tools.provenance import (
     Observation,
     OutputProvenance,
     TrustedInputs,
-    atoms_of,
-    label_arguments,
 )
+from execgraph.tools.provenance_labels import label_arguments
 from execgraph.tools.registry import ToolRegistry
+from execgraph.tools.value_match import atoms_of
 
 __all__ = [
     "PROVENANCE_EVENTS",

@@ -40,12 +40,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from execgraph.state.errors import PolicyRuleError
-from execgraph.tools.provenance import (
-    ArgumentProvenance,
-    Source,
-    atoms_of,
-    same_value,
-)
+from execgraph.tools.provenance import ArgumentProvenance, Source
+from execgraph.tools.value_match import atoms_of, same_value
 
 __all__ = [
     "FALLBACKS",

@@ -11,12 +11,8 @@ from execgraph.state.contracts import ToolExecutionRequest, ToolRef, Workspace
 from execgraph.state.errors import PolicyRuleError, ToolDeclarationError
 from execgraph.tools.argument_rules import ArgumentRule
 from execgraph.tools.policy import PolicyEngine
-from execgraph.tools.provenance import (
-    Observation,
-    OutputProvenance,
-    TrustedInputs,
-    label_arguments,
-)
+from execgraph.tools.provenance import Observation, OutputProvenance, TrustedInputs
+from execgraph.tools.provenance_labels import label_arguments
 from execgraph.tools.spec import ToolSpec, tool_spec
 
 

@@ -7,9 +7,8 @@ from execgraph.tools.provenance import (
     OutputProvenance,
     TrustedInputs,
     describe_provenance,
-    label_arguments,
-    label_value,
 )
+from execgraph.tools.provenance_labels import label_arguments, label_value
 
 REQUEST = TrustedInputs(texts={"request": "Pay the bill 'bill-december-2023.txt' for me."})
 

@@ -6,7 +6,8 @@ import time
 
 import pytest
 
-from execgraph.tools.provenance import Observation, TrustedInputs, label_arguments
+from execgraph.tools.provenance import Observation, TrustedInputs
+from execgraph.tools.provenance_labels import label_arguments
 from execgraph.tools.value_match import Text, atoms_of, links_in, same_value
 
 

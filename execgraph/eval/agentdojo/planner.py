@@ -20,12 +20,8 @@ from typing import Any
 
 from execgraph.eval.agentdojo.declarations import DECLARATIONS
 from execgraph.eval.agentdojo.tools import TEXT_FIELDS, EnvHolder, to_data
-from execgraph.tools.provenance import (
-    Observation,
-    OutputProvenance,
-    TrustedInputs,
-    label_arguments,
-)
+from execgraph.tools.provenance import Observation, OutputProvenance, TrustedInputs
+from execgraph.tools.provenance_labels import label_arguments
 
 __all__ = ["plan_capabilities"]
 
