@@ -271,7 +271,14 @@ def _admit(
         "started_at": now,
         "admitted": request.admitted,
         "events": {"recent": [*planned.get("events", {}).get("recent", []), event.event_id]},
-        "history": [request_record(request.seq, int(state.get("turn", 0)), contract.goal)],
+        "history": [
+            request_record(
+                request.seq,
+                int(state.get("turn", 0)),
+                contract.goal,
+                request.admitted.get("message"),
+            )
+        ],
     }
     if planned:
         update["budget"] = planned["budget"]

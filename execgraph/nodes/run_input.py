@@ -24,7 +24,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
-__all__ = ["Request", "last_human", "new_request", "read_request", "run_seq"]
+__all__ = ["Request", "goal_of", "last_human", "new_request", "read_request", "run_seq"]
 
 #: Fields of the previous task a follow-up human message keeps: what the thread may do
 #: and spend. The goal, its deliverables and checks, and its identity are the message's.
@@ -82,7 +82,18 @@ def _key(task: Mapping[str, Any] | None, human: HumanMessage | None) -> dict[str
 
 def _from_message(human: HumanMessage, frame: Mapping[str, Any] | None) -> dict[str, Any]:
     kept = {k: v for k, v in (frame or {}).items() if k in _FRAME}
-    return {**kept, "goal": str(human.text)}
+    return {**kept, "goal": goal_of(human)}
+
+
+def goal_of(human: HumanMessage) -> str:
+    """What a human message asks, as a goal: its text; for a message of an image (a file,
+    audio) alone, which kinds it attached — the model is shown the content itself
+    (:mod:`execgraph.nodes.context.requests`)."""
+    text = str(human.text)
+    if text.strip() or not isinstance(human.content, list):
+        return text
+    kinds = [str(b.get("type")) for b in human.content if isinstance(b, dict) and b.get("type")]
+    return f"(attached: {', '.join(dict.fromkeys(kinds))})" if kinds else ""
 
 
 def read_request(state: Mapping[str, Any], seq: int = 1) -> Request:
@@ -92,7 +103,7 @@ def read_request(state: Mapping[str, Any], seq: int = 1) -> Request:
     human = last_human(state.get("messages"))
     if task.get("goal") or human is None:
         return Request(task, _key(task, human), seq, from_message=False)
-    spec = {**task, "goal": str(human.text)}
+    spec = {**task, "goal": goal_of(human)}
     return Request(spec, _key(spec, human), seq, from_message=True)
 
 

@@ -1,6 +1,6 @@
 """A thread is a conversation, as with ``create_agent``: the model sees what the user said
-before, the developer's system prompt reaches it beside the runtime's rules, and invoking
-a finished thread again runs it again.
+before (an image they sent too), the developer's system prompt reaches it beside the
+runtime's rules, and invoking a finished thread again runs it again.
 
 Each journey runs execgraph and ``create_agent`` on the same scripted OpenAI-compatible
 server and reads what the model was sent (the recorded request bodies).
@@ -111,4 +111,48 @@ def test_invoking_a_finished_thread_with_the_same_input_runs_it_again(
     app = build_graph("react", model=chat_model(), tools=TOOLS)
     assert app.invoke(task, cfg("task"))["output"] == "One."
     assert app.invoke(task, cfg("task"))["output"] == "Two."  # a task again: asked again
+    assert not openai_server.unexpected
+
+
+PIXEL = (
+    "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"
+    "+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+)
+
+
+def _images(server: OpenAIServer, n: int) -> list[str]:
+    """The image URLs request ``n`` sent the model, in order."""
+    return [
+        block["image_url"]["url"]
+        for m in server.requests[n].body["messages"]
+        if isinstance(m.get("content"), list)
+        for block in m["content"]
+        if block.get("type") == "image_url"
+    ]
+
+
+def test_an_image_the_user_sends_reaches_the_model_and_stays_in_the_conversation(
+    home: Path, openai_server: OpenAIServer, chat_model: Callable[..., ChatOpenAI]
+) -> None:
+    look = HumanMessage(
+        [
+            {"type": "text", "text": "What is in this image?"},
+            {"type": "image_url", "image_url": {"url": PIXEL}},
+        ]
+    )
+    for n, (name, app) in enumerate(_graphs(chat_model)):
+        openai_server.add(text("A red dot."), text("Yes, a red dot."))
+        app.invoke({"messages": [look]}, cfg(f"image-{name}"))
+        app.invoke({"messages": [HumanMessage("Are you sure?")]}, cfg(f"image-{name}"))
+        assert _images(openai_server, 2 * n) == [PIXEL], name  # with its question
+        assert _images(openai_server, 2 * n + 1) == [PIXEL], name  # and in the next turn
+    assert "What is in this image?" in str(openai_server.requests[0].body["messages"])
+
+    # an image alone asks about the image
+    openai_server.add(text("A red dot."))
+    alone = HumanMessage([{"type": "image_url", "image_url": {"url": PIXEL}}])
+    app = build_graph("react", model=chat_model(), tools=TOOLS)
+    out = app.invoke({"messages": [alone]}, cfg("image-alone"))
+    assert out["status"] == "COMPLETED" and out["output"] == "A red dot."
+    assert _images(openai_server, 4) == [PIXEL]
     assert not openai_server.unexpected

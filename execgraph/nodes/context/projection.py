@@ -45,7 +45,12 @@ from langchain_core.messages import (
 
 from execgraph.nodes.budget import used
 from execgraph.nodes.context.age import newest_observed_at, stale_age
-from execgraph.nodes.context.requests import current_request, is_request, recent_records
+from execgraph.nodes.context.requests import (
+    attachments,
+    current_request,
+    is_request,
+    recent_records,
+)
 from execgraph.nodes.context.whole_transcript import whole_record
 from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.executor import observation_content, observation_text
@@ -186,16 +191,18 @@ def render_turns(
     feedback: Sequence[Mapping[str, Any]],
     limit: int,
     now: float | None = None,
+    media: Mapping[str, list[dict[str, Any]]] | None = None,
 ) -> list[BaseMessage]:
     """Turn records as messages: each reply, then one ToolMessage per call it made (its
     result's observation cut at ``limit``, the runtime's note for it, or ``not executed``);
-    a request's record as the human message it was. ``now`` (the store's clock): an
-    observation older than :data:`~execgraph.nodes.context.age.STALE_AFTER_S` ends with
-    how old it is."""
+    a request's record as the human message it was, with what ``media`` holds of that
+    message besides its text (:func:`~execgraph.nodes.context.requests.attachments`).
+    ``now`` (the store's clock): an observation older than
+    :data:`~execgraph.nodes.context.age.STALE_AFTER_S` ends with how old it is."""
     out: list[BaseMessage] = []
     for turn in turns:
         if is_request(turn):
-            out.append(HumanMessage(str(turn["human"])))
+            out.append(_human(str(turn["human"]), (media or {}).get(str(turn.get("message")))))
             continue
         [ai] = messages_from_dict([turn["ai"]])
         assert isinstance(ai, AIMessage)
@@ -215,6 +222,13 @@ def render_turns(
                 status = "error" if text == "not executed" else "success"
             out.append(ToolMessage(content=text, tool_call_id=str(call["id"]), status=status))
     return out
+
+
+def _human(text: str, blocks: Sequence[dict[str, Any]] | None) -> HumanMessage:
+    """A human message of ``text``, and the images, files or audio it came with."""
+    if not blocks:
+        return HumanMessage(text)
+    return HumanMessage([{"type": "text", "text": text}, *blocks])
 
 
 def project(
@@ -243,16 +257,17 @@ def project(
         limit = deps.observation_chars
     current = current_request(state)
     at = next((i for i, r in enumerate(records) if r.get("id") == current), -1)
-    asked: list[BaseMessage] = [HumanMessage(task)]
+    media = attachments(state.get("messages"))
+    asked: list[BaseMessage] = [_human(task, media.get(_asked_by(state)))]
     now = deps.executor.store.clock() if evidence or results else None  # for ages
     shown = evidence_message(evidence, whole=deps.context == "full", now=now)
     if shown is not None:
         asked.append(shown)
     messages: list[BaseMessage] = [
         _system(contract, state, deps, evidence),
-        *render_turns(records[: max(at, 0)], results, feedback, limit, now),
+        *render_turns(records[: max(at, 0)], results, feedback, limit, now, media),
         *asked,
-        *render_turns(records[at + 1 :], results, feedback, limit, now),
+        *render_turns(records[at + 1 :], results, feedback, limit, now, media),
     ]
     turn = state.get("turn", 0)
     notes = [
@@ -263,3 +278,8 @@ def project(
     if notes:
         messages.append(HumanMessage("Runtime notes:\n" + "\n".join(f"- {n}" for n in notes)))
     return messages
+
+
+def _asked_by(state: Mapping[str, Any]) -> str:
+    """The id of the human message that asked the current request ("" for a task)."""
+    return str((state.get("admitted") or {}).get("message") or "")

@@ -2,12 +2,17 @@
 
 A thread answers one request after another (a human message, or a task): each run's
 request is recorded in state's ``history`` window beside the model's turns, as
-``{"id": "request:<n>", "turn": <the last turn before it>, "human": <its text>}``. The
-model input renders an earlier request as the human message it was, in its place in the
-conversation, and the current one as the task (:mod:`.projection`). So on a thread's
-second message the model sees the first one and what it answered, as with
-``create_agent``; the turns it does not see (beyond ``history_turns``) take their
-requests with them.
+``{"id": "request:<n>", "turn": <the last turn before it>, "human": <its text>}``, and the
+id of the human message that asked it (``"message"``). The model input renders an earlier
+request as the human message it was, in its place in the conversation, and the current
+one as the task (:mod:`.projection`). So on a thread's second message the model sees the
+first one and what it answered, as with ``create_agent``; the turns it does not see
+(beyond ``history_turns``) take their requests with them.
+
+What a human message holds besides its text (an image, a file, audio: content blocks)
+is shown with its request, taken from the message itself in state's ``messages`` (not
+copied into the record: an image is not stored twice); a message no longer there leaves
+its request as text.
 """
 
 from __future__ import annotations
@@ -15,12 +20,36 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["current_request", "is_request", "recent_records", "request_record"]
+__all__ = [
+    "attachments",
+    "current_request",
+    "is_request",
+    "recent_records",
+    "request_record",
+]
 
 
-def request_record(seq: int, turn: int, text: str) -> dict[str, Any]:
-    """The ``history`` record of a thread's ``seq``-th request, made after turn ``turn``."""
-    return {"id": f"request:{seq}", "turn": turn, "human": text}
+def request_record(seq: int, turn: int, text: str, message: str | None = None) -> dict[str, Any]:
+    """The ``history`` record of a thread's ``seq``-th request, made after turn ``turn``,
+    asked by the human message ``message`` (its id)."""
+    record: dict[str, Any] = {"id": f"request:{seq}", "turn": turn, "human": text}
+    if message:
+        record["message"] = message
+    return record
+
+
+def attachments(messages: Sequence[Any] | None) -> dict[str, list[dict[str, Any]]]:
+    """The content blocks other than text (images, files, audio) of every human message
+    that has any, by message id."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for message in messages or ():
+        content = getattr(message, "content", None)
+        if getattr(message, "type", None) != "human" or not isinstance(content, list):
+            continue
+        blocks = [b for b in content if isinstance(b, dict) and b.get("type") != "text"]
+        if blocks and message.id:
+            found[str(message.id)] = blocks
+    return found
 
 
 def is_request(record: Mapping[str, Any]) -> bool:
