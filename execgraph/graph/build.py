@@ -111,6 +111,7 @@ def build_graph(
     system_prompt: str = "",
     response_format: Any = None,
     execution_store: ExecutionStore | None = None,
+    context_schema: type[Any] | None = None,
     **settings: Any,
 ) -> RunGraph:
     """Compile one of the four architectures over the same executor and state.
@@ -194,6 +195,10 @@ def build_graph(
             does not match goes back to the model to repair. ``invoke`` returns the
             answer as ``result["structured_response"]``, an instance of that type (the
             state and the stream hold it as JSON data).
+        context_schema: The type of the run's context, as ``create_agent``'s: what
+            ``invoke(..., context=...)`` passes (a dict given for it, as LangGraph Studio
+            and the SDK send one, becomes an instance) and tools read as
+            ``ToolRuntime.context``.
         **settings: RunDeps settings (max_repairs, loop_threshold, history_turns, ...), and
             the ablations, each turning one mechanism off so a run can measure what it
             buys on the same task (:class:`~execgraph.nodes.deps.RunDeps`):
@@ -266,7 +271,9 @@ def build_graph(
     # re-run), and a write's record is on disk before its tool starts. So the checkpoint
     # is written beside the next step, not before it; ``invoke`` still returns only once it
     # is on disk. ``invoke(..., durability="sync")`` waits at every step instead.
-    graph = builders[arch](deps, checkpointer=saver, store=memory, name=name or arch)
+    graph = builders[arch](
+        deps, checkpointer=saver, store=memory, name=name or arch, context_schema=context_schema
+    )
     # A run ends by its budgets, its loop guard or its deadline, never by LangGraph's
     # default of 25 supersteps (a plan wave, an approval, a verify are steps of their own);
     # ``invoke``, ``stream`` and ``astream_events`` all read the graph's own limit.
@@ -279,9 +286,21 @@ def build_graph(
 def partial_workflow(stages: Iterable[Stage] | None) -> Callable[..., RunGraph]:
     """The workflow builder with its stages bound."""
 
-    def build(deps: RunDeps, *, checkpointer: Any, store: BaseStore | None, name: str) -> RunGraph:
+    def build(
+        deps: RunDeps,
+        *,
+        checkpointer: Any,
+        store: BaseStore | None,
+        name: str,
+        context_schema: type[Any] | None = None,
+    ) -> RunGraph:
         return build_workflow(
-            deps, stages=stages, checkpointer=checkpointer, store=store, name=name
+            deps,
+            stages=stages,
+            checkpointer=checkpointer,
+            store=store,
+            name=name,
+            context_schema=context_schema,
         )
 
     return build

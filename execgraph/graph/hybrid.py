@@ -41,10 +41,15 @@ __all__ = ["build_hybrid"]
 
 
 def build_hybrid(
-    deps: RunDeps, *, checkpointer: Any = None, store: BaseStore | None = None, name: str = "hybrid"
+    deps: RunDeps,
+    *,
+    checkpointer: Any = None,
+    store: BaseStore | None = None,
+    name: str = "hybrid",
+    context_schema: type[Any] | None = None,
 ) -> RunGraph:
     """Compile the hybrid graph over ``deps``."""
-    builder = StateGraph(RunState, input_schema=RunInput)
+    builder = StateGraph(RunState, context_schema=context_schema, input_schema=RunInput)
     builder.add_node("admit", partial(admit, deps=deps))
     builder.add_node("scope", partial(scope, deps=deps))
     for phase in PHASES:

@@ -37,9 +37,10 @@ def build_plan_execute(
     checkpointer: Any = None,
     store: BaseStore | None = None,
     name: str = "plan_execute",
+    context_schema: type[Any] | None = None,
 ) -> RunGraph:
     """Compile the plan-and-execute graph over ``deps``."""
-    builder = StateGraph(RunState, input_schema=RunInput)
+    builder = StateGraph(RunState, context_schema=context_schema, input_schema=RunInput)
     builder.add_node("admit", partial(admit, deps=deps))
     builder.add_node("plan", partial(plan, deps=deps))
     builder.add_node("schedule", partial(schedule, deps=deps))

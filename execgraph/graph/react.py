@@ -27,10 +27,15 @@ __all__ = ["build_react"]
 
 
 def build_react(
-    deps: RunDeps, *, checkpointer: Any = None, store: BaseStore | None = None, name: str = "react"
+    deps: RunDeps,
+    *,
+    checkpointer: Any = None,
+    store: BaseStore | None = None,
+    name: str = "react",
+    context_schema: type[Any] | None = None,
 ) -> RunGraph:
     """Compile the ReAct graph over ``deps``."""
-    builder = StateGraph(RunState, input_schema=RunInput)
+    builder = StateGraph(RunState, context_schema=context_schema, input_schema=RunInput)
     builder.add_node("admit", partial(admit, deps=deps))
     builder.add_node("decide", partial(react_turn, deps=deps), destinations=TURN_DESTINATIONS)
     builder.add_node("executor", executor(deps.executor))

@@ -45,12 +45,13 @@ def build_workflow(
     checkpointer: Any = None,
     store: BaseStore | None = None,
     name: str = "workflow",
+    context_schema: type[Any] | None = None,
 ) -> RunGraph:
     """Compile a fixed workflow over ``stages`` (default: one stage per tool, in the order
     the tools were given)."""
     steps = workflow_stages(deps, stages)
     names = [f"stage_{s.name}" for s in steps]
-    builder = StateGraph(RunState, input_schema=RunInput)
+    builder = StateGraph(RunState, context_schema=context_schema, input_schema=RunInput)
     builder.add_node("admit", partial(admit, deps=deps))
     for node, stage in zip(names, steps, strict=True):
         builder.add_node(node, partial(stage_step, deps=deps, stage=stage))

@@ -5,7 +5,8 @@
 ``Command(update={"messages": [ToolMessage(...)]})`` answers its call with that message;
 a ``Command`` that would update other state is the tool's bug, raised from ``invoke`` with
 a clear message (``create_agent`` raises too), never told to the model; while a tool's own
-``interrupt()`` waits, the run reads ``WAITING``.
+``interrupt()`` waits, the run reads ``WAITING``; ``ToolRuntime.context`` is the run's
+context, a dict made the graph's ``context_schema`` as ``create_agent`` makes it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -136,4 +138,36 @@ def test_a_run_whose_tool_asks_a_person_is_waiting(
     assert asyncio.run(read()) == "WAITING"
     out = app.invoke(Command(resume="yes"), cfg("ask"))
     assert out["status"] == "COMPLETED" and out["results"]["t1.c0"]["data"] == "q3.md: yes"
+    assert not openai_server.unexpected
+
+
+@dataclass
+class Caller:
+    user_id: str
+
+
+@tool
+def whoami(runtime: ToolRuntime[Caller]) -> str:
+    """Who is asking."""
+    assert isinstance(runtime.context, Caller)
+    return f"user {runtime.context.user_id}"
+
+
+whoami.metadata = {"effect": "read"}
+
+
+def test_a_tool_reads_the_runs_context_as_with_create_agent(
+    home: Path, openai_server: OpenAIServer, chat_model: Callable[..., ChatOpenAI]
+) -> None:
+    ask = {"messages": [HumanMessage("Who am I?")]}
+    app = build_graph("react", model=chat_model(), tools=[whoami], context_schema=Caller)
+    assert app.get_context_jsonschema()["properties"] == {  # what Studio's form shows
+        "user_id": {"title": "User Id", "type": "string"}
+    }
+    theirs = agent(chat_model(), [whoami], context_schema=Caller)
+    for graph, context in ((app, {"user_id": "ann"}), (theirs, {"user_id": "ann"})):
+        openai_server.add(tool_calls(tool_call("whoami", {})), text("You are ann."))
+        out = graph.invoke(ask, cfg(f"who-{id(graph)}"), context=context)  # a dict, as the SDK
+        [answer] = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+        assert "user ann" in str(answer.content)
     assert not openai_server.unexpected
