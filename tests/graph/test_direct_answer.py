@@ -22,6 +22,12 @@ def order_status(order: str) -> str:
     return f"order {order}: shipped"
 
 
+@tool_spec(effect="read", return_direct=True)
+def order_history(order: str) -> str:
+    """Every event of an order (long)."""
+    return f"order {order}: " + "moved; " * 20_000
+
+
 @tool_spec(effect="read")
 def weather(city: str) -> str:
     """The weather in a city."""
@@ -40,7 +46,7 @@ def _run(tmp_path: Path, replies: list[Any], task: dict[str, Any]) -> tuple[Any,
     app = build_graph(
         "react",
         model=model,
-        tools=[order_status, weather],
+        tools=[order_status, order_history, weather],
         store=SqliteExecutionStore(tmp_path / "exec.db"),
         checkpointer=InMemorySaver(),
         home=tmp_path,
@@ -79,13 +85,18 @@ def test_an_answer_the_checks_reject_goes_back_to_the_model(tmp_path: Path) -> N
     assert "rejected" in "".join(str(m.content) for m in model.calls[1])
 
 
-def test_a_failed_call_or_an_ordinary_tool_beside_it_asks_the_model(tmp_path: Path) -> None:
-    for first in (
-        _calls(("order_status", {"order": "missing"})),
-        _calls(("order_status", {"order": "A1"}), ("weather", {"city": "Rome"})),
+def test_a_failed_call_an_ordinary_tool_beside_it_or_a_cut_output_asks_the_model(
+    tmp_path: Path,
+) -> None:
+    for n, first in enumerate(
+        (
+            _calls(("order_status", {"order": "missing"})),
+            _calls(("order_status", {"order": "A1"}), ("weather", {"city": "Rome"})),
+            _calls(("order_history", {"order": "A1"})),  # more than the run keeps: no answer
+        )
     ):
         out, model = _run(
-            tmp_path / str(len(first.tool_calls)),
+            tmp_path / str(n),
             [first, "Here you are."],
             {"goal": "order status"},
         )
