@@ -1,7 +1,7 @@
 """build_graph: one entry point for the four architectures, with embedded defaults.
 
-With no execution store and no checkpointer, a run persists under a local directory (``.execgraph``
-in the working directory, or ``$EXECGRAPH_HOME``): SQLite checkpoints (LangGraph's
+With no execution store and no checkpointer, a run persists under a local directory
+(``.execgraph`` in the working directory, or ``$EXECGRAPH_HOME``): SQLite checkpoints (LangGraph's
 ``SqliteSaver``, serving ``invoke`` and ``ainvoke`` alike, see
 :mod:`execgraph.persistence.saver`) and the SQLite execution store side by side, plus the
 approval secret that signs out-of-band approval tokens.
@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.store.base import BaseStore
 
+from execgraph.graph.compiling import CompileOptions
 from execgraph.graph.hybrid import build_hybrid
 from execgraph.graph.plan_execute import build_plan_execute
 from execgraph.graph.react import build_react
@@ -286,21 +287,7 @@ def build_graph(
 def partial_workflow(stages: Iterable[Stage] | None) -> Callable[..., RunGraph]:
     """The workflow builder with its stages bound."""
 
-    def build(
-        deps: RunDeps,
-        *,
-        checkpointer: Any,
-        store: BaseStore | None,
-        name: str,
-        context_schema: type[Any] | None = None,
-    ) -> RunGraph:
-        return build_workflow(
-            deps,
-            stages=stages,
-            checkpointer=checkpointer,
-            store=store,
-            name=name,
-            context_schema=context_schema,
-        )
+    def build(deps: RunDeps, **options: Unpack[CompileOptions]) -> RunGraph:
+        return build_workflow(deps, stages=stages, **options)
 
     return build

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from functools import partial
-from typing import Any
+from typing import Unpack
 
-from langgraph.graph import END, START, StateGraph
-from langgraph.store.base import BaseStore
+from langgraph.graph import END, START
 
+from execgraph.graph.compiling import CompileOptions, compile_run, run_builder
 from execgraph.graph.executor import executor
 from execgraph.nodes.admission import admit, route_admitted
 from execgraph.nodes.deps import RunDeps
@@ -35,21 +35,13 @@ from execgraph.nodes.hybrid.phases import (
 from execgraph.nodes.turn_progress import observe
 from execgraph.nodes.verify import route_verify, verify
 from execgraph.state.compiled import RunGraph
-from execgraph.state.schema import RunInput, RunState
 
 __all__ = ["build_hybrid"]
 
 
-def build_hybrid(
-    deps: RunDeps,
-    *,
-    checkpointer: Any = None,
-    store: BaseStore | None = None,
-    name: str = "hybrid",
-    context_schema: type[Any] | None = None,
-) -> RunGraph:
+def build_hybrid(deps: RunDeps, **options: Unpack[CompileOptions]) -> RunGraph:
     """Compile the hybrid graph over ``deps``."""
-    builder = StateGraph(RunState, context_schema=context_schema, input_schema=RunInput)
+    builder = run_builder(options)
     builder.add_node("admit", partial(admit, deps=deps))
     builder.add_node("scope", partial(scope, deps=deps))
     for phase in PHASES:
@@ -82,4 +74,4 @@ def build_hybrid(
     builder.add_edge("accept", "verify_finish")
     builder.add_conditional_edges("verify_finish", route_verify, {"continue": "reopen", "end": END})
     builder.add_conditional_edges("reopen", route_opened, opened)
-    return builder.compile(checkpointer=checkpointer, store=store, name=name)
+    return compile_run(builder, options, "hybrid")

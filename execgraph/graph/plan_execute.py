@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from functools import partial
-from typing import Any
+from typing import Unpack
 
-from langgraph.graph import END, START, StateGraph
-from langgraph.store.base import BaseStore
+from langgraph.graph import END, START
 
+from execgraph.graph.compiling import CompileOptions, compile_run, run_builder
 from execgraph.graph.executor import executor
 from execgraph.nodes.admission import admit, route_admitted
 from execgraph.nodes.deps import RunDeps
@@ -26,21 +26,13 @@ from execgraph.nodes.plan_execute.waves import schedule
 from execgraph.nodes.turn_progress import observe
 from execgraph.nodes.verify import route_verify, verify
 from execgraph.state.compiled import RunGraph
-from execgraph.state.schema import RunInput, RunState
 
 __all__ = ["build_plan_execute"]
 
 
-def build_plan_execute(
-    deps: RunDeps,
-    *,
-    checkpointer: Any = None,
-    store: BaseStore | None = None,
-    name: str = "plan_execute",
-    context_schema: type[Any] | None = None,
-) -> RunGraph:
+def build_plan_execute(deps: RunDeps, **options: Unpack[CompileOptions]) -> RunGraph:
     """Compile the plan-and-execute graph over ``deps``."""
-    builder = StateGraph(RunState, context_schema=context_schema, input_schema=RunInput)
+    builder = run_builder(options)
     builder.add_node("admit", partial(admit, deps=deps))
     builder.add_node("plan", partial(plan, deps=deps))
     builder.add_node("schedule", partial(schedule, deps=deps))
@@ -78,4 +70,4 @@ def build_plan_execute(
         "verify_finish", route_verify, {"continue": "rejected", "end": END}
     )
     builder.add_conditional_edges("rejected", route_assess, after_assess)
-    return builder.compile(checkpointer=checkpointer, store=store, name=name)
+    return compile_run(builder, options, "plan_execute")

@@ -9,11 +9,11 @@ model, run the calls no rule could pause). A call that may pause for approval ru
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import Unpack
 
-from langgraph.graph import END, START, StateGraph
-from langgraph.store.base import BaseStore
+from langgraph.graph import END, START
 
+from execgraph.graph.compiling import CompileOptions, compile_run, run_builder
 from execgraph.graph.executor import executor
 from execgraph.nodes.admission import admit, route_admitted
 from execgraph.nodes.ask import ask_user
@@ -21,21 +21,13 @@ from execgraph.nodes.deps import RunDeps
 from execgraph.nodes.react import TURN_DESTINATIONS, react_turn
 from execgraph.nodes.verify import route_verify, verify
 from execgraph.state.compiled import RunGraph
-from execgraph.state.schema import RunInput, RunState
 
 __all__ = ["build_react"]
 
 
-def build_react(
-    deps: RunDeps,
-    *,
-    checkpointer: Any = None,
-    store: BaseStore | None = None,
-    name: str = "react",
-    context_schema: type[Any] | None = None,
-) -> RunGraph:
+def build_react(deps: RunDeps, **options: Unpack[CompileOptions]) -> RunGraph:
     """Compile the ReAct graph over ``deps``."""
-    builder = StateGraph(RunState, context_schema=context_schema, input_schema=RunInput)
+    builder = run_builder(options)
     builder.add_node("admit", partial(admit, deps=deps))
     builder.add_node("decide", partial(react_turn, deps=deps), destinations=TURN_DESTINATIONS)
     builder.add_node("executor", executor(deps.executor))
@@ -46,4 +38,4 @@ def build_react(
     builder.add_edge("executor", "decide")
     builder.add_edge("ask_user", "decide")
     builder.add_conditional_edges("verify", route_verify, {"continue": "decide", "end": END})
-    return builder.compile(checkpointer=checkpointer, store=store, name=name)
+    return compile_run(builder, options, "react")

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
 from functools import partial
-from typing import Any
+from typing import Unpack
 
-from langgraph.graph import END, START, StateGraph
-from langgraph.store.base import BaseStore
+from langgraph.graph import END, START
 
+from execgraph.graph.compiling import CompileOptions, compile_run, run_builder
 from execgraph.graph.executor import executor
 from execgraph.nodes.admission import admit, route_admitted
 from execgraph.nodes.deps import RunDeps
@@ -33,25 +33,18 @@ from execgraph.nodes.workflow import (
     workflow_stages,
 )
 from execgraph.state.compiled import RunGraph
-from execgraph.state.schema import RunInput, RunState
 
 __all__ = ["Stage", "build_workflow"]
 
 
 def build_workflow(
-    deps: RunDeps,
-    *,
-    stages: Iterable[Stage] | None = None,
-    checkpointer: Any = None,
-    store: BaseStore | None = None,
-    name: str = "workflow",
-    context_schema: type[Any] | None = None,
+    deps: RunDeps, *, stages: Iterable[Stage] | None = None, **options: Unpack[CompileOptions]
 ) -> RunGraph:
     """Compile a fixed workflow over ``stages`` (default: one stage per tool, in the order
     the tools were given)."""
     steps = workflow_stages(deps, stages)
     names = [f"stage_{s.name}" for s in steps]
-    builder = StateGraph(RunState, context_schema=context_schema, input_schema=RunInput)
+    builder = run_builder(options)
     builder.add_node("admit", partial(admit, deps=deps))
     for node, stage in zip(names, steps, strict=True):
         builder.add_node(node, partial(stage_step, deps=deps, stage=stage))
@@ -78,4 +71,4 @@ def build_workflow(
     builder.add_edge("conclude", "verify_finish")
     builder.add_edge("verify_finish", "finalize")
     builder.add_edge("finalize", END)
-    return builder.compile(checkpointer=checkpointer, store=store, name=name)
+    return compile_run(builder, options, "workflow")
