@@ -17,7 +17,7 @@ from uuid import UUID
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.config import get_stream_writer
@@ -287,3 +287,17 @@ def test_a_content_and_artifact_tool_keeps_its_artifact_out_of_the_models_sight(
     assert message.artifact["artifact"] == stored
     seen = "".join(str(m.content) for m in model.calls[-1])
     assert "2 notes match q3" in seen and "secret body" not in seen
+
+
+def test_a_commands_tool_message_keeps_its_artifact(tmp_path: Path) -> None:
+    @tool
+    def lookup(term: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command:  # type: ignore[type-arg]
+        """Look a term up."""
+        answer = ToolMessage(f"{term}: found", artifact={"hits": 3}, tool_call_id=tool_call_id)
+        return Command(update={"messages": [answer]})
+
+    lookup.metadata = {"effect": "read"}
+    app = _app(tmp_path, [lookup], [_call("lookup", "l1", term="q3"), _finish()])
+    out = app.invoke(_task(), _cfg())
+    [result] = [r for r in out["results"].values() if r["tool_name"] == "lookup"]
+    assert result["data"] == "q3: found" and result["artifact"] == {"hits": 3}

@@ -119,6 +119,8 @@ class LangChainRunner:
                 raise
             message = _handled(exc, self._validation_errors, "Tool input validation error")
             raise ModelRetry(message) from exc
+        if isinstance(value, Command):
+            value = self._answer(value)
         artifact = value.artifact if isinstance(value, ToolMessage) else None
         return AdapterOutput(data=self._data(value), committed=self._committed, artifact=artifact)
 
@@ -142,8 +144,6 @@ class LangChainRunner:
         )
 
     def _data(self, value: Any) -> Any:
-        if isinstance(value, Command):
-            value = self._answer(value)
         if isinstance(value, ToolMessage):
             if value.status == "error":
                 raise ModelRetry(str(_plain(value.content)))
